@@ -1,0 +1,1551 @@
+"""bpe_fallback: a byte-level BPE tokenizer in one pure-Python file.
+
+Train a vocabulary on your own corpus, encode and decode text with it, and read
+and write the files of GPT-2 (vocab.json + merges.txt), tiktoken and Hugging
+Face ``tokenizers``.  This module needs only the standard library and
+``regex``; it is the reference implementation of the package ``bpe``, whose
+compiled core gives the same merges, vocabulary and ids, only faster.  Copy
+this file into a project to vendor the tokenizer.
+
+>>> tok = Tokenizer.train("low lower lowest " * 20, 260, pattern="words")
+>>> tok.merges[:2]
+[(b'o', b'w'), (b'l', b'ow')]
+>>> tok.decode(tok.encode("slowest")) == "slowest"
+True
+
+The training rule, exactly (both backends, every entry point):
+
+1. The corpus is split on the special tokens (longest first); special-token
+   text never merges.
+2. Each piece is split by the pattern into pre-tokens; a pre-token's UTF-8
+   bytes are its initial symbols; counting is over the multiset of pre-tokens.
+3. Each step takes the adjacent symbol pair with the highest count (every
+   adjacent position counts, weighted by the pre-token's count); ties go to the
+   greatest ``(left_bytes, right_bytes)``.  A count below ``min_frequency``
+   stops training.  Every non-overlapping occurrence is merged, left to right.
+4. Training stops at ``vocab_size`` (256 bytes + merges + specials) or when no
+   pair is left.  Pairs whose token would exceed ``max_token_bytes`` are never
+   chosen.
+"""
+
+from __future__ import annotations
+
+import base64
+import heapq
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+
+import regex
+
+__all__ = ["Tokenizer", "count_pretokens", "PATTERNS", "BACKEND", "__version__"]
+
+__version__ = "0.1.0"
+BACKEND = "python"
+
+# --------------------------------------------------------------------------
+# Pre-tokenization patterns
+# --------------------------------------------------------------------------
+
+PATTERNS = {
+    "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+    "cl100k": (
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+        r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+    ),
+    "o200k": "|".join(
+        [
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
+    "words": r"""\S+\s?|\s+""",
+    "bytes": r"""[\s\S]+""",
+}
+
+# Where a file or a stream may be cut without changing its pre-tokens (see
+# _cut_kind): for the GPT-2 family, between an ASCII letter or digit and a
+# line break; for "words", after a line feed that precedes an ASCII letter or
+# digit.  Custom patterns are only ever cut at special tokens.
+_CUT_AFTER_ALNUM = {PATTERNS["gpt2"], PATTERNS["cl100k"], PATTERNS["o200k"]}
+_CUT_AFTER_NEWLINE = {PATTERNS["words"]}
+
+
+def resolve_pattern(pattern):
+    """Return the regex string for a pattern name, None, or a custom regex.
+
+    >>> resolve_pattern("words")
+    '\\\\S+\\\\s?|\\\\s+'
+    >>> resolve_pattern(None) == resolve_pattern("bytes")
+    True
+    """
+    if pattern is None:
+        return PATTERNS["bytes"]
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str or None, not {type(pattern).__name__}")
+    pattern = PATTERNS.get(pattern, pattern)
+    _compile_pattern(pattern)
+    return pattern
+
+
+_compiled = {}
+
+
+def _compile_pattern(pattern):
+    rx = _compiled.get(pattern)
+    if rx is None:
+        try:
+            rx = regex.compile(pattern)
+        except (regex.error, TypeError, ValueError, OverflowError) as e:
+            raise ValueError(f"invalid pattern {pattern!r}: {e}") from None
+        _compiled[pattern] = rx
+    return rx
+
+
+def _cut_kind(pattern, specials):
+    if any("\n" in s or "\r" in s for s in specials):
+        return None
+    if pattern in _CUT_AFTER_ALNUM:
+        return "alnum|eol"
+    if pattern in _CUT_AFTER_NEWLINE:
+        return "lf|alnum"
+    return None
+
+
+def _special_regex(specials):
+    """A regex matching any of `specials`, the longest first at each place."""
+    if not specials:
+        return None
+    alts = sorted(set(specials), key=lambda s: (-len(s), s))
+    return regex.compile("|".join(regex.escape(s) for s in alts))
+
+
+def _check_specials(special_tokens):
+    if special_tokens is None:
+        return ()
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a sequence of str, not a str")
+    specials = tuple(special_tokens)
+    seen = set()
+    for s in specials:
+        if not isinstance(s, str):
+            raise TypeError(f"special tokens must be str, not {type(s).__name__}: {s!r}")
+        if not s:
+            raise ValueError("special tokens must not be empty")
+        if s in seen:
+            raise ValueError(f"special token {s!r} is given twice")
+        seen.add(s)
+    return specials
+
+
+def _repair(text):
+    """Replace lone surrogates by U+FFFD (as tiktoken does); check the type."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, not {type(text).__name__}")
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+# --------------------------------------------------------------------------
+# GPT-2's printable form of bytes (vocab.json, merges.txt, tokenizer.json and
+# the native format all write tokens this way)
+# --------------------------------------------------------------------------
+
+
+def _make_byte_unicode():
+    printable = set(range(0x21, 0x7F)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
+    to_char, shifted = [], 0
+    for b in range(256):
+        if b in printable:
+            to_char.append(chr(b))
+        else:
+            to_char.append(chr(256 + shifted))
+            shifted += 1
+    return to_char
+
+
+_BYTE_TO_CHAR = _make_byte_unicode()
+_ENCODE_TABLE = {b: c for b, c in enumerate(_BYTE_TO_CHAR)}
+# every char that is not a valid printable form maps to one latin-1 can't encode
+_DECODE_TABLE = {ord(c): chr(b) for b, c in enumerate(_BYTE_TO_CHAR)}
+for _b in range(256):
+    if _BYTE_TO_CHAR[_b] != chr(_b):
+        _DECODE_TABLE[_b] = "\U0010ffff"
+
+
+def token_to_str(token):
+    """GPT-2's printable form of a token's bytes: ``b" the"`` -> ``"Ġthe"``."""
+    return token.decode("latin-1").translate(_ENCODE_TABLE)
+
+
+def str_to_token(text):
+    """Inverse of token_to_str; ValueError for text that is not such a form."""
+    try:
+        return text.translate(_DECODE_TABLE).encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError(f"{text!r} is not a byte-level token (GPT-2's byte-to-unicode form)") from None
+
+
+# --------------------------------------------------------------------------
+# Counting pre-tokens
+# --------------------------------------------------------------------------
+
+
+def _count_text(counter, text, findall, special_re):
+    """Add the pre-tokens of one document to `counter` (str -> count)."""
+    text = _repair(text)
+    if special_re is None:
+        counter.update(findall(text))
+    else:
+        for piece in special_re.split(text):
+            if piece:
+                counter.update(findall(piece))
+
+
+def _bytes_counts(counter):
+    counter.pop("", None)
+    return {k.encode("utf-8"): v for k, v in counter.items()}
+
+
+def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
+    """Count the pre-tokens of `texts` (a str or an iterable of str documents).
+
+    This is the counting step of training: counts from several workers merge
+    by addition and feed ``Tokenizer.train_from_counts``.
+
+    >>> sorted(count_pretokens(["a cat", "a dog"]).items())
+    [(b' cat', 1), (b' dog', 1), (b'a', 2)]
+    """
+    pattern = resolve_pattern(pattern)
+    findall = _compile_pattern(pattern).findall
+    special_re = _special_regex(_check_specials(special_tokens))
+    counter = Counter()
+    if isinstance(texts, str):
+        texts = (texts,)
+    for text in texts:
+        _count_text(counter, text, findall, special_re)
+    return _bytes_counts(counter)
+
+
+def _count_range(job):
+    """Worker: count the pre-tokens of bytes [start, end) of a file."""
+    path, start, end, pattern, specials = job
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: invalid UTF-8 at byte {start + e.start}") from None
+    counter = Counter()
+    _count_text(counter, text, _compile_pattern(pattern).findall, _special_regex(specials))
+    return counter
+
+
+def _is_alnum_byte(b):
+    return 48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122
+
+
+def _find_cut(f, pos, size, kind):
+    """First offset >= pos where a file may be cut without changing its
+    pre-tokens, or None.  The cut never falls inside a UTF-8 sequence."""
+    window = 1 << 16
+    while pos < size:
+        f.seek(pos - 1)
+        data = f.read(window + 2)
+        for i in range(1, len(data) - 1):
+            c = data[i]
+            if kind == "alnum|eol":
+                if (c == 10 or c == 13) and _is_alnum_byte(data[i - 1]):
+                    return pos - 1 + i
+            elif c == 10 and _is_alnum_byte(data[i + 1]):
+                return pos + i
+        pos += window
+    return None
+
+
+def _file_jobs(paths, chunk_size, pattern, specials):
+    kind = _cut_kind(pattern, specials)
+    jobs = []
+    for path in paths:
+        size = os.path.getsize(path)
+        start = 0
+        if kind is not None and size > chunk_size:
+            with open(path, "rb") as f:
+                while start + chunk_size < size:
+                    cut = _find_cut(f, start + chunk_size, size, kind)
+                    if cut is None:
+                        break
+                    jobs.append((path, start, cut, pattern, specials))
+                    start = cut
+        jobs.append((path, start, size, pattern, specials))
+    return jobs
+
+
+def _count_files(paths, pattern, specials, workers, chunk_size, count_job):
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    paths = [os.fspath(p) for p in paths]
+    for p in paths:
+        if not os.path.isfile(p):
+            raise ValueError(f"no such file: {p!r}")
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, not {workers!r}")
+    if chunk_size is None:
+        total = sum(os.path.getsize(p) for p in paths)
+        chunk_size = min(max(total // (4 * workers), 1 << 20), 1 << 26)
+    if not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
+    jobs = _file_jobs(paths, chunk_size, pattern, specials)
+    if workers == 1 or len(jobs) == 1:
+        parts = map(count_job, jobs)
+        return _merge_counts(parts)
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        return _merge_counts(pool.map(count_job, jobs))
+
+
+def _merge_counts(parts):
+    total = None
+    for part in parts:
+        if total is None:
+            total = part
+        else:
+            total.update(part)
+    return total if total is not None else Counter()
+
+
+# --------------------------------------------------------------------------
+# Learning merges
+# --------------------------------------------------------------------------
+
+
+def _desc_key(token):
+    """A str whose ascending order is the descending order of `token`
+    (a terminator above every byte makes a prefix sort after its extensions)."""
+    return token.translate(_INVERT).decode("latin-1") + "\u0100"
+
+
+_INVERT = bytes(range(255, -1, -1))
+
+
+class _Progress:
+    def __init__(self, enabled, total, what):
+        self.enabled, self.total, self.what = enabled, total, what
+        self.start = self.last = time.monotonic()
+
+    def update(self, done, force=False):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if force or now - self.last >= 0.5:
+            self.last = now
+            rate = done / max(now - self.start, 1e-9)
+            sys.stderr.write(f"\r{self.what}: {done}/{self.total} ({rate:.0f}/s)")
+            if force:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=False):
+    """The merge loop: `counts` maps pre-token bytes -> count.  Returns the
+    merges as pairs of ids (0..255 are bytes, 256 + k the k-th merge).
+
+    Every symbol of every distinct pre-token is a position in flat arrays
+    linked as lists; each pair keeps its count and the positions where it
+    starts, so a merge touches only its own occurrences (a 500 KB pre-token is
+    no worse than many short ones).  A heap with lazy invalidation picks the
+    next pair by (count, greatest bytes)."""
+    tokens = [bytes([i]) for i in range(256)]
+    keys = [_desc_key(t) for t in tokens]
+    sym, nxt, prv, weight = [], [], [], []
+    pair_count, where = {}, {}
+    for word, count in counts.items():
+        n = len(word)
+        if n < 2 or count <= 0:
+            continue
+        base = len(sym)
+        sym.extend(word)
+        nxt.extend(range(base + 1, base + n))
+        nxt.append(-1)
+        prv.append(-1)
+        prv.extend(range(base, base + n - 1))
+        weight.extend([count] * n)
+        for pos, pair in enumerate(zip(word, word[1:]), base):
+            pair_count[pair] = pair_count.get(pair, 0) + count
+            occ = where.get(pair)
+            if occ is None:
+                where[pair] = [pos]
+            else:
+                occ.append(pos)
+    limit = max_token_bytes if max_token_bytes is not None else float("inf")
+    heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in pair_count.items() if limit >= 2]
+    heapq.heapify(heap)
+    merges = []
+    report = _Progress(progress, n_merges, "merges")
+
+    def drop(pair, n):
+        c = pair_count.get(pair, 0) - n
+        if c > 0:
+            pair_count[pair] = c
+        else:
+            pair_count.pop(pair, None)
+            where.pop(pair, None)
+
+    while len(merges) < n_merges and heap:
+        neg, _, _, a, b = heap[0]
+        c = pair_count.get((a, b), 0)
+        if c != -neg:
+            if c > 0:
+                heapq.heapreplace(heap, (-c, keys[a], keys[b], a, b))
+            else:
+                heapq.heappop(heap)
+            continue
+        if c < min_frequency:
+            break
+        heapq.heappop(heap)
+        new = 256 + len(merges)
+        merges.append((a, b))
+        tokens.append(tokens[a] + tokens[b])
+        keys.append(_desc_key(tokens[new]))
+        positions = where.pop((a, b))
+        positions.sort()
+        born = set()
+        for p in positions:
+            if sym[p] != a:
+                continue
+            q = nxt[p]
+            if q < 0 or sym[q] != b:
+                continue
+            n = weight[p]
+            left, right = prv[p], nxt[q]
+            if left >= 0:
+                x = sym[left]
+                drop((x, a), n)
+                pair = (x, new)
+                pair_count[pair] = pair_count.get(pair, 0) + n
+                where.setdefault(pair, []).append(left)
+                born.add(pair)
+            if right >= 0:
+                y = sym[right]
+                drop((b, y), n)
+                pair = (new, y)
+                pair_count[pair] = pair_count.get(pair, 0) + n
+                where.setdefault(pair, []).append(p)
+                born.add(pair)
+                prv[right] = p
+            sym[p] = new
+            sym[q] = -1
+            nxt[p] = right
+        pair_count.pop((a, b), None)
+        for x, y in born:
+            c = pair_count.get((x, y), 0)
+            if c > 0 and len(tokens[x]) + len(tokens[y]) <= limit:
+                heapq.heappush(heap, (-c, keys[x], keys[y], x, y))
+        report.update(len(merges))
+    report.update(len(merges), force=True)
+    return merges
+
+
+# --------------------------------------------------------------------------
+# Encoding one pre-token by merge rank
+# --------------------------------------------------------------------------
+
+
+def _bpe_short(ids, pair_rank, rank_pair, rank_id):
+    """Merge the lowest-ranked adjacent pair, every non-overlapping occurrence
+    left to right, until none is left.  Quadratic; for short pre-tokens."""
+    get = pair_rank.get
+    while len(ids) > 1:
+        best = None
+        for pair in zip(ids, ids[1:]):
+            r = get(pair)
+            if r is not None and (best is None or r < best):
+                best = r
+        if best is None:
+            break
+        a, b = rank_pair[best]
+        new = rank_id[best]
+        out, i, n = [], 0, len(ids)
+        while i < n:
+            if i + 1 < n and ids[i] == a and ids[i + 1] == b:
+                out.append(new)
+                i += 2
+            else:
+                out.append(ids[i])
+                i += 1
+        ids = out
+    return ids
+
+
+def _bpe_long(ids, pair_rank, rank_id):
+    """The same result with a heap of (rank, position) over a linked list:
+    O(n log n) for long pre-tokens."""
+    n = len(ids)
+    sym = list(ids)
+    nxt = list(range(1, n)) + [-1]
+    prv = list(range(-1, n - 1))
+    get = pair_rank.get
+    heap = []
+    for i in range(n - 1):
+        r = get((sym[i], sym[i + 1]))
+        if r is not None:
+            heap.append((r, i))
+    heapq.heapify(heap)
+    while heap:
+        r, p = heapq.heappop(heap)
+        q = nxt[p] if sym[p] >= 0 else -1
+        if q < 0 or get((sym[p], sym[q])) != r:
+            continue
+        sym[p] = rank_id[r]
+        sym[q] = -1
+        right = nxt[q]
+        nxt[p] = right
+        if right >= 0:
+            prv[right] = p
+            r2 = get((sym[p], sym[right]))
+            if r2 is not None:
+                heapq.heappush(heap, (r2, p))
+        left = prv[p]
+        if left >= 0:
+            r2 = get((sym[left], sym[p]))
+            if r2 is not None:
+                heapq.heappush(heap, (r2, left))
+    return [s for s in sym if s >= 0]
+
+
+_SHORT = 48            # pre-tokens up to this many bytes use _bpe_short
+_CACHE_SIZE = 1 << 16  # pre-token -> ids entries before the cache is cleared
+_CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
+
+
+# --------------------------------------------------------------------------
+# The tokenizer
+# --------------------------------------------------------------------------
+
+
+def _check_int(name, value, low):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, got {value}")
+    return value
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: a pre-tokenization pattern, mergeable tokens
+    (bytes -> id), the ordered merges and special tokens (str -> id).
+
+    >>> tok = Tokenizer.train("the cat sat on the mat. " * 10, 270, special_tokens=["<|end|>"])
+    >>> ids = tok.encode("the cat<|end|>", allowed_special="all")
+    >>> ids[-1] == tok.special_tokens["<|end|>"]
+    True
+    >>> tok.decode(ids)
+    'the cat<|end|>'
+    """
+
+    # ---- construction ---------------------------------------------------
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(
+            "make a Tokenizer with Tokenizer.train, train_files, train_from_counts, "
+            "from_merges, load, from_gpt2, from_tiktoken or from_huggingface"
+        )
+
+    @classmethod
+    def _create(cls, pattern, tokens, merges, specials):
+        """Validate a model and build the tables encoding needs.
+
+        pattern: regex str; tokens: dict id -> bytes (not the specials);
+        merges: list of (bytes, bytes), each result in `tokens`;
+        specials: dict str -> id, ids not in `tokens`."""
+        self = object.__new__(cls)
+        self._pattern = pattern
+        self._rx = _compile_pattern(pattern)
+        encoder = {}
+        for i, t in tokens.items():
+            if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+                raise ValueError(f"token id {i!r} is not a non-negative int")
+            if not isinstance(t, bytes) or not t:
+                raise ValueError(f"token {i} must be non-empty bytes, not {t!r}")
+            other = encoder.setdefault(t, i)
+            if other != i:
+                raise ValueError(f"token {t!r} appears twice, as ids {other} and {i}")
+        missing = [b for b in range(256) if bytes([b]) not in encoder]
+        if missing:
+            raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. 0x{missing[0]:02x}")
+        made = {}
+        for rank, merge in enumerate(merges):
+            if not (isinstance(merge, (tuple, list)) and len(merge) == 2
+                    and all(isinstance(x, bytes) for x in merge)):
+                raise ValueError(f"merge {rank} must be a pair of bytes, not {merge!r}")
+            new = encoder.get(merge[0] + merge[1])
+            if new is None:
+                raise ValueError(f"merge {rank} {merge!r}: {merge[0] + merge[1]!r} is not in the vocabulary")
+            if made.setdefault(new, rank) != rank:
+                raise ValueError(f"merge {rank} {merge!r} makes {merge[0] + merge[1]!r} again "
+                                 f"(merge {made[new]})")
+        pair_rank, rank_pair, rank_id = {}, [], []
+        for rank, (left, right) in enumerate(merges):
+            merge = (left, right)
+            ids = []
+            for part in (left, right):
+                i = encoder.get(part)
+                if i is None:
+                    raise ValueError(f"merge {rank} {merge!r}: {part!r} is not in the vocabulary")
+                if made.get(i, -1) >= rank:
+                    raise ValueError(f"merge {rank} {merge!r} uses {part!r}, which a later merge makes")
+                ids.append(i)
+            pair = (ids[0], ids[1])
+            if pair in pair_rank:
+                raise ValueError(f"merge {rank} {merge!r} repeats merge {pair_rank[pair]}")
+            pair_rank[pair] = rank
+            rank_pair.append(pair)
+            rank_id.append(encoder[left + right])
+        decoder = dict(tokens)
+        for s, i in specials.items():
+            if not isinstance(s, str) or not s:
+                raise ValueError(f"special token {s!r} must be a non-empty str")
+            if isinstance(i, bool) or not isinstance(i, int) or i < 0:
+                raise ValueError(f"special token {s!r} has a bad id {i!r}")
+            if i in decoder:
+                raise ValueError(f"special token {s!r} has id {i}, which is already taken")
+            decoder[i] = s.encode("utf-8")
+        self._tokens = dict(tokens)
+        self._merges = [tuple(m) for m in merges]
+        self._specials = dict(specials)
+        self._encoder = encoder
+        self._byte_ids = [encoder[bytes([b])] for b in range(256)]
+        self._identity_bytes = self._byte_ids == list(range(256))
+        self._pair_rank = pair_rank
+        self._rank_pair = rank_pair
+        self._rank_id = rank_id
+        self._decoder = decoder
+        self._special_res = {}
+        self._init_core()
+        return self
+
+    def _init_core(self):
+        self._cache = {}
+
+    @classmethod
+    def _from_trained(cls, pattern, merge_ids, specials):
+        tokens = {i: bytes([i]) for i in range(256)}
+        merges = []
+        for k, (a, b) in enumerate(merge_ids):
+            merges.append((tokens[a], tokens[b]))
+            tokens[256 + k] = tokens[a] + tokens[b]
+        first = 256 + len(merge_ids)
+        return cls._create(pattern, tokens, merges, {s: first + i for i, s in enumerate(specials)})
+
+    # ---- training -------------------------------------------------------
+
+    _count_job = staticmethod(_count_range)
+    _learn = staticmethod(_learn_merges)
+
+    @staticmethod
+    def _train_options(vocab_size, pattern, special_tokens, min_frequency, max_token_bytes):
+        pattern = resolve_pattern(pattern)
+        specials = _check_specials(special_tokens)
+        _check_int("vocab_size", vocab_size, 256 + len(specials))
+        _check_int("min_frequency", min_frequency, 0)
+        if max_token_bytes is not None:
+            _check_int("max_token_bytes", max_token_bytes, 1)
+        return pattern, specials
+
+    @classmethod
+    def _train_counts(cls, counts, vocab_size, pattern, specials, min_frequency, max_token_bytes, progress):
+        n_merges = vocab_size - 256 - len(specials)
+        merge_ids = cls._learn(counts, n_merges, min_frequency, max_token_bytes, progress)
+        return cls._from_trained(pattern, merge_ids, specials)
+
+    @classmethod
+    def train(cls, corpus, vocab_size, *, pattern="gpt2", special_tokens=(), min_frequency=2,
+              max_token_bytes=None, progress=False):
+        """Train on a str, or an iterable of str documents (streamed; a
+        pre-token never spans two documents).
+
+        >>> tok = Tokenizer.train(["hello hello", "hello world"], 258)
+        >>> tok.merges
+        [(b'l', b'o'), (b'l', b'lo')]
+        """
+        pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
+                                               max_token_bytes)
+        counts = count_pretokens(corpus, pattern=pattern, special_tokens=specials)
+        return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
+                                 max_token_bytes, progress)
+
+    @classmethod
+    def train_files(cls, paths, vocab_size, *, workers=None, chunk_size=None, pattern="gpt2",
+                    special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False):
+        """Train on UTF-8 files: large files are read in chunks cut where no
+        pre-token can change, counted in `workers` processes; the merges are
+        exactly those of ``train([whole text of each file])``."""
+        pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
+                                               max_token_bytes)
+        counter = _count_files(paths, pattern, specials, workers, chunk_size, cls._count_job)
+        counts = _bytes_counts(counter)
+        return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
+                                 max_token_bytes, progress)
+
+    @classmethod
+    def train_from_counts(cls, counts, vocab_size, *, pattern="gpt2", special_tokens=(),
+                          min_frequency=2, max_token_bytes=None, progress=False):
+        """Train on pre-token counts (bytes or str -> int), from any source.
+
+        >>> Tokenizer.train_from_counts({"abab": 3, b"ab": 1}, 257).merges
+        [(b'a', b'b')]
+        """
+        pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
+                                               max_token_bytes)
+        clean = {}
+        for word, n in counts.items():
+            if isinstance(word, str):
+                word = _repair(word).encode("utf-8")
+            elif not isinstance(word, bytes):
+                raise TypeError(f"pre-tokens must be bytes or str, not {type(word).__name__}")
+            if isinstance(n, bool) or not isinstance(n, int):
+                raise TypeError(f"the count of {word!r} must be an int, not {type(n).__name__}")
+            if n < 0:
+                raise ValueError(f"the count of {word!r} is negative: {n}")
+            if n and word:
+                clean[word] = clean.get(word, 0) + n
+        return cls._train_counts(clean, vocab_size, pattern, specials, min_frequency,
+                                 max_token_bytes, progress)
+
+    # ---- building from parts ---------------------------------------------
+
+    @classmethod
+    def from_merges(cls, merges, *, vocab=None, pattern="gpt2", special_tokens=None):
+        """Build from ordered merges (pairs of bytes).  Without `vocab`, ids
+        are trained-style (bytes, then 256 + k); with `vocab` (dict id ->
+        bytes) its ids are kept.  A special token whose bytes are in vocab
+        keeps that id; the others take the next ids.
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> tok.encode("hi"), tok.special_tokens
+        ([256], {'<s>': 257})
+        """
+        pattern = resolve_pattern(pattern)
+        merges = [tuple(m) if isinstance(m, (tuple, list)) else m for m in merges]
+        if vocab is None:
+            tokens = {i: bytes([i]) for i in range(256)}
+            for k, m in enumerate(merges):
+                if not (isinstance(m, tuple) and len(m) == 2 and all(isinstance(x, bytes) for x in m)):
+                    raise ValueError(f"merge {k} must be a pair of bytes, not {m!r}")
+                tokens[256 + k] = m[0] + m[1]
+        else:
+            tokens = dict(vocab)
+        return cls._with_specials(pattern, tokens, merges, special_tokens)
+
+    @classmethod
+    def _with_specials(cls, pattern, tokens, merges, special_tokens):
+        """Give each special token an id: an explicit one (dict), the id of a
+        token with the same bytes (which then becomes the special), or the
+        next free id."""
+        tokens = dict(tokens)
+        specials = {}
+        if isinstance(special_tokens, dict):
+            for s, i in special_tokens.items():
+                if tokens.get(i) == (s.encode("utf-8") if isinstance(s, str) else None):
+                    del tokens[i]
+                specials[s] = i
+        else:
+            by_bytes = {t: i for i, t in tokens.items()}
+            names = _check_specials(special_tokens)
+            next_id = max(tokens, default=-1) + 1
+            for s in names:
+                i = by_bytes.get(s.encode("utf-8"))
+                if i is not None and i in tokens:
+                    del tokens[i]
+                else:
+                    i = next_id
+                    next_id += 1
+                specials[s] = i
+        return cls._create(pattern, tokens, merges, specials)
+
+    # ---- encoding -------------------------------------------------------
+
+    def _bpe(self, piece):
+        """Ids of one pre-token (str), through the cache."""
+        data = piece.encode("utf-8")
+        i = self._encoder.get(data)
+        if i is not None:
+            ids = [i]
+        else:
+            ids = list(data) if self._identity_bytes else [self._byte_ids[b] for b in data]
+            if len(ids) <= _SHORT:
+                ids = _bpe_short(ids, self._pair_rank, self._rank_pair, self._rank_id)
+            else:
+                ids = _bpe_long(ids, self._pair_rank, self._rank_id)
+        if len(piece) <= _CACHE_MAX_LEN:
+            cache = self._cache
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[piece] = ids
+        return ids
+
+    def _encode_pieces(self, pieces, out):
+        cache_get = self._cache.get
+        bpe = self._bpe
+        extend = out.extend
+        for piece in pieces:
+            ids = cache_get(piece)
+            if ids is None:
+                ids = bpe(piece)
+                cache_get = self._cache.get
+            extend(ids)
+        return out
+
+    def _encode_chunk(self, text, out):
+        """Encode text that holds no special tokens (already repaired)."""
+        return self._encode_pieces(self._rx.findall(text), out)
+
+    def encode_ordinary(self, text):
+        """Encode `text`, treating special-token text as ordinary text.
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> tok.encode_ordinary("hi<s>")
+        [256, 60, 115, 62]
+        """
+        return self._encode_chunk(_repair(text), [])
+
+    def _policy(self, allowed_special, disallowed_special):
+        specials = self._specials
+        if allowed_special == "all":
+            allowed = frozenset(specials)
+        else:
+            if isinstance(allowed_special, str):
+                raise TypeError('allowed_special must be "all" or a set of str')
+            allowed = frozenset(allowed_special)
+            unknown = allowed - specials.keys()
+            if unknown:
+                raise ValueError(f"allowed_special names unknown special tokens: {sorted(unknown)!r}")
+        if disallowed_special == "all":
+            disallowed = frozenset(specials) - allowed
+        else:
+            if isinstance(disallowed_special, str):
+                raise TypeError('disallowed_special must be "all" or a collection of str')
+            disallowed = frozenset(disallowed_special)
+        return allowed, disallowed
+
+    def _special_re(self, names):
+        rx = self._special_res.get(names)
+        if rx is None:
+            rx = self._special_res[names] = _special_regex(names)
+        return rx
+
+    def _check_disallowed(self, text, disallowed):
+        if disallowed:
+            m = self._special_re(disallowed).search(text)
+            if m:
+                raise ValueError(
+                    f"text contains the disallowed special token {m.group()!r}; pass "
+                    f"allowed_special={{{m.group()!r}}} to encode it as a special token, or "
+                    f"disallowed_special=() to encode it as ordinary text"
+                )
+
+    def _encode_allowed(self, text, allowed, out):
+        if not allowed:
+            return self._encode_chunk(text, out)
+        specials = self._specials
+        pos = 0
+        for m in self._special_re(allowed).finditer(text):
+            self._encode_chunk(text[pos:m.start()], out)
+            out.append(specials[m.group()])
+            pos = m.end()
+        return self._encode_chunk(text[pos:], out)
+
+    def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """Encode `text` with tiktoken's special-token policy: a disallowed
+        special token in the text raises ValueError; allowed ones ("all" or a
+        set of names) become their ids; ``disallowed_special=()`` lets them
+        through as ordinary text.
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> tok.encode("hi<s>", allowed_special={"<s>"})
+        [256, 257]
+        """
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        text = _repair(text)
+        self._check_disallowed(text, disallowed)
+        return self._encode_allowed(text, allowed, [])
+
+    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(),
+                     disallowed_special="all"):
+        """``[encode(t) for t in texts]`` (the compiled backend runs threads).
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")])
+        >>> tok.encode_batch(["hi", "ih"])
+        [[256], [105, 104]]
+        """
+        if num_threads is not None:
+            _check_int("num_threads", num_threads, 1)
+        if isinstance(texts, str):
+            raise TypeError("encode_batch expects a list of str, not a str")
+        return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
+                for t in texts]
+
+    _STREAM_BLOCK = 1 << 14   # characters encode_iterable gathers before it cuts
+    _STREAM_MARGIN = 32        # characters kept back so that a cut never changes a pre-token
+
+    def encode_iterable(self, iterable, *, allowed_special=frozenset(), disallowed_special="all"):
+        """Yield the ids of ``encode("".join(iterable))``, holding only a small
+        window of text: it is cut where no pre-token or special token can
+        change (for custom patterns and "bytes", only at special tokens).
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")])
+        >>> list(tok.encode_iterable(["h", "i h", "i"]))
+        [256, 32, 256]
+        """
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        if isinstance(iterable, str):
+            iterable = (iterable,)
+        watch = allowed | disallowed
+        watch_re = self._special_re(watch) if watch else None
+        margin = self._STREAM_MARGIN + max((len(s) for s in watch), default=0)
+        split_pretokens = _cut_kind(self._pattern, ()) is not None
+        buf = ""
+        for chunk in iterable:
+            if not isinstance(chunk, str):
+                raise TypeError(f"encode_iterable expects str chunks, not {type(chunk).__name__}")
+            buf += chunk
+            if len(buf) < self._STREAM_BLOCK:
+                continue
+            # a high surrogate at the end may pair with the next chunk's low one
+            tail = buf[-1] if "\ud800" <= buf[-1] <= "\udbff" else ""
+            text = _repair(buf[:len(buf) - len(tail)])
+            cut, out = self._stream_cut(text, margin, split_pretokens, watch_re, allowed, disallowed)
+            buf = text[cut:] + tail
+            yield from out
+        text = _repair(buf)
+        self._check_disallowed(text, disallowed)
+        yield from self._encode_allowed(text, allowed, [])
+
+    def _stream_cut(self, text, margin, split_pretokens, watch_re, allowed, disallowed):
+        """Encode a prefix of `text` after which no later text can change the
+        ids; return (its length, its ids).
+
+        Special tokens that start `margin` characters before the end are
+        certain, as are pre-tokens of a named pattern that end that far before
+        the end of their piece: none of those patterns looks further ahead."""
+        limit = len(text) - margin
+        out = []
+        if limit <= 0:
+            return 0, out
+        start, end = 0, len(text)
+        if watch_re is not None:
+            for m in watch_re.finditer(text):
+                if m.end() > limit:
+                    end = m.start()
+                    break
+                start = m.end()
+        head = text[:start]
+        self._check_disallowed(head, disallowed)
+        self._encode_allowed(head, allowed, out)
+        limit = min(limit, end - self._STREAM_MARGIN)
+        if not split_pretokens or limit <= start:
+            return start, out
+        keep, cut = [], start
+        for m in self._rx.finditer(text, start, end):
+            if m.end() > limit:
+                break
+            keep.append(m.group())
+            cut = m.end()
+        self._encode_pieces(keep, out)
+        return cut, out
+
+    # ---- decoding -------------------------------------------------------
+
+    def _checked_ids(self, ids):
+        """The ids as plain ints; TypeError for a non-int, ValueError for an
+        id that is not in the vocabulary."""
+        clean = []
+        for i in ids:
+            if isinstance(i, bool) or not hasattr(i, "__index__"):
+                raise TypeError(f"token ids must be ints, not {type(i).__name__}: {i!r}")
+            i = i.__index__()
+            if i not in self._decoder:
+                raise ValueError(f"unknown token id {i}")
+            clean.append(i)
+        return clean
+
+    def decode_bytes(self, ids):
+        """The bytes of a sequence of ids.
+
+        >>> Tokenizer.from_merges([(b"h", b"i")]).decode_bytes([256, 33])
+        b'hi!'
+        """
+        if isinstance(ids, (str, bytes)):
+            raise TypeError(f"ids must be a sequence of int, not {type(ids).__name__}")
+        ids = list(ids)
+        if set(map(type, ids)) - {int}:
+            ids = self._checked_ids(ids)
+        try:
+            return b"".join(map(self._decoder.__getitem__, ids))
+        except KeyError:
+            self._checked_ids(ids)
+            raise  # pragma: no cover
+
+    def decode(self, ids, errors="replace"):
+        """Decode ids to text; invalid UTF-8 (a token split mid-character) is
+        handled by `errors` (default: replaced by U+FFFD).
+
+        >>> Tokenizer.from_merges([(b"h", b"i")]).decode([256, 33])
+        'hi!'
+        """
+        return self.decode_bytes(ids).decode("utf-8", errors)
+
+    def token_bytes(self, token_id):
+        """The bytes of one id.
+
+        >>> Tokenizer.from_merges([(b"h", b"i")]).token_bytes(256)
+        b'hi'
+        """
+        return self.decode_bytes([token_id])
+
+    # ---- properties -----------------------------------------------------
+
+    @property
+    def merges(self):
+        """The merges, in order, as pairs of bytes."""
+        return list(self._merges)
+
+    @property
+    def vocab(self):
+        """dict id -> bytes, special tokens included as their UTF-8 bytes."""
+        return dict(sorted(self._decoder.items()))
+
+    @property
+    def special_tokens(self):
+        """dict special token -> id."""
+        return dict(self._specials)
+
+    @property
+    def pattern(self):
+        """The pre-tokenization regex."""
+        return self._pattern
+
+    @property
+    def vocab_size(self):
+        """One more than the largest id (the size an embedding table needs)."""
+        return max(self._decoder) + 1
+
+    def __repr__(self):
+        name = next((k for k, v in PATTERNS.items() if v == self._pattern), "custom")
+        return (f"<{type(self).__module__}.Tokenizer vocab_size={self.vocab_size} "
+                f"merges={len(self._merges)} specials={len(self._specials)} pattern={name}>")
+
+    # ---- equality and pickling -------------------------------------------
+
+    def _model(self):
+        return (self._pattern, self._tokens, self._merges, self._specials)
+
+    def __eq__(self, other):
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return self._model() == other._model()
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self._pattern, self._tokens, self._merges, self._specials))
+
+    # ---- files ----------------------------------------------------------
+
+    def save(self, path):
+        """Write the native format: versioned UTF-8 text, atomically.
+
+        >>> import os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> path = os.path.join(tempfile.mkdtemp(), "tok.bpe")
+        >>> tok.save(path); Tokenizer.load(path) == tok
+        True
+        """
+        _atomic_write(path, _native_dump(self))
+
+    @classmethod
+    def load(cls, path):
+        """Read a file written by ``save``; ValueError if it is not one."""
+        return cls._create(*_native_parse(_read_text(path), path))
+
+    @classmethod
+    def from_gpt2(cls, vocab_json, merges_txt, *, special_tokens=None, pattern="gpt2"):
+        """Read GPT-2's vocab.json and merges.txt, keeping their ids.  With
+        ``special_tokens=None``, vocabulary entries that no merge makes (such
+        as ``<|endoftext|>``) become the special tokens."""
+        pattern = resolve_pattern(pattern)
+        return cls._create(pattern, *_gpt2_parse(_read_text(vocab_json), _read_text(merges_txt),
+                                                 special_tokens, vocab_json, merges_txt))
+
+    def save_gpt2(self, directory):
+        """Write directory/vocab.json and directory/merges.txt."""
+        vocab, merges = _gpt2_dump(self)
+        os.makedirs(directory, exist_ok=True)
+        _atomic_write(os.path.join(directory, "vocab.json"), vocab)
+        _atomic_write(os.path.join(directory, "merges.txt"), merges)
+
+    @classmethod
+    def from_tiktoken(cls, path_or_ranks, *, pattern, special_tokens=None):
+        """Read a .tiktoken file (or a dict bytes -> rank); ranks become ids
+        and the merges are recovered from the ranks.  `special_tokens`: a
+        dict str -> id, or names that take the ids after the largest rank."""
+        pattern = resolve_pattern(pattern)
+        if isinstance(path_or_ranks, dict):
+            ranks = dict(path_or_ranks)
+            where = "ranks"
+        else:
+            ranks = _tiktoken_parse(_read_text(path_or_ranks), path_or_ranks)
+            where = path_or_ranks
+        tokens, merges = _tiktoken_model(ranks, where)
+        if special_tokens is None:
+            special_tokens = {}
+        return cls._with_specials(pattern, tokens, merges, special_tokens)
+
+    def save_tiktoken(self, path):
+        """Write tiktoken's format: one ``base64(token) id`` line per token."""
+        _atomic_write(path, _tiktoken_dump(self))
+
+    def to_tiktoken(self, name="bpe"):
+        """A ``tiktoken.Encoding`` with the same ids (needs tiktoken)."""
+        try:
+            import tiktoken
+        except ImportError:
+            raise ImportError("to_tiktoken needs tiktoken: pip install tiktoken") from None
+        _check_rank_order(self)
+        return tiktoken.Encoding(name=name, pat_str=self._pattern,
+                                 mergeable_ranks={t: i for i, t in self._tokens.items()},
+                                 special_tokens=dict(self._specials))
+
+    def save_huggingface(self, path):
+        """Write a tokenizer.json that Hugging Face ``tokenizers`` loads."""
+        _atomic_write(path, _hf_dump(self))
+
+    @classmethod
+    def from_huggingface(cls, path):
+        """Read a byte-level BPE tokenizer.json (what save_huggingface writes,
+        GPT-2's, or a Split-regex + ByteLevel pre-tokenizer); anything this
+        library cannot reproduce exactly raises ValueError saying what."""
+        return cls._create(*_hf_parse(_read_text(path), path))
+
+
+def _rebuild(cls, pattern, tokens, merges, specials):
+    return cls._create(pattern, tokens, merges, specials)
+
+
+# --------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------
+
+
+def _read_text(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a directory, not a file") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def _atomic_write(path, text):
+    """Write to a temporary file beside `path`, then rename it over `path`:
+    a crash leaves either the old file or the new one, never half of one."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+_NATIVE_MAGIC = "#bpe-tokenizer"
+_NATIVE_VERSION = 1
+
+
+def _native_dump(tok):
+    lines = [f"{_NATIVE_MAGIC} {_NATIVE_VERSION}", "pattern " + json.dumps(tok._pattern)]
+    made = set(tok._rank_id)
+    plain = sorted((i, t) for i, t in tok._tokens.items() if i not in made)
+    lines.append(f"tokens {len(plain)}")
+    lines += [f"{i} {token_to_str(t)}" for i, t in plain]
+    lines.append(f"merges {len(tok._merges)}")
+    lines += [f"{i} {token_to_str(a)} {token_to_str(b)}" for i, (a, b) in zip(tok._rank_id, tok._merges)]
+    lines.append(f"specials {len(tok._specials)}")
+    lines += [f"{i} {json.dumps(s)}" for s, i in sorted(tok._specials.items(), key=lambda kv: kv[1])]
+    lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+class _Lines:
+    """A cursor over a file's lines that reports errors with line numbers."""
+
+    def __init__(self, text, where):
+        self.lines = text.split("\n")
+        self.n = 0
+        self.where = where
+
+    def fail(self, what):
+        raise ValueError(f"{self.where}: line {self.n}: {what}")
+
+    def next(self):
+        if self.n >= len(self.lines):
+            self.n += 1
+            self.fail("unexpected end of file (truncated?)")
+        line = self.lines[self.n]
+        self.n += 1
+        return line
+
+    def section(self, name):
+        line = self.next()
+        head, _, count = line.partition(" ")
+        if head != name or not count.isdigit():
+            self.fail(f"expected '{name} <count>', found {line[:60]!r}")
+        return int(count)
+
+    def fields(self, n):
+        parts = self.next().split(" ", n - 1)
+        if len(parts) != n:
+            self.fail(f"expected {n} fields")
+        return parts
+
+    def int(self, text):
+        if not text.isdigit():
+            self.fail(f"{text[:30]!r} is not an id")
+        return int(text)
+
+
+def _native_parse(text, where):
+    c = _Lines(text, where)
+    head = c.next().split(" ")
+    if len(head) != 2 or head[0] != _NATIVE_MAGIC:
+        c.fail(f"not a bpe tokenizer file (expected '{_NATIVE_MAGIC} {_NATIVE_VERSION}')")
+    if head[1] != str(_NATIVE_VERSION):
+        c.fail(f"unsupported format version {head[1]!r} (this library reads {_NATIVE_VERSION})")
+    line = c.next()
+    if not line.startswith("pattern "):
+        c.fail("expected 'pattern <json string>'")
+    try:
+        pattern = json.loads(line[8:])
+    except ValueError:
+        c.fail("the pattern is not a JSON string")
+    if not isinstance(pattern, str):
+        c.fail("the pattern is not a JSON string")
+    try:
+        _compile_pattern(pattern)
+    except ValueError as e:
+        c.fail(str(e))
+    tokens = {}
+
+    def add(i, t):
+        if i in tokens:
+            c.fail(f"id {i} appears twice")
+        tokens[i] = t
+
+    for _ in range(c.section("tokens")):
+        i, t = c.fields(2)
+        try:
+            add(c.int(i), str_to_token(t))
+        except ValueError as e:
+            c.fail(str(e))
+    merges = []
+    for _ in range(c.section("merges")):
+        i, a, b = c.fields(3)
+        try:
+            a, b = str_to_token(a), str_to_token(b)
+        except ValueError as e:
+            c.fail(str(e))
+        add(c.int(i), a + b)
+        merges.append((a, b))
+    specials = {}
+    for _ in range(c.section("specials")):
+        i, s = c.fields(2)
+        try:
+            s = json.loads(s)
+        except ValueError:
+            s = None
+        if not isinstance(s, str) or s in specials:
+            c.fail("bad or repeated special token")
+        specials[s] = c.int(i)
+    if c.next() != "end" or any(line for line in c.lines[c.n:]):
+        c.fail("expected 'end' as the last line")
+    return pattern, tokens, merges, specials
+
+
+def _gpt2_parse(vocab_text, merges_text, special_tokens, vocab_where, merges_where):
+    try:
+        raw = json.loads(vocab_text)
+    except ValueError as e:
+        raise ValueError(f"{vocab_where}: not valid JSON: {e}") from None
+    if not isinstance(raw, dict) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                            for v in raw.values()):
+        raise ValueError(f"{vocab_where}: expected a JSON object of token -> non-negative id")
+    merges = []
+    c = _Lines(merges_text, merges_where)
+    for line in c.lines:
+        c.n += 1
+        if not line.strip() or (c.n == 1 and line.startswith("#version")):
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2:
+            c.fail(f"expected 'left right', found {line[:60]!r}")
+        try:
+            merges.append((str_to_token(parts[0]), str_to_token(parts[1])))
+        except ValueError as e:
+            c.fail(str(e))
+    return _vocab_with_specials(raw, merges, special_tokens, vocab_where)
+
+
+def _vocab_with_specials(raw, merges, special_tokens, where):
+    """From a str -> id vocabulary (byte-level form): the tokens and specials.
+    Entries no merge makes are the specials when special_tokens is None."""
+    made = {a + b for a, b in merges} | {bytes([b]) for b in range(256)}
+    ids = {}
+    for s, i in raw.items():
+        if ids.setdefault(i, s) != s:
+            raise ValueError(f"{where}: id {i} is given to both {ids[i]!r} and {s!r}")
+    tokens, specials = {}, {}
+    if special_tokens is not None:
+        if isinstance(special_tokens, dict):
+            specials = dict(special_tokens)
+        else:
+            names = _check_specials(special_tokens)
+            next_id = max(raw.values(), default=-1) + 1
+            for s in names:
+                if s in raw:
+                    specials[s] = raw[s]
+                else:
+                    specials[s] = next_id
+                    next_id += 1
+    special_ids = set(specials.values())
+    for s, i in raw.items():
+        if i in special_ids:
+            continue
+        try:
+            t = str_to_token(s)
+        except ValueError:
+            t = None
+        if special_tokens is None and (t is None or t not in made):
+            specials[s] = i
+        elif t is None:
+            raise ValueError(f"{where}: {s!r} is not a byte-level token")
+        else:
+            tokens[i] = t
+    return tokens, merges, specials
+
+
+def _gpt2_dump(tok):
+    vocab = {token_to_str(t): i for i, t in tok._tokens.items()}
+    for s, i in tok._specials.items():
+        if s in vocab:
+            raise ValueError(f"special token {s!r} has the same text as token {vocab[s]} in vocab.json")
+        vocab[s] = i
+    vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
+    merges = "#version: 0.2\n" + "".join(f"{token_to_str(a)} {token_to_str(b)}\n" for a, b in tok._merges)
+    return json.dumps(vocab, ensure_ascii=False), merges
+
+
+def _tiktoken_parse(text, where):
+    ranks = {}
+    c = _Lines(text, where)
+    for line in c.lines:
+        c.n += 1
+        if not line:
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2:
+            c.fail("expected '<base64 token> <rank>'")
+        try:
+            token = base64.b64decode(parts[0], validate=True)
+        except ValueError:
+            c.fail(f"{parts[0][:30]!r} is not base64")
+        rank = c.int(parts[1])
+        if not token or token in ranks:
+            c.fail(f"empty or repeated token {token!r}")
+        ranks[token] = rank
+    if not ranks:
+        raise ValueError(f"{where}: no tokens")
+    return ranks
+
+
+def _tiktoken_model(ranks, where):
+    """Tokens (id -> bytes) and the merges that ranks imply: each multi-byte
+    token splits into the two pieces that lower-ranked tokens build."""
+    tokens = {}
+    for t, r in ranks.items():
+        if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int) or r < 0:
+            raise ValueError(f"{where}: bad entry {t!r}: {r!r}")
+        if tokens.setdefault(r, t) != t:
+            raise ValueError(f"{where}: rank {r} is given to both {tokens[r]!r} and {t!r}")
+    merges = []
+    for r, t in sorted(tokens.items()):
+        if len(t) < 2:
+            continue
+        parts = [t[i:i + 1] for i in range(len(t))]
+        while len(parts) > 2:
+            best, at = None, None
+            for i in range(len(parts) - 1):
+                q = ranks.get(parts[i] + parts[i + 1])
+                if q is not None and q < r and (best is None or q < best):
+                    best, at = q, i
+            if at is None:
+                break
+            parts[at:at + 2] = [parts[at] + parts[at + 1]]
+        if len(parts) != 2:
+            raise ValueError(f"{where}: token {t!r} (rank {r}) is not the merge of two lower-ranked tokens")
+        merges.append((parts[0], parts[1]))
+    return tokens, merges
+
+
+def _check_rank_order(tok):
+    ids = tok._rank_id
+    if any(a >= b for a, b in zip(ids, ids[1:])):
+        raise ValueError("tiktoken uses ids as merge ranks, but this tokenizer's merge results "
+                         "do not have increasing ids")
+
+
+def _tiktoken_dump(tok):
+    _check_rank_order(tok)
+    return "".join(f"{base64.b64encode(t).decode('ascii')} {i}\n" for i, t in sorted(tok._tokens.items()))
+
+
+def _hf_dump(tok):
+    pre = {
+        "type": "Sequence",
+        "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": tok._pattern}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+        ],
+    }
+    doc = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": True}
+            for s, i in sorted(tok._specials.items(), key=lambda kv: kv[1])
+        ],
+        "normalizer": None,
+        "pre_tokenizer": pre,
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+            "vocab": {token_to_str(t): i for i, t in sorted(tok._tokens.items())},
+            "merges": [[token_to_str(a), token_to_str(b)] for a, b in tok._merges],
+        },
+    }
+    return json.dumps(doc, ensure_ascii=False, indent=1)
+
+
+def _hf_parse(text, where):
+    def fail(what):
+        raise ValueError(f"{where}: {what}")
+
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        fail(f"not valid JSON: {e}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
+        fail("not a tokenizer.json (no 'model' object)")
+    model = doc["model"]
+    if model.get("type", "BPE") != "BPE":
+        fail(f"model type {model.get('type')!r} is not BPE")
+    for key, ok in (("dropout", (None, 0, 0.0)), ("continuing_subword_prefix", (None, "")),
+                    ("end_of_word_suffix", (None, "")), ("byte_fallback", (None, False))):
+        if model.get(key) not in ok:
+            fail(f"model.{key} = {model.get(key)!r} is not supported")
+    if doc.get("normalizer") is not None:
+        fail(f"normalizer {doc['normalizer'].get('type')!r} is not supported (byte-level BPE only)")
+    pattern = _hf_pattern(doc.get("pre_tokenizer"), fail)
+    post = doc.get("post_processor")
+    if post is not None and post.get("type") != "ByteLevel":
+        fail(f"post_processor {post.get('type')!r} is not supported (it would add tokens)")
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                              for v in vocab.values()):
+        fail("model.vocab must be an object of token -> non-negative id")
+    merges = []
+    for k, m in enumerate(model.get("merges") or []):
+        if isinstance(m, str):
+            m = m.split(" ")
+        if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)):
+            fail(f"merge {k} is not a pair of tokens: {m!r}")
+        try:
+            merges.append((str_to_token(m[0]), str_to_token(m[1])))
+        except ValueError as e:
+            fail(f"merge {k}: {e}")
+    specials = {}
+    for added in doc.get("added_tokens") or []:
+        if not isinstance(added, dict) or not isinstance(added.get("content"), str) \
+                or not isinstance(added.get("id"), int):
+            fail(f"bad added token {added!r}")
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if added.get(flag):
+                fail(f"added token {added['content']!r} uses {flag}, which is not supported")
+        specials[added["content"]] = added["id"]
+    special_ids = set(specials.values())
+    raw = {s: i for s, i in vocab.items() if i not in special_ids}
+    tokens, merges, specials = _vocab_with_specials(raw, merges, specials, where)
+    return pattern, tokens, merges, specials
+
+
+def _hf_pattern(pre, fail):
+    def byte_level(p, use_regex):
+        if p.get("add_prefix_space"):
+            fail("ByteLevel with add_prefix_space=true is not supported")
+        if bool(p.get("use_regex", True)) != use_regex:
+            fail(f"ByteLevel with use_regex={p.get('use_regex', True)} is not supported here")
+
+    if not isinstance(pre, dict):
+        fail("a ByteLevel pre-tokenizer is required")
+    if pre.get("type") == "ByteLevel":
+        if pre.get("use_regex", True):
+            byte_level(pre, True)
+            return PATTERNS["gpt2"]
+        byte_level(pre, False)
+        return PATTERNS["bytes"]
+    if pre.get("type") == "Sequence":
+        steps = pre.get("pretokenizers") or []
+        if len(steps) == 2 and steps[0].get("type") == "Split" and steps[1].get("type") == "ByteLevel":
+            split = steps[0]
+            if split.get("behavior") != "Isolated" or split.get("invert"):
+                fail("only Split with behavior Isolated and invert false is supported")
+            pat = split.get("pattern") or {}
+            if "Regex" in pat:
+                pattern = pat["Regex"]
+            elif "String" in pat:
+                pattern = regex.escape(pat["String"])
+            else:
+                fail("Split needs a Regex or String pattern")
+            byte_level(steps[1], False)
+            return resolve_pattern(pattern)
+    fail(f"pre-tokenizer {pre.get('type')!r} is not supported (want ByteLevel, or Split + ByteLevel)")
