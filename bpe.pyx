@@ -1,0 +1,1289 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""bpe: a byte-level BPE tokenizer with a compiled core.
+
+Same API and same results as ``bpe_fallback`` (which holds the rules, the
+special-token policy and the file formats); this module replaces only the hot
+loops with typed C: the merge loop of training, a native pre-tokenizer for
+the named patterns, encoding by merge rank with a C pair table and a
+pre-token cache, all run without the GIL.
+
+>>> tok = Tokenizer.train("low lower lowest " * 20, 260, pattern="words")
+>>> tok.merges[:2]
+[(b'o', b'w'), (b'l', b'ow')]
+>>> tok.decode(tok.encode("slowest")) == "slowest"
+True
+"""
+
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+from libc.string cimport memcpy, memcmp, memset
+from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint8_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_FromLong
+from cpython.ref cimport Py_INCREF
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import regex
+
+import bpe_fallback as _py
+from bpe_fallback import PATTERNS, count_pretokens, __version__
+
+__all__ = list(_py.__all__)
+BACKEND = "cython"
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object)
+    void *PyUnicode_DATA(object)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+
+
+# ===========================================================================
+# Small C containers
+# ===========================================================================
+
+cdef struct IVec:
+    int32_t *data
+    Py_ssize_t len
+    Py_ssize_t cap
+
+cdef int ivec_reserve(IVec *v, Py_ssize_t need) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef int32_t *p
+    if need <= v.cap:
+        return 0
+    cap = v.cap * 2 if v.cap else 8
+    while cap < need:
+        cap *= 2
+    p = <int32_t *> realloc(v.data, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    v.data = p
+    v.cap = cap
+    return 0
+
+cdef inline int ivec_push(IVec *v, int32_t x) noexcept nogil:
+    if v.len == v.cap and ivec_reserve(v, v.len + 1) < 0:
+        return -1
+    v.data[v.len] = x
+    v.len += 1
+    return 0
+
+cdef inline void ivec_free(IVec *v) noexcept nogil:
+    free(v.data)
+    v.data = NULL
+    v.len = 0
+    v.cap = 0
+
+
+cdef inline uint64_t mix64(uint64_t x) noexcept nogil:
+    x ^= x >> 33
+    x *= 0xff51afd7ed558ccdULL
+    x ^= x >> 33
+    x *= 0xc4ceb9fe1a85ec53ULL
+    x ^= x >> 33
+    return x
+
+cdef inline uint64_t hash_bytes(const uint8_t *p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t> n
+    cdef Py_ssize_t i = 0
+    cdef uint64_t w
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        h = mix64(h ^ w) + 0x9E3779B97F4A7C15ULL
+        i += 8
+    w = 0
+    if i < n:
+        memcpy(&w, p + i, n - i)
+    return mix64(h ^ w ^ (<uint64_t> n << 56))
+
+
+# ---- uint64 -> int64 map (open addressing, linear probing) -----------------
+
+DEF EMPTY_KEY = 0xFFFFFFFFFFFFFFFF
+
+cdef struct U64Map:
+    uint64_t *keys
+    int64_t *vals
+    Py_ssize_t mask
+    Py_ssize_t size
+
+cdef int u64map_init(U64Map *m, Py_ssize_t want) noexcept nogil:
+    cdef Py_ssize_t cap = 16
+    while cap < want * 2:
+        cap *= 2
+    m.keys = <uint64_t *> malloc(cap * sizeof(uint64_t))
+    m.vals = <int64_t *> malloc(cap * sizeof(int64_t))
+    if m.keys == NULL or m.vals == NULL:
+        return -1
+    memset(m.keys, 0xFF, cap * sizeof(uint64_t))
+    m.mask = cap - 1
+    m.size = 0
+    return 0
+
+cdef void u64map_free(U64Map *m) noexcept nogil:
+    free(m.keys)
+    free(m.vals)
+    m.keys = NULL
+    m.vals = NULL
+
+cdef inline Py_ssize_t u64map_slot(const U64Map *m, uint64_t key) noexcept nogil:
+    cdef Py_ssize_t i = <Py_ssize_t> (mix64(key) & <uint64_t> m.mask)
+    while m.keys[i] != key and m.keys[i] != EMPTY_KEY:
+        i = (i + 1) & m.mask
+    return i
+
+cdef inline int64_t u64map_get(const U64Map *m, uint64_t key, int64_t missing) noexcept nogil:
+    cdef Py_ssize_t i = u64map_slot(m, key)
+    if m.keys[i] == key:
+        return m.vals[i]
+    return missing
+
+cdef int u64map_put(U64Map *m, uint64_t key, int64_t val) noexcept nogil:
+    cdef Py_ssize_t i, j, old_cap
+    cdef uint64_t *old_keys
+    cdef int64_t *old_vals
+    if (m.size + 1) * 2 > m.mask + 1:
+        old_keys = m.keys
+        old_vals = m.vals
+        old_cap = m.mask + 1
+        if u64map_init(m, old_cap) < 0:
+            return -1
+        for j in range(old_cap):
+            if old_keys[j] != EMPTY_KEY:
+                i = u64map_slot(m, old_keys[j])
+                m.keys[i] = old_keys[j]
+                m.vals[i] = old_vals[j]
+                m.size += 1
+        free(old_keys)
+        free(old_vals)
+    i = u64map_slot(m, key)
+    if m.keys[i] != key:
+        m.keys[i] = key
+        m.size += 1
+    m.vals[i] = val
+    return 0
+
+
+# ---- bytes -> run of int32 ids (the pre-token cache and the token table) --
+
+cdef struct BEntry:
+    uint64_t hash
+    int64_t key_off
+    int64_t val_off
+    int32_t key_len
+    int32_t val_len      # -1: empty slot
+
+cdef struct BytesMap:
+    BEntry *slots
+    Py_ssize_t mask
+    Py_ssize_t size
+    uint8_t *keys
+    Py_ssize_t keys_len
+    Py_ssize_t keys_cap
+    IVec vals
+
+cdef int bmap_init(BytesMap *m, Py_ssize_t want) noexcept nogil:
+    cdef Py_ssize_t cap = 64, i
+    while cap < want * 2:
+        cap *= 2
+    m.slots = <BEntry *> malloc(cap * sizeof(BEntry))
+    if m.slots == NULL:
+        return -1
+    for i in range(cap):
+        m.slots[i].val_len = -1
+    m.mask = cap - 1
+    m.size = 0
+    m.keys = NULL
+    m.keys_len = 0
+    m.keys_cap = 0
+    m.vals.data = NULL
+    m.vals.len = 0
+    m.vals.cap = 0
+    return 0
+
+cdef void bmap_free(BytesMap *m) noexcept nogil:
+    free(m.slots)
+    free(m.keys)
+    ivec_free(&m.vals)
+    m.slots = NULL
+    m.keys = NULL
+
+cdef void bmap_clear(BytesMap *m) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(m.mask + 1):
+        m.slots[i].val_len = -1
+    m.size = 0
+    m.keys_len = 0
+    m.vals.len = 0
+
+cdef inline Py_ssize_t bmap_find(const BytesMap *m, const uint8_t *key, Py_ssize_t n,
+                                 uint64_t h) noexcept nogil:
+    cdef Py_ssize_t i = <Py_ssize_t> (h & <uint64_t> m.mask)
+    cdef const BEntry *e
+    while True:
+        e = &m.slots[i]
+        if e.val_len < 0:
+            return i
+        if e.hash == h and e.key_len == n and memcmp(m.keys + e.key_off, key, n) == 0:
+            return i
+        i = (i + 1) & m.mask
+
+cdef int bmap_put(BytesMap *m, const uint8_t *key, Py_ssize_t n, uint64_t h,
+                  const int32_t *ids, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t i, j, cap
+    cdef BEntry *old
+    cdef uint8_t *p
+    if (m.size + 1) * 2 > m.mask + 1:
+        old = m.slots
+        cap = (m.mask + 1) * 2
+        m.slots = <BEntry *> malloc(cap * sizeof(BEntry))
+        if m.slots == NULL:
+            m.slots = old
+            return -1
+        for i in range(cap):
+            m.slots[i].val_len = -1
+        for j in range(m.mask + 1):
+            if old[j].val_len >= 0:
+                i = <Py_ssize_t> (old[j].hash & <uint64_t> (cap - 1))
+                while m.slots[i].val_len >= 0:
+                    i = (i + 1) & (cap - 1)
+                m.slots[i] = old[j]
+        m.mask = cap - 1
+        free(old)
+    i = bmap_find(m, key, n, h)
+    if m.slots[i].val_len >= 0:
+        return 0
+    if m.keys_len + n > m.keys_cap:
+        cap = m.keys_cap * 2 if m.keys_cap else 4096
+        while cap < m.keys_len + n:
+            cap *= 2
+        p = <uint8_t *> realloc(m.keys, cap)
+        if p == NULL:
+            return -1
+        m.keys = p
+        m.keys_cap = cap
+    memcpy(m.keys + m.keys_len, key, n)
+    if ivec_reserve(&m.vals, m.vals.len + k) < 0:
+        return -1
+    memcpy(m.vals.data + m.vals.len, ids, k * sizeof(int32_t))
+    m.slots[i].hash = h
+    m.slots[i].key_off = m.keys_len
+    m.slots[i].key_len = <int32_t> n
+    m.slots[i].val_off = m.vals.len
+    m.slots[i].val_len = <int32_t> k
+    m.keys_len += n
+    m.vals.len += k
+    m.size += 1
+    return 0
+
+
+# ===========================================================================
+# Training: the merge loop
+# ===========================================================================
+
+cdef struct HeapItem:
+    int64_t count
+    int32_t pair
+
+cdef struct Trainer:
+    # symbols of all distinct pre-tokens, as linked lists over positions
+    int32_t *sym
+    int32_t *nxt
+    int32_t *prv
+    int64_t *weight
+    # pairs: key (a << 32 | b) -> index into the arrays below
+    U64Map index
+    IVec pa
+    IVec pb
+    int64_t *pcount
+    IVec *occ
+    int32_t *stamp
+    Py_ssize_t npairs
+    Py_ssize_t pcap
+    # token bytes
+    uint8_t *tbuf
+    int64_t tbuf_len
+    int64_t tbuf_cap
+    int64_t *toff
+    int32_t *tlen
+    Py_ssize_t ntok
+    # heap
+    HeapItem *heap
+    Py_ssize_t hlen
+    Py_ssize_t hcap
+
+
+cdef inline int cmp_tok(const Trainer *t, int32_t x, int32_t y) noexcept nogil:
+    cdef int32_t lx = t.tlen[x], ly = t.tlen[y]
+    cdef int r = memcmp(t.tbuf + t.toff[x], t.tbuf + t.toff[y], lx if lx < ly else ly)
+    if r != 0:
+        return r
+    return (lx > ly) - (lx < ly)
+
+cdef inline bint before(const Trainer *t, HeapItem u, HeapItem v) noexcept nogil:
+    """True if u is chosen before v: more count, then the greater bytes."""
+    cdef int r
+    if u.count != v.count:
+        return u.count > v.count
+    r = cmp_tok(t, t.pa.data[u.pair], t.pa.data[v.pair])
+    if r == 0:
+        r = cmp_tok(t, t.pb.data[u.pair], t.pb.data[v.pair])
+    return r > 0
+
+cdef int heap_push(Trainer *t, int64_t count, int32_t pair) noexcept nogil:
+    cdef HeapItem item, parent
+    cdef Py_ssize_t i
+    cdef HeapItem *p
+    if t.hlen == t.hcap:
+        t.hcap = t.hcap * 2 if t.hcap else 1024
+        p = <HeapItem *> realloc(t.heap, t.hcap * sizeof(HeapItem))
+        if p == NULL:
+            return -1
+        t.heap = p
+    item.count = count
+    item.pair = pair
+    i = t.hlen
+    t.hlen += 1
+    while i > 0:
+        parent = t.heap[(i - 1) >> 1]
+        if not before(t, item, parent):
+            break
+        t.heap[i] = parent
+        i = (i - 1) >> 1
+    t.heap[i] = item
+    return 0
+
+cdef void heap_pop(Trainer *t) noexcept nogil:
+    cdef HeapItem last
+    cdef Py_ssize_t i = 0, c, n
+    t.hlen -= 1
+    n = t.hlen
+    if n == 0:
+        return
+    last = t.heap[n]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and before(t, t.heap[c + 1], t.heap[c]):
+            c += 1
+        if not before(t, t.heap[c], last):
+            break
+        t.heap[i] = t.heap[c]
+        i = c
+    t.heap[i] = last
+
+
+cdef int32_t pair_index(Trainer *t, int32_t a, int32_t b) noexcept nogil:
+    """The index of pair (a, b), made if new; -1 when out of memory."""
+    cdef uint64_t key = (<uint64_t> <uint32_t> a << 32) | <uint32_t> b
+    cdef int64_t i = u64map_get(&t.index, key, -1)
+    cdef Py_ssize_t cap
+    if i >= 0:
+        return <int32_t> i
+    if t.npairs == t.pcap:
+        cap = t.pcap * 2 if t.pcap else 1024
+        t.pcount = <int64_t *> realloc(t.pcount, cap * sizeof(int64_t))
+        t.occ = <IVec *> realloc(t.occ, cap * sizeof(IVec))
+        t.stamp = <int32_t *> realloc(t.stamp, cap * sizeof(int32_t))
+        if t.pcount == NULL or t.occ == NULL or t.stamp == NULL:
+            return -1
+        t.pcap = cap
+    i = t.npairs
+    t.npairs += 1
+    t.pcount[i] = 0
+    t.occ[i].data = NULL
+    t.occ[i].len = 0
+    t.occ[i].cap = 0
+    t.stamp[i] = -1
+    if ivec_push(&t.pa, a) < 0 or ivec_push(&t.pb, b) < 0 or u64map_put(&t.index, key, i) < 0:
+        return -1
+    return <int32_t> i
+
+cdef inline int add_pair(Trainer *t, int32_t a, int32_t b, int64_t n, int32_t pos) noexcept nogil:
+    cdef int32_t i = pair_index(t, a, b)
+    if i < 0:
+        return -1
+    t.pcount[i] += n
+    return ivec_push(&t.occ[i], pos)
+
+cdef inline void drop_pair(Trainer *t, int32_t a, int32_t b, int64_t n) noexcept nogil:
+    cdef uint64_t key = (<uint64_t> <uint32_t> a << 32) | <uint32_t> b
+    cdef int64_t i = u64map_get(&t.index, key, -1)
+    if i < 0:
+        return
+    t.pcount[i] -= n
+    if t.pcount[i] <= 0:
+        t.pcount[i] = 0
+        ivec_free(&t.occ[i])
+
+cdef int add_token(Trainer *t, int32_t a, int32_t b) noexcept nogil:
+    cdef int64_t need = t.tbuf_len + t.tlen[a] + t.tlen[b]
+    cdef int64_t cap
+    cdef uint8_t *p
+    if need > t.tbuf_cap:
+        cap = t.tbuf_cap * 2
+        while cap < need:
+            cap *= 2
+        p = <uint8_t *> realloc(t.tbuf, cap)
+        if p == NULL:
+            return -1
+        t.tbuf = p
+        t.tbuf_cap = cap
+    memcpy(t.tbuf + t.tbuf_len, t.tbuf + t.toff[a], t.tlen[a])
+    memcpy(t.tbuf + t.tbuf_len + t.tlen[a], t.tbuf + t.toff[b], t.tlen[b])
+    t.toff[t.ntok] = t.tbuf_len
+    t.tlen[t.ntok] = t.tlen[a] + t.tlen[b]
+    t.tbuf_len = need
+    t.ntok += 1
+    return 0
+
+cdef int cmp_int32(const void *x, const void *y) noexcept nogil:
+    cdef int32_t a = (<const int32_t *> x)[0], b = (<const int32_t *> y)[0]
+    return (a > b) - (a < b)
+
+
+cdef void trainer_free(Trainer *t) noexcept nogil:
+    cdef Py_ssize_t i
+    free(t.sym); free(t.nxt); free(t.prv); free(t.weight)
+    u64map_free(&t.index)
+    ivec_free(&t.pa); ivec_free(&t.pb)
+    if t.occ != NULL:
+        for i in range(t.npairs):
+            ivec_free(&t.occ[i])
+    free(t.occ); free(t.pcount); free(t.stamp)
+    free(t.tbuf); free(t.toff); free(t.tlen); free(t.heap)
+
+
+cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *born) noexcept nogil:
+    """Apply merge `pair` -> `new` at every valid occurrence, left to right
+    within each pre-token; update neighbouring pair counts; list new pairs."""
+    cdef int32_t a = t.pa.data[pair], b = t.pb.data[pair]
+    cdef IVec occ = t.occ[pair]
+    cdef Py_ssize_t k
+    cdef int32_t p, q, left, right, x, y, j
+    cdef int64_t n
+    t.occ[pair].data = NULL
+    t.occ[pair].len = 0
+    t.occ[pair].cap = 0
+    qsort(occ.data, occ.len, sizeof(int32_t), cmp_int32)
+    for k in range(occ.len):
+        p = occ.data[k]
+        if t.sym[p] != a:
+            continue
+        q = t.nxt[p]
+        if q < 0 or t.sym[q] != b:
+            continue
+        n = t.weight[p]
+        left = t.prv[p]
+        right = t.nxt[q]
+        if left >= 0:
+            x = t.sym[left]
+            drop_pair(t, x, a, n)
+            if add_pair(t, x, new, n, left) < 0:
+                return -1
+            j = pair_index(t, x, new)
+            if t.stamp[j] != step:
+                t.stamp[j] = step
+                if ivec_push(born, j) < 0:
+                    return -1
+        if right >= 0:
+            y = t.sym[right]
+            drop_pair(t, b, y, n)
+            if add_pair(t, new, y, n, p) < 0:
+                return -1
+            j = pair_index(t, new, y)
+            if t.stamp[j] != step:
+                t.stamp[j] = step
+                if ivec_push(born, j) < 0:
+                    return -1
+            t.prv[right] = p
+        t.sym[p] = new
+        t.sym[q] = -1
+        t.nxt[p] = right
+    ivec_free(&occ)
+    t.pcount[pair] = 0
+    ivec_free(&t.occ[pair])
+    return 0
+
+
+def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_bytes,
+                  progress=False):
+    """The compiled merge loop; same contract as bpe_fallback._learn_merges."""
+    cdef Trainer t
+    cdef Py_ssize_t total = 0, base, i, n, step
+    cdef int64_t c, limit = (1 << 62) if max_token_bytes is None else max_token_bytes
+    cdef const uint8_t *w
+    cdef int32_t a, b, pair
+    cdef HeapItem top
+    cdef IVec born
+    cdef int err = 0
+    memset(&t, 0, sizeof(Trainer))
+    memset(&born, 0, sizeof(IVec))
+    words = [(w_, c_) for w_, c_ in counts.items() if len(w_) >= 2 and c_ > 0]
+    for word, _ in words:
+        if type(word) is not bytes:
+            raise TypeError(f"pre-tokens must be bytes, not {type(word).__name__}")
+    for word, _ in words:
+        total += len(word)
+    if total >= 0x7FFFFFFF:
+        raise MemoryError("more than 2**31 symbols in distinct pre-tokens")
+    report = _py._Progress(progress, n_merges, "merges")
+    try:
+        t.sym = <int32_t *> malloc((total + 1) * sizeof(int32_t))
+        t.nxt = <int32_t *> malloc((total + 1) * sizeof(int32_t))
+        t.prv = <int32_t *> malloc((total + 1) * sizeof(int32_t))
+        t.weight = <int64_t *> malloc((total + 1) * sizeof(int64_t))
+        t.tbuf_cap = 1 << 16
+        t.tbuf = <uint8_t *> malloc(t.tbuf_cap)
+        t.toff = <int64_t *> malloc((256 + n_merges + 1) * sizeof(int64_t))
+        t.tlen = <int32_t *> malloc((256 + n_merges + 1) * sizeof(int32_t))
+        if (t.sym == NULL or t.nxt == NULL or t.prv == NULL or t.weight == NULL or t.tbuf == NULL
+                or t.toff == NULL or t.tlen == NULL or u64map_init(&t.index, 1 << 16) < 0):
+            raise MemoryError()
+        for i in range(256):
+            t.tbuf[i] = <uint8_t> i
+            t.toff[i] = i
+            t.tlen[i] = 1
+        t.tbuf_len = 256
+        t.ntok = 256
+        base = 0
+        for word, count in words:
+            w = <const uint8_t *> PyBytes_AS_STRING(word)
+            n = PyBytes_GET_SIZE(word)
+            c = count
+            for i in range(n):
+                t.sym[base + i] = w[i]
+                t.nxt[base + i] = <int32_t> (base + i + 1)
+                t.prv[base + i] = <int32_t> (base + i - 1)
+                t.weight[base + i] = c
+            t.nxt[base + n - 1] = -1
+            t.prv[base] = -1
+            for i in range(n - 1):
+                if add_pair(&t, w[i], w[i + 1], c, <int32_t> (base + i)) < 0:
+                    raise MemoryError()
+            base += n
+        del words
+        if limit >= 2:
+            for i in range(t.npairs):
+                if heap_push(&t, t.pcount[i], <int32_t> i) < 0:
+                    raise MemoryError()
+        merges = []
+        step = 0
+        while step < n_merges and t.hlen > 0:
+            top = t.heap[0]
+            c = t.pcount[top.pair]
+            if c != top.count:
+                heap_pop(&t)
+                if c > 0 and heap_push(&t, c, top.pair) < 0:
+                    raise MemoryError()
+                continue
+            if c < min_frequency:
+                break
+            heap_pop(&t)
+            a = t.pa.data[top.pair]
+            b = t.pb.data[top.pair]
+            if add_token(&t, a, b) < 0:
+                raise MemoryError()
+            born.len = 0
+            with nogil:
+                err = merge_step(&t, top.pair, <int32_t> (256 + step), <int32_t> step, &born)
+                if err == 0:
+                    for i in range(born.len):
+                        pair = born.data[i]
+                        c = t.pcount[pair]
+                        if c > 0 and t.tlen[t.pa.data[pair]] + t.tlen[t.pb.data[pair]] <= limit:
+                            if heap_push(&t, c, pair) < 0:
+                                err = -1
+                                break
+            if err < 0:
+                raise MemoryError()
+            merges.append((a, b))
+            step += 1
+            if progress and (step & 255) == 0:
+                report.update(step)
+        report.update(step, force=True)
+        return merges
+    finally:
+        ivec_free(&born)
+        trainer_free(&t)
+
+
+# ===========================================================================
+# Native pre-tokenizer for the named patterns
+# ===========================================================================
+
+DEF F_L = 1      # \p{L}
+DEF F_N = 2      # \p{N}
+DEF F_S = 4      # \s
+DEF F_U = 8      # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+DEF F_W = 16     # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+DEF F_CASE_S = 32   # matches "s" case-insensitively in regex (s, S, U+017F)
+
+DEF P_NONE = 0
+DEF P_GPT2 = 1
+DEF P_CL100K = 2
+DEF P_O200K = 3
+DEF P_WORDS = 4
+
+cdef uint8_t *FLAGS = NULL
+_flags_lock = threading.Lock()
+
+
+cdef void _build_flags() except *:
+    """Classify every code point with `regex` itself, so the native scanner
+    agrees with regex's Unicode tables by construction."""
+    global FLAGS
+    cdef uint8_t *table
+    cdef Py_ssize_t i
+    with _flags_lock:
+        if FLAGS != NULL:
+            return
+        table = <uint8_t *> calloc(0x110000, 1)
+        if table == NULL:
+            raise MemoryError()
+        everything = "".join(map(chr, range(0x110000)))
+        for flag, pat in ((F_L, r"\p{L}+"), (F_N, r"\p{N}+"), (F_S, r"\s+"),
+                          (F_U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"),
+                          (F_W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"), (F_CASE_S, r"(?i:s)+")):
+            for m in regex.finditer(pat, everything):
+                for i in range(m.start(), m.end()):
+                    table[i] |= <uint8_t> flag
+        FLAGS = table
+
+
+cdef inline uint32_t cp_at(const void *data, int kind, Py_ssize_t i) noexcept nogil:
+    if kind == 1:
+        return (<const uint8_t *> data)[i]
+    if kind == 2:
+        return (<const unsigned short *> data)[i]
+    return (<const uint32_t *> data)[i]
+
+cdef inline uint8_t fl(const void *data, int kind, Py_ssize_t i) noexcept nogil:
+    cdef uint32_t c = cp_at(data, kind, i)
+    return FLAGS[c] if c < 0x110000 else 0
+
+cdef inline bint is_other(uint8_t f) noexcept nogil:
+    return (f & (F_L | F_N | F_S)) == 0
+
+cdef inline Py_ssize_t run_of(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
+                              uint8_t mask) noexcept nogil:
+    while i < n and (fl(data, kind, i) & mask):
+        i += 1
+    return i
+
+cdef inline Py_ssize_t run_other(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    while i < n and is_other(fl(data, kind, i)):
+        i += 1
+    return i
+
+cdef inline bint lower_is(const void *data, int kind, Py_ssize_t i, Py_ssize_t n, char ch,
+                          bint fold) noexcept nogil:
+    """text[i] == ch (ASCII lowercase), or its case variants when `fold`."""
+    cdef uint32_t c
+    if i >= n:
+        return False
+    c = cp_at(data, kind, i)
+    if c == <uint32_t> ch:
+        return True
+    if not fold:
+        return False
+    if ch == c's':
+        return (FLAGS[c] & F_CASE_S) != 0 if c < 0x110000 else False
+    return c == <uint32_t> (ch - 32)
+
+cdef inline Py_ssize_t contraction(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
+                                   bint fold) noexcept nogil:
+    """Length of 's 't 'd 'm 'll 've 're at i (0 if none)."""
+    if i + 1 >= n or cp_at(data, kind, i) != 39:
+        return 0
+    if (lower_is(data, kind, i + 1, n, c's', fold) or lower_is(data, kind, i + 1, n, c't', fold)
+            or lower_is(data, kind, i + 1, n, c'd', fold) or lower_is(data, kind, i + 1, n, c'm', fold)):
+        return 2
+    if ((lower_is(data, kind, i + 1, n, c'l', fold) and lower_is(data, kind, i + 2, n, c'l', fold))
+            or (lower_is(data, kind, i + 1, n, c'v', fold) and lower_is(data, kind, i + 2, n, c'e', fold))
+            or (lower_is(data, kind, i + 1, n, c'r', fold) and lower_is(data, kind, i + 2, n, c'e', fold))):
+        return 3
+    return 0
+
+cdef inline bint is_crlf(uint32_t c) noexcept nogil:
+    return c == 10 or c == 13
+
+cdef inline Py_ssize_t ws_tail(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """`\\s+(?!\\S)|\\s+` at a whitespace char i."""
+    cdef Py_ssize_t r = run_of(data, kind, i, n, F_S)
+    if r == n or r - i == 1:
+        return r
+    return r - 1
+
+cdef Py_ssize_t next_gpt2(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t f = fl(data, kind, i), g
+    cdef Py_ssize_t k = contraction(data, kind, i, n, False)
+    if k:
+        return i + k
+    if cp_at(data, kind, i) == 32 and i + 1 < n:
+        g = fl(data, kind, i + 1)
+        if g & F_L:
+            return run_of(data, kind, i + 1, n, F_L)
+        if g & F_N:
+            return run_of(data, kind, i + 1, n, F_N)
+        if is_other(g):
+            return run_other(data, kind, i + 1, n)
+    if f & F_L:
+        return run_of(data, kind, i, n, F_L)
+    if f & F_N:
+        return run_of(data, kind, i, n, F_N)
+    if is_other(f):
+        return run_other(data, kind, i, n)
+    return ws_tail(data, kind, i, n)
+
+cdef Py_ssize_t next_words(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t r
+    if fl(data, kind, i) & F_S:
+        return run_of(data, kind, i, n, F_S)
+    r = i + 1
+    while r < n and not (fl(data, kind, r) & F_S):
+        r += 1
+    return r + 1 if r < n else r
+
+cdef inline Py_ssize_t crlf_run(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
+                                bint slash) noexcept nogil:
+    cdef uint32_t c
+    while i < n:
+        c = cp_at(data, kind, i)
+        if not (is_crlf(c) or (slash and c == 47)):
+            break
+        i += 1
+    return i
+
+cdef Py_ssize_t space_cl100k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
+                             bint plus) noexcept nogil:
+    """`\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s` (cl100k), or with [\\r\\n]+ and
+    without the `$` branch (o200k: `\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`)."""
+    cdef Py_ssize_t r = run_of(data, kind, i, n, F_S), q
+    if r == n:
+        return n
+    q = r - 1
+    while q >= i and not is_crlf(cp_at(data, kind, q)):
+        q -= 1
+    if q >= i:
+        return q + 1
+    return r - 1 if r - i >= 2 else i + 1
+
+cdef Py_ssize_t next_cl100k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t f = fl(data, kind, i), g
+    cdef uint32_t c = cp_at(data, kind, i)
+    cdef Py_ssize_t k = contraction(data, kind, i, n, True)
+    if k:
+        return i + k
+    if f & F_L:
+        return run_of(data, kind, i, n, F_L)
+    if not is_crlf(c) and not (f & F_N) and i + 1 < n and (fl(data, kind, i + 1) & F_L):
+        return run_of(data, kind, i + 1, n, F_L)
+    if f & F_N:
+        k = i + 1
+        while k < n and k < i + 3 and (fl(data, kind, k) & F_N):
+            k += 1
+        return k
+    if c == 32 and i + 1 < n and is_other(fl(data, kind, i + 1)):
+        return crlf_run(data, kind, run_other(data, kind, i + 1, n), n, False)
+    if is_other(f):
+        return crlf_run(data, kind, run_other(data, kind, i, n), n, False)
+    return space_cl100k(data, kind, i, n, False)
+
+cdef Py_ssize_t o200k_letters(const void *data, int kind, Py_ssize_t k, Py_ssize_t n,
+                              bint need_lower) noexcept nogil:
+    """Match [U]*[W]+ (need_lower) or [U]+[W]* at k, then the optional
+    contraction; return the end, or -1."""
+    cdef Py_ssize_t u = run_of(data, kind, k, n, F_U), j, e
+    if need_lower:
+        if u < n and (fl(data, kind, u) & F_W):
+            e = run_of(data, kind, u, n, F_W)
+        else:
+            j = u - 1
+            while j >= k and not (fl(data, kind, j) & F_W):
+                j -= 1
+            if j < k:
+                return -1
+            e = run_of(data, kind, j, n, F_W)
+    else:
+        if u == k:
+            return -1
+        e = run_of(data, kind, u, n, F_W)
+    return e + contraction(data, kind, e, n, True)
+
+cdef Py_ssize_t next_o200k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t f = fl(data, kind, i)
+    cdef uint32_t c = cp_at(data, kind, i)
+    cdef bint prefix = not is_crlf(c) and not (f & (F_L | F_N)) and i + 1 < n
+    cdef Py_ssize_t e, k
+    cdef int need
+    for need in range(1, -1, -1):
+        if prefix:
+            e = o200k_letters(data, kind, i + 1, n, need)
+            if e >= 0:
+                return e
+        e = o200k_letters(data, kind, i, n, need)
+        if e >= 0:
+            return e
+    if f & F_N:
+        k = i + 1
+        while k < n and k < i + 3 and (fl(data, kind, k) & F_N):
+            k += 1
+        return k
+    if c == 32 and i + 1 < n and is_other(fl(data, kind, i + 1)):
+        return crlf_run(data, kind, run_other(data, kind, i + 1, n), n, True)
+    if is_other(f):
+        return crlf_run(data, kind, run_other(data, kind, i, n), n, True)
+    return space_cl100k(data, kind, i, n, True)
+
+cdef inline Py_ssize_t next_token(int which, const void *data, int kind, Py_ssize_t i,
+                                  Py_ssize_t n) noexcept nogil:
+    if which == P_GPT2:
+        return next_gpt2(data, kind, i, n)
+    if which == P_CL100K:
+        return next_cl100k(data, kind, i, n)
+    if which == P_O200K:
+        return next_o200k(data, kind, i, n)
+    return next_words(data, kind, i, n)
+
+
+def _native_pretokens(text, pattern):
+    """The pre-tokens of `text` by the native scanner (for tests: they must
+    equal regex.findall(pattern, text))."""
+    cdef int which = _which(pattern)
+    cdef Py_ssize_t i = 0, n, e
+    cdef int kind
+    cdef const void *data
+    if which == P_NONE:
+        raise ValueError("no native scanner for this pattern")
+    _build_flags()
+    n = PyUnicode_GET_LENGTH(text)
+    kind = PyUnicode_KIND(text)
+    data = PyUnicode_DATA(text)
+    out = []
+    while i < n:
+        e = next_token(which, data, kind, i, n)
+        out.append(text[i:e])
+        i = e
+    return out
+
+
+cdef int _which(pattern):
+    if pattern == PATTERNS["gpt2"]:
+        return P_GPT2
+    if pattern == PATTERNS["cl100k"]:
+        return P_CL100K
+    if pattern == PATTERNS["o200k"]:
+        return P_O200K
+    if pattern == PATTERNS["words"]:
+        return P_WORDS
+    return P_NONE
+
+
+# ===========================================================================
+# Encoding
+# ===========================================================================
+
+DEF CACHE_ENTRIES = 1 << 16
+DEF CACHE_MAX_BYTES = 256
+DEF SHORT = 32
+
+
+cdef class _Cache:
+    """A bounded pre-token (UTF-8) -> ids cache; one per thread at a time."""
+    cdef BytesMap m
+    cdef bint busy
+
+    def __cinit__(self):
+        if bmap_init(&self.m, 1024) < 0:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        bmap_free(&self.m)
+
+
+cdef class _Core:
+    """The C tables of one tokenizer: merge ranks keyed by the pair of ids,
+    the byte ids, and whole tokens (a pre-token that is a token is one id)."""
+    cdef U64Map ranks          # (a << 32 | b) -> rank << 32 | new id
+    cdef BytesMap tokens       # bytes -> id
+    cdef int32_t byte_ids[256]
+    cdef int which
+    cdef object rx_findall
+
+    def __cinit__(self, tok):
+        cdef int32_t i
+        cdef bytes t
+        cdef int32_t one
+        if u64map_init(&self.ranks, len(tok._rank_pair) + 16) < 0 or bmap_init(&self.tokens, len(tok._encoder)) < 0:
+            raise MemoryError()
+        for rank, ((a, b), new) in enumerate(zip(tok._rank_pair, tok._rank_id)):
+            if u64map_put(&self.ranks, (<uint64_t> <uint32_t> a << 32) | <uint32_t> b,
+                          (<int64_t> rank << 32) | <uint32_t> new) < 0:
+                raise MemoryError()
+        for t, i in tok._encoder.items():
+            one = i
+            if bmap_put(&self.tokens, <const uint8_t *> PyBytes_AS_STRING(t), len(t),
+                        hash_bytes(<const uint8_t *> PyBytes_AS_STRING(t), len(t)), &one, 1) < 0:
+                raise MemoryError()
+        for i in range(256):
+            self.byte_ids[i] = tok._byte_ids[i]
+        self.which = _which(tok._pattern)
+        self.rx_findall = tok._rx.findall
+        if self.which != P_NONE:
+            _build_flags()
+
+    def __dealloc__(self):
+        u64map_free(&self.ranks)
+        bmap_free(&self.tokens)
+
+    cdef inline int64_t rank_of(self, int32_t a, int32_t b) noexcept nogil:
+        return u64map_get(&self.ranks, (<uint64_t> <uint32_t> a << 32) | <uint32_t> b, -1)
+
+    cdef int bpe(self, const uint8_t *s, Py_ssize_t n, IVec *out, IVec *work) noexcept nogil:
+        """Append the ids of one pre-token's bytes to `out`."""
+        cdef Py_ssize_t i, start, m, best_i
+        cdef int64_t r, best
+        cdef int32_t *w
+        start = out.len
+        if ivec_reserve(out, out.len + n) < 0:
+            return -1
+        for i in range(n):
+            out.data[start + i] = self.byte_ids[s[i]]
+        out.len = start + n
+        if n < 2:
+            return 0
+        if n > SHORT:
+            return self.bpe_long(out, start, work)
+        w = out.data + start
+        m = n
+        while m > 1:
+            best = -1
+            best_i = -1
+            for i in range(m - 1):
+                r = self.rank_of(w[i], w[i + 1])
+                if r >= 0 and (best < 0 or r < best):
+                    best = r
+                    best_i = i
+            if best < 0:
+                break
+            w[best_i] = <int32_t> (best & 0xFFFFFFFF)
+            m -= 1
+            for i in range(best_i + 1, m):
+                w[i] = w[i + 1]
+        out.len = start + m
+        return 0
+
+    cdef int bpe_long(self, IVec *out, Py_ssize_t start, IVec *work) noexcept nogil:
+        """Rank merging with a binary heap of (rank, position) over a linked
+        list: O(n log n) for long pre-tokens."""
+        cdef Py_ssize_t n = out.len - start, i, hlen = 0, c, j
+        cdef int32_t *sym = out.data + start
+        cdef int32_t *nxt
+        cdef int32_t *prv
+        cdef int64_t *heap
+        cdef int64_t item, r, tmp
+        cdef int32_t p, q, right, left
+        work.len = 0
+        if ivec_reserve(work, 8 * n + 16) < 0:
+            return -1
+        nxt = work.data
+        prv = work.data + n
+        heap = <int64_t *> (work.data + 2 * n + 2)
+        for i in range(n):
+            nxt[i] = <int32_t> (i + 1) if i + 1 < n else -1
+            prv[i] = <int32_t> (i - 1)
+        for i in range(n - 1):
+            r = self.rank_of(sym[i], sym[i + 1])
+            if r >= 0:
+                # push ((rank << 32 | position)): min-heap on rank then position
+                item = ((r >> 32) << 32) | i
+                j = hlen
+                hlen += 1
+                while j > 0 and heap[(j - 1) >> 1] > item:
+                    heap[j] = heap[(j - 1) >> 1]
+                    j = (j - 1) >> 1
+                heap[j] = item
+        while hlen > 0:
+            item = heap[0]
+            hlen -= 1
+            tmp = heap[hlen]
+            j = 0
+            while True:
+                c = 2 * j + 1
+                if c >= hlen:
+                    break
+                if c + 1 < hlen and heap[c + 1] < heap[c]:
+                    c += 1
+                if heap[c] >= tmp:
+                    break
+                heap[j] = heap[c]
+                j = c
+            heap[j] = tmp
+            p = <int32_t> (item & 0xFFFFFFFF)
+            if sym[p] < 0:
+                continue
+            q = nxt[p]
+            if q < 0:
+                continue
+            r = self.rank_of(sym[p], sym[q])
+            if r < 0 or (r >> 32) != (item >> 32):
+                continue
+            sym[p] = <int32_t> (r & 0xFFFFFFFF)
+            sym[q] = -1
+            right = nxt[q]
+            nxt[p] = right
+            if right >= 0:
+                prv[right] = p
+            left = prv[p]
+            for c in range(2):
+                if c == 0:
+                    if right < 0:
+                        continue
+                    r = self.rank_of(sym[p], sym[right])
+                    i = p
+                else:
+                    if left < 0:
+                        continue
+                    r = self.rank_of(sym[left], sym[p])
+                    i = left
+                if r >= 0:
+                    item = ((r >> 32) << 32) | i
+                    j = hlen
+                    hlen += 1
+                    while j > 0 and heap[(j - 1) >> 1] > item:
+                        heap[j] = heap[(j - 1) >> 1]
+                        j = (j - 1) >> 1
+                    heap[j] = item
+        j = 0
+        for i in range(n):
+            if sym[i] >= 0:
+                sym[j] = sym[i]
+                j += 1
+        out.len = start + j
+        return 0
+
+    cdef int piece(self, const uint8_t *s, Py_ssize_t n, BytesMap *cache, IVec *out,
+                   IVec *work) noexcept nogil:
+        """Append the ids of one pre-token (UTF-8 bytes), through the cache."""
+        cdef uint64_t h = hash_bytes(s, n)
+        cdef Py_ssize_t slot, start
+        cdef BEntry *e
+        slot = bmap_find(cache, s, n, h)
+        e = &cache.slots[slot]
+        if e.val_len >= 0:
+            if ivec_reserve(out, out.len + e.val_len) < 0:
+                return -1
+            memcpy(out.data + out.len, cache.vals.data + e.val_off, e.val_len * sizeof(int32_t))
+            out.len += e.val_len
+            return 0
+        slot = bmap_find(&self.tokens, s, n, h)
+        e = &self.tokens.slots[slot]
+        if e.val_len >= 0:
+            return ivec_push(out, self.tokens.vals.data[e.val_off])
+        start = out.len
+        if self.bpe(s, n, out, work) < 0:
+            return -1
+        if n <= CACHE_MAX_BYTES:
+            if cache.size >= CACHE_ENTRIES:
+                bmap_clear(cache)
+            if bmap_put(cache, s, n, h, out.data + start, out.len - start) < 0:
+                return -1
+        return 0
+
+    cdef int scan(self, const void *data, int kind, Py_ssize_t n, BytesMap *cache,
+                  IVec *out) noexcept nogil:
+        """Pre-tokenize natively and encode every pre-token."""
+        cdef Py_ssize_t i = 0, e, j, m
+        cdef uint8_t buf[1024]
+        cdef uint8_t *u = buf
+        cdef uint8_t *big = NULL
+        cdef uint32_t c
+        cdef IVec work
+        cdef int err = 0
+        memset(&work, 0, sizeof(IVec))
+        while i < n and err == 0:
+            e = next_token(self.which, data, kind, i, n)
+            if kind == 1 and e - i <= 256:
+                # latin-1 data: ASCII bytes are their own UTF-8
+                m = 0
+                for j in range(i, e):
+                    c = (<const uint8_t *> data)[j]
+                    if c < 0x80:
+                        buf[m] = <uint8_t> c
+                        m += 1
+                    else:
+                        buf[m] = <uint8_t> (0xC0 | (c >> 6))
+                        buf[m + 1] = <uint8_t> (0x80 | (c & 0x3F))
+                        m += 2
+                u = buf
+            else:
+                if 4 * (e - i) > 1024:
+                    free(big)
+                    big = <uint8_t *> malloc(4 * (e - i))
+                    if big == NULL:
+                        err = -1
+                        break
+                    u = big
+                else:
+                    u = buf
+                m = 0
+                for j in range(i, e):
+                    c = cp_at(data, kind, j)
+                    if c < 0x80:
+                        u[m] = <uint8_t> c
+                        m += 1
+                    elif c < 0x800:
+                        u[m] = <uint8_t> (0xC0 | (c >> 6))
+                        u[m + 1] = <uint8_t> (0x80 | (c & 0x3F))
+                        m += 2
+                    elif c < 0x10000:
+                        u[m] = <uint8_t> (0xE0 | (c >> 12))
+                        u[m + 1] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
+                        u[m + 2] = <uint8_t> (0x80 | (c & 0x3F))
+                        m += 3
+                    else:
+                        u[m] = <uint8_t> (0xF0 | (c >> 18))
+                        u[m + 1] = <uint8_t> (0x80 | ((c >> 12) & 0x3F))
+                        u[m + 2] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
+                        u[m + 3] = <uint8_t> (0x80 | (c & 0x3F))
+                        m += 4
+            err = self.piece(u, m, cache, out, &work)
+            i = e
+        free(big)
+        ivec_free(&work)
+        return err
+
+    cdef list to_list(self, IVec *out):
+        cdef list result = PyList_New(out.len)
+        cdef Py_ssize_t i
+        for i in range(out.len):
+            o = PyLong_FromLong(out.data[i])
+            Py_INCREF(o)
+            PyList_SET_ITEM(result, i, o)
+        return result
+
+    cdef list encode_pieces(self, pieces, _Cache cache):
+        """Ids of pre-tokens already split (str each)."""
+        cdef IVec out
+        cdef IVec work
+        cdef bytes b
+        memset(&out, 0, sizeof(IVec))
+        memset(&work, 0, sizeof(IVec))
+        try:
+            for piece in pieces:
+                b = piece.encode("utf-8")
+                if self.piece(<const uint8_t *> PyBytes_AS_STRING(b), len(b), &cache.m, &out, &work):
+                    raise MemoryError()
+            return self.to_list(&out)
+        finally:
+            ivec_free(&out)
+            ivec_free(&work)
+
+    cdef list encode_text(self, str text, _Cache cache):
+        """Ids of text that holds no special tokens (lone surrogates already
+        repaired).  The GIL is released while the named patterns scan."""
+        cdef IVec out
+        cdef IVec work
+        cdef int err = 0, kind
+        cdef const void *data
+        cdef Py_ssize_t n, i
+        cdef bytes b
+        cdef list result
+        memset(&out, 0, sizeof(IVec))
+        memset(&work, 0, sizeof(IVec))
+        try:
+            if self.which != P_NONE:
+                n = PyUnicode_GET_LENGTH(text)
+                kind = PyUnicode_KIND(text)
+                data = PyUnicode_DATA(text)
+                with nogil:
+                    err = self.scan(data, kind, n, &cache.m, &out)
+            else:
+                return self.encode_pieces(self.rx_findall(text), cache)
+            if err:
+                raise MemoryError()
+            return self.to_list(&out)
+        finally:
+            ivec_free(&out)
+            ivec_free(&work)
+
+
+class Tokenizer(_py.Tokenizer):
+    __doc__ = _py.Tokenizer.__doc__
+
+    _learn = staticmethod(_learn_merges)
+
+    def _init_core(self):
+        self._core = _Core(self)
+        self._cache = _Cache()
+        self._local = threading.local()
+
+    def _take_cache(self):
+        """The shared cache, or this thread's own while another thread holds
+        it (taken and given back under the GIL, so never used by two)."""
+        cdef _Cache cache = self._cache
+        if cache.busy:
+            cache = getattr(self._local, "cache", None)
+            if cache is None:
+                cache = self._local.cache = _Cache()
+        cache.busy = True
+        return cache
+
+    def encode_ordinary(self, text):
+        cdef _Cache cache = self._take_cache()
+        try:
+            return (<_Core> self._core).encode_text(_py._repair(text), cache)
+        finally:
+            cache.busy = False
+
+    encode_ordinary.__doc__ = _py.Tokenizer.encode_ordinary.__doc__
+
+    def _encode_chunk(self, text, out):
+        cdef _Cache cache = self._take_cache()
+        try:
+            out.extend((<_Core> self._core).encode_text(text, cache))
+        finally:
+            cache.busy = False
+        return out
+
+    def _encode_pieces(self, pieces, out):
+        cdef _Cache cache = self._take_cache()
+        try:
+            out.extend((<_Core> self._core).encode_pieces(pieces, cache))
+        finally:
+            cache.busy = False
+        return out
+
+    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(),
+                     disallowed_special="all"):
+        """``[encode(t) for t in texts]`` on `num_threads` threads (default:
+        the number of CPUs) that encode without the GIL.
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")])
+        >>> tok.encode_batch(["hi", "ih"], num_threads=2)
+        [[256], [105, 104]]
+        """
+        if num_threads is not None:
+            _py._check_int("num_threads", num_threads, 1)
+        if isinstance(texts, str):
+            raise TypeError("encode_batch expects a list of str, not a str")
+        texts = list(texts)
+        threads = min(num_threads or os.cpu_count() or 1, max(len(texts), 1))
+        if threads <= 1:
+            return [self.encode(t, allowed_special=allowed_special,
+                                disallowed_special=disallowed_special) for t in texts]
+        step = -(-len(texts) // threads)
+        groups = [texts[i:i + step] for i in range(0, len(texts), step)]
+
+        def work(group):
+            return [self.encode(t, allowed_special=allowed_special,
+                                disallowed_special=disallowed_special) for t in group]
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            parts = list(pool.map(work, groups))
+        return [ids for part in parts for ids in part]
