@@ -102,7 +102,7 @@ cdef inline uint64_t hash_bytes(const uint8_t *p, Py_ssize_t n) noexcept nogil:
 
 # ---- uint64 -> int64 map (open addressing, linear probing) -----------------
 
-DEF EMPTY_KEY = 0xFFFFFFFFFFFFFFFF
+cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
 
 cdef struct U64Map:
     uint64_t *keys
@@ -616,18 +616,18 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
 # Native pre-tokenizer for the named patterns
 # ===========================================================================
 
-DEF F_L = 1      # \p{L}
-DEF F_N = 2      # \p{N}
-DEF F_S = 4      # \s
-DEF F_U = 8      # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
-DEF F_W = 16     # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
-DEF F_CASE_S = 32   # matches "s" case-insensitively in regex (s, S, U+017F)
+cdef enum: F_L = 1      # \p{L}
+cdef enum: F_N = 2      # \p{N}
+cdef enum: F_S = 4      # \s
+cdef enum: F_U = 8      # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+cdef enum: F_W = 16     # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+cdef enum: F_CASE_S = 32   # matches "s" case-insensitively in regex (s, S, U+017F)
 
-DEF P_NONE = 0
-DEF P_GPT2 = 1
-DEF P_CL100K = 2
-DEF P_O200K = 3
-DEF P_WORDS = 4
+cdef enum: P_NONE = 0
+cdef enum: P_GPT2 = 1
+cdef enum: P_CL100K = 2
+cdef enum: P_O200K = 3
+cdef enum: P_WORDS = 4
 
 cdef uint8_t *FLAGS = NULL
 _flags_lock = threading.Lock()
@@ -764,13 +764,15 @@ cdef Py_ssize_t space_cl100k(const void *data, int kind, Py_ssize_t i, Py_ssize_
     """`\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s` (cl100k), or with [\\r\\n]+ and
     without the `$` branch (o200k: `\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`)."""
     cdef Py_ssize_t r = run_of(data, kind, i, n, F_S), q
-    if r == n:
+    if r == n and not plus:
         return n
     q = r - 1
     while q >= i and not is_crlf(cp_at(data, kind, q)):
         q -= 1
     if q >= i:
         return q + 1
+    if r == n:
+        return n
     return r - 1 if r - i >= 2 else i + 1
 
 cdef Py_ssize_t next_cl100k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -888,9 +890,9 @@ cdef int _which(pattern):
 # Encoding
 # ===========================================================================
 
-DEF CACHE_ENTRIES = 1 << 16
-DEF CACHE_MAX_BYTES = 256
-DEF SHORT = 32
+cdef enum: CACHE_ENTRIES = 1 << 16
+cdef enum: CACHE_MAX_BYTES = 256
+cdef enum: SHORT = 32
 
 
 cdef class _Cache:
@@ -971,7 +973,7 @@ cdef class _Core:
                     best_i = i
             if best < 0:
                 break
-            w[best_i] = <int32_t> (best & 0xFFFFFFFF)
+            w[best_i] = <int32_t> <uint32_t> best
             m -= 1
             for i in range(best_i + 1, m):
                 w[i] = w[i + 1]
@@ -1024,7 +1026,7 @@ cdef class _Core:
                 heap[j] = heap[c]
                 j = c
             heap[j] = tmp
-            p = <int32_t> (item & 0xFFFFFFFF)
+            p = <int32_t> <uint32_t> item
             if sym[p] < 0:
                 continue
             q = nxt[p]
@@ -1033,7 +1035,7 @@ cdef class _Core:
             r = self.rank_of(sym[p], sym[q])
             if r < 0 or (r >> 32) != (item >> 32):
                 continue
-            sym[p] = <int32_t> (r & 0xFFFFFFFF)
+            sym[p] = <int32_t> <uint32_t> r
             sym[q] = -1
             right = nxt[q]
             nxt[p] = right

@@ -37,6 +37,7 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
@@ -250,7 +251,9 @@ def _count_range(job):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: invalid UTF-8 at byte {start + e.start}") from None
+        warnings.warn(f"{path}: invalid UTF-8 at byte {start + e.start} (and maybe later); "
+                      f"such bytes are read as U+FFFD", stacklevel=2)
+        text = data.decode("utf-8", "replace")
     counter = Counter()
     _count_text(counter, text, _compile_pattern(pattern).findall, _special_regex(specials))
     return counter
