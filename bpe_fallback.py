@@ -1131,6 +1131,11 @@ class Tokenizer:
         except ImportError:
             raise ImportError("to_tiktoken needs tiktoken: pip install tiktoken") from None
         _check_rank_order(self)
+        for a in self._specials:
+            for b in self._specials:
+                if a != b and b.startswith(a):
+                    raise ValueError(f"special tokens {a!r} and {b!r} start alike; tiktoken does not "
+                                     f"match them longest first, so it would encode differently")
         return tiktoken.Encoding(name=name, pat_str=self._pattern,
                                  mergeable_ranks={t: i for i, t in self._tokens.items()},
                                  special_tokens=dict(self._specials))
@@ -1439,6 +1444,11 @@ def _tiktoken_dump(tok):
 
 
 def _hf_dump(tok):
+    vocab = {token_to_str(t): i for i, t in sorted(tok._tokens.items())}
+    for s in tok._specials:
+        if s in vocab:
+            raise ValueError(f"special token {s!r} has the same text as token {vocab[s]} in the "
+                             f"byte-level vocabulary; tokenizers would give it that id")
     pre = {
         "type": "Sequence",
         "pretokenizers": [
@@ -1462,7 +1472,7 @@ def _hf_dump(tok):
         "model": {
             "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-            "vocab": {token_to_str(t): i for i, t in sorted(tok._tokens.items())},
+            "vocab": vocab,
             "merges": [[token_to_str(a), token_to_str(b)] for a, b in tok._merges],
         },
     }

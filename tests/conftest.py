@@ -1,0 +1,75 @@
+"""Every behaviour test runs on both backends: `bpe` (the compiled module, installed by
+`pip install .`) and `bpe_fallback` (the pure-Python module).
+
+BPE_TEST_BACKENDS=bpe_fallback (comma-separated) restricts the run to some backends.
+"""
+
+import importlib
+import os
+
+import pytest
+from hypothesis import settings
+
+# No example database in the work tree; failures print their example and seed.
+settings.register_profile("bpe", database=None, deadline=None, print_blob=True)
+settings.load_profile("bpe")
+
+from helpers import GPT2_MERGES, GPT2_VOCAB, SPECIALS, corpus_with_specials
+
+ALL_BACKENDS = ("bpe", "bpe_fallback")
+BACKENDS = tuple(
+    b.strip()
+    for b in os.environ.get("BPE_TEST_BACKENDS", ",".join(ALL_BACKENDS)).split(",")
+    if b.strip()
+)
+
+
+def import_backend(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:  # the package must be installed: `pip install .`
+        pytest.fail(f"cannot import backend module {name!r}: {exc!r}", pytrace=False)
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def mod(request):
+    """The backend module under test."""
+    return import_backend(request.param)
+
+
+@pytest.fixture(scope="session")
+def both():
+    """Both backend modules, for parity tests."""
+    return [import_backend(name) for name in ALL_BACKENDS]
+
+
+_GPT2 = {}
+
+
+@pytest.fixture(scope="session")
+def gpt2(mod):
+    """GPT-2 loaded from tests/data with mod.Tokenizer.from_gpt2 (once per backend)."""
+    if mod.__name__ not in _GPT2:
+        _GPT2[mod.__name__] = mod.Tokenizer.from_gpt2(str(GPT2_VOCAB), str(GPT2_MERGES))
+    return _GPT2[mod.__name__]
+
+
+_TRAINED = {}
+
+
+@pytest.fixture(scope="session")
+def trained(mod):
+    """trained(pattern) -> a tokenizer trained on ~20 KB of corpus.en with two specials."""
+
+    def make(pattern="gpt2", vocab_size=256 + 200 + 2):
+        key = (mod.__name__, pattern, vocab_size)
+        if key not in _TRAINED:
+            _TRAINED[key] = mod.Tokenizer.train(
+                corpus_with_specials(20000),
+                vocab_size,
+                pattern=pattern,
+                special_tokens=SPECIALS,
+            )
+        return _TRAINED[key]
+
+    return make

@@ -1,0 +1,155 @@
+"""Shared test helpers: test data, GPT-2's byte <-> unicode mapping, reference encoders."""
+
+import functools
+import json
+from pathlib import Path
+
+import regex
+
+DATA = Path(__file__).resolve().parent / "data"
+GPT2_VOCAB = DATA / "gpt2_vocab.json"
+GPT2_MERGES = DATA / "gpt2_merges.txt"
+EOT = "<|endoftext|>"
+
+
+def read_data(name, limit=None):
+    """A file of tests/data as str; with limit, cut at the last newline before limit chars."""
+    text = (DATA / name).read_bytes().decode("utf-8")
+    if limit is not None and len(text) > limit:
+        cut = text.rfind("\n", 0, limit)
+        text = text[: cut + 1] if cut > 0 else text[:limit]
+    return text
+
+
+@functools.lru_cache(maxsize=None)
+def bytes_to_unicode():
+    """GPT-2's reversible byte -> printable unicode character mapping (encoder.py)."""
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    mapping = {}
+    extra = 0
+    for b in range(256):
+        if b in printable:
+            mapping[b] = chr(b)
+        else:
+            mapping[b] = chr(256 + extra)
+            extra += 1
+    return mapping
+
+
+@functools.lru_cache(maxsize=None)
+def unicode_to_bytes():
+    return {c: b for b, c in bytes_to_unicode().items()}
+
+
+def gpt2_token_to_bytes(token):
+    table = unicode_to_bytes()
+    return bytes(table[c] for c in token)
+
+
+@functools.lru_cache(maxsize=None)
+def gpt2_ranks():
+    """GPT-2's mergeable ranks (bytes -> id) from vocab.json, without the special token."""
+    vocab = json.loads(GPT2_VOCAB.read_text(encoding="utf-8"))
+    return {gpt2_token_to_bytes(tok): i for tok, i in vocab.items() if tok != EOT}
+
+
+@functools.lru_cache(maxsize=None)
+def gpt2_tiktoken():
+    """A tiktoken Encoding for GPT-2 built offline from tests/data (the reference)."""
+    import tiktoken
+
+    from naive import GPT2_PATTERN
+
+    return tiktoken.Encoding(
+        name="gpt2-test",
+        pat_str=GPT2_PATTERN,
+        mergeable_ranks=gpt2_ranks(),
+        special_tokens={EOT: 50256},
+    )
+
+
+def tiktoken_of(tok, name="from-test"):
+    """An independent tiktoken Encoding built from a bpe Tokenizer's vocab (ranks = ids)."""
+    import tiktoken
+
+    specials = dict(tok.special_tokens)
+    special_ids = set(specials.values())
+    ranks = {b: i for i, b in tok.vocab.items() if i not in special_ids}
+    return tiktoken.Encoding(
+        name=name, pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=specials
+    )
+
+
+def fix_surrogates(text):
+    """The text as this library is to encode it: each surrogate code point -> U+FFFD."""
+    return regex.sub(r"[\ud800-\udfff]", "\ufffd", text)
+
+
+def has_surrogate_pair(text):
+    return any(
+        0xD800 <= ord(a) <= 0xDBFF and 0xDC00 <= ord(b) <= 0xDFFF for a, b in zip(text, text[1:])
+    )
+
+
+# A corpus with special tokens in it: corpus.en paragraphs (40 lines) separated by EOT.
+SPECIALS = [EOT, "<|pad|>"]
+
+
+def corpus_with_specials(limit=None):
+    lines = read_data("corpus.en", limit).splitlines(keepends=True)
+    parts = ["".join(lines[i : i + 40]) for i in range(0, len(lines), 40)]
+    text = EOT.join(parts)
+    return text.replace(" .\n", " .<|pad|>\n", 5)
+
+
+CODE = '''def fib(n: int) -> int:
+    """Return the n-th Fibonacci number."""
+\tif n < 2:
+\t\treturn n
+    return fib(n - 1) + fib(n - 2)  # recursion!
+
+x = {"a": [1, 2, 3], 'b': (4.5e-3, None)}
+if __name__ == "__main__":
+    print(f"{fib(10)=}")\r\n
+'''
+
+# Texts without special tokens, used by the encode and export comparisons.
+PLAIN_TEXTS = {
+    "english": "The quick brown fox jumps over the lazy dog. It's 12:30, isn't it? I'm sure we'll've.",
+    "address": read_data("address.txt"),
+    "tinystories": read_data("tinystories_sample.txt").replace(EOT, "\n"),
+    "corpus_en": read_data("corpus.en", 3000),
+    "german": read_data("german.txt"),
+    "code": CODE,
+    "emoji": "I \u2764\ufe0f tokenizers \U0001f389\U0001f44d\U0001f3fd family: \U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466!",
+    "cjk": "日本語のテキストです。中文测试，你好世界！한국어 텍스트도 있습니다.",
+    "newlines": "\n\n\n",
+    "lead_spaces": "   x",
+    "trailing_spaces": "trailing spaces   ",
+    "tabs": "\tone\t\ttwo\t \t three\t",
+    "mixed_ws": "a\n\n\nb  \n  \n c \r\n\r\nd\u00a0e\u3000f\u2003",
+    "numbers": "1234567 3.14159 1,000,000 -42 0x1F 2024-01-01",
+    "contractions": "I'm you're he'll we've it's I'd DON'T 'S 'tis",
+    "single_space": " ",
+    "empty": "",
+    "unicode_mix": "naïve café Ünïcödé — “quotes” ‘single’ … € ¥ © ™ ½ Ωμέγα кириллица العربية עברית हिन्दी",
+    "control": "\x00\x01\x7f\x1b[31mred\x1b[0m \u200b zero width",
+}
+
+
+def texts_with(specials):
+    """Texts that contain the given special tokens, several times and adjacent."""
+    a = specials[0]
+    b = specials[-1]
+    return {
+        "one": f"Hello{a}World",
+        "edges": f"{a}start middle end{b}",
+        "adjacent": f"{a}{b}{a}  {b}\n{a}",
+        "spaced": f"Hello {a} world {b} again, it's {a}\n\n{b} done",
+        "only": a,
+        "tinystories": read_data("tinystories_sample.txt").replace(EOT, a),
+    }

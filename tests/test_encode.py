@@ -1,0 +1,241 @@
+"""Encoding and decoding: GPT-2's files against tiktoken, the special-token policy, streams,
+batches, and decoding."""
+
+import pytest
+
+from naive import GPT2_PATTERN
+
+from helpers import (
+    EOT,
+    PLAIN_TEXTS,
+    SPECIALS,
+    fix_surrogates,
+    gpt2_ranks,
+    gpt2_tiktoken,
+    texts_with,
+    tiktoken_of,
+)
+
+PLAIN = list(PLAIN_TEXTS)
+SPECIAL_TEXTS = texts_with([EOT])
+
+
+def test_gpt2_model(gpt2):
+    assert gpt2.vocab_size == 50257
+    assert len(gpt2.merges) == 50000
+    assert gpt2.merges[0] == (b" ", b"t")
+    assert gpt2.special_tokens == {EOT: 50256}
+    assert gpt2.vocab[50256] == EOT.encode()
+    ranks = gpt2_ranks()
+    assert {b: i for i, b in gpt2.vocab.items() if i != 50256} == ranks
+    assert gpt2.pattern == GPT2_PATTERN
+
+
+def test_gpt2_special_tokens_explicit(mod):
+    from helpers import GPT2_MERGES, GPT2_VOCAB
+
+    tok = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES, special_tokens={EOT: 50256})
+    assert tok.special_tokens == {EOT: 50256}
+    assert tok.encode(EOT, allowed_special="all") == [50256]
+
+
+@pytest.mark.parametrize("name", PLAIN)
+def test_gpt2_plain_texts_match_tiktoken(gpt2, name):
+    text = PLAIN_TEXTS[name]
+    enc = gpt2_tiktoken()
+    expected = enc.encode(text)
+    assert gpt2.encode(text) == expected
+    assert gpt2.encode_ordinary(text) == expected
+    assert gpt2.decode(expected) == text
+    assert gpt2.decode_bytes(expected) == text.encode("utf-8")
+    assert b"".join(gpt2.token_bytes(i) for i in expected) == text.encode("utf-8")
+
+
+def test_gpt2_long_text_matches_tiktoken(gpt2):
+    from helpers import read_data
+
+    text = read_data("corpus.en", 30000)
+    assert gpt2.encode_ordinary(text) == gpt2_tiktoken().encode_ordinary(text)
+
+
+@pytest.mark.parametrize("name", list(SPECIAL_TEXTS))
+def test_gpt2_special_policy(gpt2, name):
+    text = SPECIAL_TEXTS[name]
+    enc = gpt2_tiktoken()
+    # allowed
+    expected = enc.encode(text, allowed_special="all")
+    assert gpt2.encode(text, allowed_special="all") == expected
+    assert gpt2.encode(text, allowed_special={EOT}) == expected
+    assert 50256 in expected
+    assert gpt2.decode(expected) == text
+    # disallowed (the default): both raise, ours names the token
+    with pytest.raises(ValueError):
+        enc.encode(text)
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
+        gpt2.encode(text)
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
+        gpt2.encode(text, disallowed_special={EOT})
+    # ordinary
+    ordinary = enc.encode(text, disallowed_special=())
+    assert 50256 not in ordinary
+    assert gpt2.encode(text, disallowed_special=()) == ordinary
+    assert gpt2.encode_ordinary(text) == enc.encode_ordinary(text) == ordinary
+    assert gpt2.decode(ordinary) == text
+
+
+def test_special_policy_partial(trained):
+    """Two specials: one allowed, the other disallowed or ordinary, as tiktoken does."""
+    tok = trained("gpt2")
+    enc = tiktoken_of(tok)
+    a, b = SPECIALS
+    text = f"x{a}y{b}z {a}"
+    with pytest.raises(ValueError, match=r"<\|pad\|>"):
+        tok.encode(text, allowed_special={a})
+    with pytest.raises(ValueError):
+        enc.encode(text, allowed_special={a})
+    expected = enc.encode(text, allowed_special={a}, disallowed_special=())
+    assert tok.encode(text, allowed_special={a}, disallowed_special=()) == expected
+    assert tok.special_tokens[a] in expected and tok.special_tokens[b] not in expected
+    # disallowed only b: a is ordinary text, b raises
+    with pytest.raises(ValueError, match=r"<\|pad\|>"):
+        tok.encode(text, disallowed_special={b})
+    assert tok.encode(f"x{a}y", disallowed_special={b}) == enc.encode(f"x{a}y", disallowed_special={b})
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    # text without any special is fine under the default policy
+    assert tok.encode("plain <| text |>") == enc.encode("plain <| text |>")
+
+
+def test_special_longest_first(mod):
+    tok = mod.Tokenizer.train("ab ab ab", 256 + 3 + 1, special_tokens=["<s>", "<s><s>", "</s>"])
+    s = tok.special_tokens
+    assert tok.encode("<s><s>", allowed_special="all") == [s["<s><s>"]]
+    assert tok.encode("<s><s><s>", allowed_special="all") == [s["<s><s>"], s["<s>"]]
+    assert tok.encode("<s><s>", allowed_special={"<s>"}, disallowed_special=()) == [s["<s>"], s["<s>"]]
+
+
+def test_lone_surrogates(gpt2, mod):
+    enc = gpt2_tiktoken()
+    for text in ["a\ud800b", "\udfff", "x \udc80\udc80 y", "\ud83d"]:
+        ids = gpt2.encode(text)
+        assert ids == gpt2.encode(fix_surrogates(text))
+        assert ids == enc.encode(text)
+        assert gpt2.decode(ids) == fix_surrogates(text)
+        assert gpt2.encode_ordinary(text) == ids
+        assert list(gpt2.encode_iterable([text[:1], text[1:]])) == ids
+        assert gpt2.encode_batch([text]) == [ids]
+
+
+def test_surrogate_pair_does_not_crash(gpt2):
+    # A high+low surrogate pair in a Python str: tiktoken joins it into one character;
+    # replacing each half by U+FFFD is also acceptable.
+    ids = gpt2.encode("smile \ud83d\ude00!")
+    assert gpt2.decode(ids) in ("smile \U0001f600!", "smile \ufffd\ufffd!")
+
+
+@pytest.mark.parametrize("num_threads", [None, 1, 2])
+def test_encode_batch(gpt2, num_threads):
+    texts = [PLAIN_TEXTS[n] for n in PLAIN] * 3
+    assert gpt2.encode_batch(texts, num_threads=num_threads) == [gpt2.encode(t) for t in texts]
+    assert gpt2.encode_batch([], num_threads=num_threads) == []
+    assert gpt2.encode_batch(iter(texts[:3]), num_threads=num_threads) == [gpt2.encode(t) for t in texts[:3]]
+
+
+def test_encode_batch_policy(gpt2):
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
+        gpt2.encode_batch(["fine", "bad " + EOT])
+
+
+def test_encode_iterable_every_split(gpt2):
+    text = "Hello  world!\n\n  It's 12345 <|endoftext|> 日本 🎉 end   "
+    expected = gpt2.encode(text, allowed_special="all")
+    assert list(gpt2.encode_iterable([text], allowed_special="all")) == expected
+    assert list(gpt2.encode_iterable(list(text), allowed_special="all")) == expected
+    for i in range(len(text) + 1):
+        chunks = [text[:i], text[i:]]
+        assert list(gpt2.encode_iterable(chunks, allowed_special="all")) == expected, i
+        assert list(gpt2.encode_iterable(iter(chunks), disallowed_special=())) == gpt2.encode_ordinary(text), i
+    assert list(gpt2.encode_iterable([])) == []
+    assert list(gpt2.encode_iterable(["", "", ""])) == []
+
+
+def test_encode_iterable_special_split_across_chunks(gpt2):
+    chunks = ["Hello<|endo", "ftext|>World", "<", "|endoftext|", ">"]
+    text = "".join(chunks)
+    assert list(gpt2.encode_iterable(chunks, allowed_special="all")) == gpt2.encode(text, allowed_special="all")
+    assert list(gpt2.encode_iterable(chunks, allowed_special="all")).count(50256) == 2
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
+        list(gpt2.encode_iterable(chunks))
+
+
+def test_encode_iterable_file(gpt2, tmp_path):
+    from helpers import read_data
+
+    text = read_data("corpus.en", 20000)
+    path = tmp_path / "f.txt"
+    path.write_bytes(text.encode())
+    with open(path, encoding="utf-8", newline="") as f:
+        assert list(gpt2.encode_iterable(f)) == gpt2.encode(text)
+
+
+def test_decode(gpt2):
+    ids = gpt2.encode("héllo 🎉")
+    assert gpt2.decode(ids) == "héllo 🎉"
+    assert gpt2.decode([]) == ""
+    assert gpt2.decode_bytes([]) == b""
+    # a token that is half of a multi-byte character
+    emoji_ids = gpt2.encode("🎉")
+    assert len(emoji_ids) > 1
+    partial = emoji_ids[:1]
+    assert gpt2.decode(partial) == gpt2.decode_bytes(partial).decode("utf-8", "replace")
+    assert "\ufffd" in gpt2.decode(partial)
+    assert gpt2.decode(partial, errors="ignore") == ""
+    with pytest.raises(UnicodeDecodeError):
+        gpt2.decode(partial, errors="strict")
+    assert gpt2.token_bytes(50256) == EOT.encode()
+    assert gpt2.token_bytes(0) == b"!"
+    assert gpt2.decode([50256]) == EOT
+    assert gpt2.decode(tuple(ids)) == "héllo 🎉"
+
+
+@pytest.mark.parametrize("bad", [50257, 10**9, -1, 2**64])
+def test_decode_unknown_id(gpt2, bad):
+    with pytest.raises(ValueError, match=str(bad)):
+        gpt2.decode([1, bad])
+    with pytest.raises(ValueError, match=str(bad)):
+        gpt2.decode_bytes([bad])
+    with pytest.raises(ValueError, match=str(bad)):
+        gpt2.token_bytes(bad)
+
+
+@pytest.mark.parametrize("bad", [None, b"bytes", 123, ["a"]])
+def test_encode_wrong_type(trained, bad):
+    tok = trained("gpt2")
+    with pytest.raises(TypeError):
+        tok.encode(bad)
+    with pytest.raises(TypeError):
+        tok.encode_ordinary(bad)
+    with pytest.raises(TypeError):
+        tok.encode_batch(["ok", bad])
+    with pytest.raises(TypeError):
+        list(tok.encode_iterable(["ok", bad]))
+
+
+def test_decode_wrong_type(trained):
+    tok = trained("gpt2")
+    with pytest.raises(TypeError):
+        tok.decode(["a"])
+    with pytest.raises(TypeError):
+        tok.decode(None)
+    with pytest.raises(TypeError):
+        tok.token_bytes("a")
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "words"])
+def test_trained_matches_tiktoken_from_vocab(trained, pattern):
+    """A trained tokenizer's ids equal tiktoken's, built independently from its vocab."""
+    tok = trained(pattern)
+    enc = tiktoken_of(tok)
+    for name, text in list(PLAIN_TEXTS.items()) + list(texts_with(SPECIALS).items()):
+        assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all"), name
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), name
+        assert tok.decode(tok.encode(text, allowed_special="all")) == text
