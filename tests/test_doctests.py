@@ -1,0 +1,9 @@
+"""The examples in the public docstrings run and give what they show, on both backends."""
+
+import doctest
+
+
+def test_docstring_examples(mod):
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 5
+    assert result.failed == 0
