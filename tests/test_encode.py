@@ -239,3 +239,14 @@ def test_trained_matches_tiktoken_from_vocab(trained, pattern):
         assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all"), name
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), name
         assert tok.decode(tok.encode(text, allowed_special="all")) == text
+
+
+def test_encode_batch_large(gpt2):
+    from helpers import read_data
+
+    lines = read_data("corpus.en").splitlines(keepends=True)
+    lines += [read_data("german.txt"), PLAIN_TEXTS["cjk"] * 50, "a" * 5000, " " * 3000]
+    expected = [gpt2.encode(t) for t in lines]
+    assert gpt2.encode_batch(lines, num_threads=2) == expected
+    assert gpt2.encode_batch(lines, num_threads=1) == expected
+    assert gpt2.encode_batch(lines) == expected

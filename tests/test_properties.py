@@ -210,3 +210,20 @@ def test_exports_random_models(mod, tmp_path_factory, case, probe):
             assert enc.encode(text, allowed_special="all") == ids
         assert hf.encode(text, add_special_tokens=False).ids == ids
         assert tok.decode(ids) == text
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(s=any_text)
+def test_gpt2_matches_tiktoken(gpt2, s):
+    from helpers import gpt2_tiktoken
+
+    assert gpt2.encode_ordinary(s) == gpt2_tiktoken().encode_ordinary(s)
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(s=st.text(st.sampled_from(list("abcde ")), min_size=30, max_size=3000))
+def test_gpt2_long_pretokens_match_tiktoken(gpt2, s):
+    from helpers import gpt2_tiktoken
+
+    assert gpt2.encode_ordinary(s) == gpt2_tiktoken().encode_ordinary(s)
+    assert gpt2.encode_ordinary(s.replace(" ", "")) == gpt2_tiktoken().encode_ordinary(s.replace(" ", ""))

@@ -20,6 +20,7 @@ SMALL_CORPORA = {
     "aaaa": "aaaa aaa aa",
     "abab": "abababab",
     "runs": "aaaaaaaaaa bbbbbbb ab ab ab ba ba aab aab\n\n\n   x",
+    "longruns": "a" * 257 + " " + "ab" * 100 + " " + "aaab" * 30 + "b" * 64 + " aaaa" * 9 + "\n" * 40,
 }
 
 
@@ -320,3 +321,27 @@ def test_train_files_multibyte_chunk_boundaries(mod, tmp_path):
         for workers in (1, 2):
             tok = mod.Tokenizer.train_files([path], 256 + 40, chunk_size=chunk_size, workers=workers)
             assert tok.merges == expected, (chunk_size, workers)
+
+
+@pytest.mark.parametrize("pattern", ["words", "bytes", "gpt2"])
+def test_train_to_exhaustion_matches_naive(mod, pattern):
+    """min_frequency=1 and a vocab too large to fill: the late merges are all ties."""
+    text = read_data("tinystories_sample.txt", 1500)
+    expected = naive.train([text], 256 + 5000, pattern=pattern, min_frequency=1)
+    tok = mod.Tokenizer.train(text, 256 + 5000, pattern=pattern, min_frequency=1)
+    assert tok.merges == expected
+    assert tok.vocab_size == 256 + len(expected)
+    # every pre-token has become one token
+    for pre in naive.pretokenize(text, pattern):
+        assert len(tok.encode_ordinary(pre)) == 1
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "words", "bytes"])
+def test_backend_parity_large(both, pattern):
+    """Both backends, a bigger corpus, a bigger vocabulary, and ties at count 1 late on."""
+    text = read_data("corpus.en", 30000) + read_data("german.txt") + read_data("tinystories_sample.txt")
+    a, b = (m.Tokenizer.train(text, 256 + 1500, pattern=pattern, min_frequency=1) for m in both)
+    assert a.merges == b.merges
+    assert a == b
+    sample = read_data("address.txt") + read_data("corpus.en")[50000:60000]
+    assert a.encode_ordinary(sample) == b.encode_ordinary(sample)
