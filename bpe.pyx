@@ -18,7 +18,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memcmp, memset
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint8_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 
@@ -293,7 +293,8 @@ cdef struct Trainer:
     int32_t *sym
     int32_t *nxt
     int32_t *prv
-    int64_t *weight
+    int32_t *wid        # the pre-token each position belongs to
+    int64_t *wcount     # each pre-token's count
     # pairs: key (a << 32 | b) -> index into the arrays below
     U64Map index
     IVec pa
@@ -448,7 +449,7 @@ cdef int cmp_int32(const void *x, const void *y) noexcept nogil:
 
 cdef void trainer_free(Trainer *t) noexcept nogil:
     cdef Py_ssize_t i
-    free(t.sym); free(t.nxt); free(t.prv); free(t.weight)
+    free(t.sym); free(t.nxt); free(t.prv); free(t.wid); free(t.wcount)
     u64map_free(&t.index)
     ivec_free(&t.pa); ivec_free(&t.pb)
     if t.occ != NULL:
@@ -477,7 +478,7 @@ cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *b
         q = t.nxt[p]
         if q < 0 or t.sym[q] != b:
             continue
-        n = t.weight[p]
+        n = t.wcount[t.wid[p]]
         left = t.prv[p]
         right = t.nxt[q]
         if left >= 0:
@@ -514,7 +515,7 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
                   progress=False):
     """The compiled merge loop; same contract as bpe_fallback._learn_merges."""
     cdef Trainer t
-    cdef Py_ssize_t total = 0, base, i, n, step
+    cdef Py_ssize_t total = 0, nwords = 0, base, i, n, step
     cdef int64_t c, limit = (1 << 62) if max_token_bytes is None else max_token_bytes
     cdef const uint8_t *w
     cdef int32_t a, b, pair
@@ -523,12 +524,12 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
     cdef int err = 0
     memset(&t, 0, sizeof(Trainer))
     memset(&born, 0, sizeof(IVec))
-    words = [(w_, c_) for w_, c_ in counts.items() if len(w_) >= 2 and c_ > 0]
-    for word, _ in words:
+    for word, count in counts.items():
         if type(word) is not bytes:
             raise TypeError(f"pre-tokens must be bytes, not {type(word).__name__}")
-    for word, _ in words:
-        total += len(word)
+        if len(word) >= 2 and count > 0:
+            total += len(word)
+            nwords += 1
     if total >= 0x7FFFFFFF:
         raise MemoryError("more than 2**31 symbols in distinct pre-tokens")
     report = _py._Progress(progress, n_merges, "merges")
@@ -536,12 +537,13 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
         t.sym = <int32_t *> malloc((total + 1) * sizeof(int32_t))
         t.nxt = <int32_t *> malloc((total + 1) * sizeof(int32_t))
         t.prv = <int32_t *> malloc((total + 1) * sizeof(int32_t))
-        t.weight = <int64_t *> malloc((total + 1) * sizeof(int64_t))
+        t.wid = <int32_t *> malloc((total + 1) * sizeof(int32_t))
+        t.wcount = <int64_t *> malloc((nwords + 1) * sizeof(int64_t))
         t.tbuf_cap = 1 << 16
         t.tbuf = <uint8_t *> malloc(t.tbuf_cap)
         t.toff = <int64_t *> malloc((256 + n_merges + 1) * sizeof(int64_t))
         t.tlen = <int32_t *> malloc((256 + n_merges + 1) * sizeof(int32_t))
-        if (t.sym == NULL or t.nxt == NULL or t.prv == NULL or t.weight == NULL or t.tbuf == NULL
+        if (t.sym == NULL or t.nxt == NULL or t.prv == NULL or t.wid == NULL or t.wcount == NULL or t.tbuf == NULL
                 or t.toff == NULL or t.tlen == NULL or u64map_init(&t.index, 1 << 16) < 0):
             raise MemoryError()
         for i in range(256):
@@ -551,22 +553,26 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
         t.tbuf_len = 256
         t.ntok = 256
         base = 0
-        for word, count in words:
-            w = <const uint8_t *> PyBytes_AS_STRING(word)
+        nwords = 0
+        for word, count in counts.items():
             n = PyBytes_GET_SIZE(word)
+            if n < 2 or count <= 0:
+                continue
+            w = <const uint8_t *> PyBytes_AS_STRING(word)
             c = count
+            t.wcount[nwords] = c
             for i in range(n):
                 t.sym[base + i] = w[i]
                 t.nxt[base + i] = <int32_t> (base + i + 1)
                 t.prv[base + i] = <int32_t> (base + i - 1)
-                t.weight[base + i] = c
+                t.wid[base + i] = <int32_t> nwords
+            nwords += 1
             t.nxt[base + n - 1] = -1
             t.prv[base] = -1
             for i in range(n - 1):
                 if add_pair(&t, w[i], w[i + 1], c, <int32_t> (base + i)) < 0:
                     raise MemoryError()
             base += n
-        del words
         if limit >= 2:
             for i in range(t.npairs):
                 if heap_push(&t, t.pcount[i], <int32_t> i) < 0:
@@ -916,6 +922,7 @@ cdef class _Core:
     cdef int32_t byte_ids[256]
     cdef int which
     cdef object rx_findall
+    cdef list id_objs          # the int object of every id, shared by all results
 
     def __cinit__(self, tok):
         cdef int32_t i
@@ -936,6 +943,7 @@ cdef class _Core:
             self.byte_ids[i] = tok._byte_ids[i]
         self.which = _which(tok._pattern)
         self.rx_findall = tok._rx.findall
+        self.id_objs = list(range(max(tok._decoder) + 1))
         if self.which != P_NONE:
             _build_flags()
 
@@ -1163,8 +1171,9 @@ cdef class _Core:
     cdef list to_list(self, IVec *out):
         cdef list result = PyList_New(out.len)
         cdef Py_ssize_t i
+        cdef object o
         for i in range(out.len):
-            o = PyLong_FromLong(out.data[i])
+            o = <object> PyList_GET_ITEM(self.id_objs, out.data[i])
             Py_INCREF(o)
             PyList_SET_ITEM(result, i, o)
         return result
@@ -1215,10 +1224,39 @@ cdef class _Core:
             ivec_free(&work)
 
 
+cdef bint has_surrogate(const void *data, int kind, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint32_t c
+    for i in range(n):
+        c = cp_at(data, kind, i)
+        if 0xD800 <= c <= 0xDFFF:
+            return True
+    return False
+
+
+def _repair(text):
+    """bpe_fallback._repair, with the scan for surrogates done without the GIL."""
+    cdef int kind
+    cdef bint bad
+    cdef const void *data
+    cdef Py_ssize_t n
+    if type(text) is not str:
+        return _py._repair(text)
+    kind = PyUnicode_KIND(text)
+    if kind == 1:
+        return text
+    data = PyUnicode_DATA(text)
+    n = PyUnicode_GET_LENGTH(text)
+    with nogil:
+        bad = has_surrogate(data, kind, n)
+    return _py._repair(text) if bad else text
+
+
 class Tokenizer(_py.Tokenizer):
     __doc__ = _py.Tokenizer.__doc__
 
     _learn = staticmethod(_learn_merges)
+    _repair = staticmethod(_repair)
 
     def _init_core(self):
         self._core = _Core(self)
@@ -1239,7 +1277,7 @@ class Tokenizer(_py.Tokenizer):
     def encode_ordinary(self, text):
         cdef _Cache cache = self._take_cache()
         try:
-            return (<_Core> self._core).encode_text(_py._repair(text), cache)
+            return (<_Core> self._core).encode_text(self._repair(text), cache)
         finally:
             cache.busy = False
 

@@ -658,8 +658,10 @@ class Tokenizer:
 
     # ---- training -------------------------------------------------------
 
+    # the hot loops a compiled backend replaces
     _count_job = staticmethod(_count_range)
     _learn = staticmethod(_learn_merges)
+    _repair = staticmethod(_repair)
 
     @staticmethod
     def _train_options(vocab_size, pattern, special_tokens, min_frequency, max_token_bytes):
@@ -826,7 +828,7 @@ class Tokenizer:
         >>> tok.encode_ordinary("hi<s>")
         [256, 60, 115, 62]
         """
-        return self._encode_chunk(_repair(text), [])
+        return self._encode_chunk(self._repair(text), [])
 
     def _policy(self, allowed_special, disallowed_special):
         specials = self._specials
@@ -855,7 +857,7 @@ class Tokenizer:
 
     def _check_disallowed(self, text, disallowed):
         if disallowed:
-            m = self._special_re(disallowed).search(text)
+            m = self._special_re(disallowed).search(text, concurrent=True)
             if m:
                 raise ValueError(
                     f"text contains the disallowed special token {m.group()!r}; pass "
@@ -885,7 +887,7 @@ class Tokenizer:
         [256, 257]
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        text = _repair(text)
+        text = self._repair(text)
         self._check_disallowed(text, disallowed)
         return self._encode_allowed(text, allowed, [])
 
@@ -932,11 +934,11 @@ class Tokenizer:
                 continue
             # a high surrogate at the end may pair with the next chunk's low one
             tail = buf[-1] if "\ud800" <= buf[-1] <= "\udbff" else ""
-            text = _repair(buf[:len(buf) - len(tail)])
+            text = self._repair(buf[:len(buf) - len(tail)])
             cut, out = self._stream_cut(text, margin, split_pretokens, watch_re, allowed, disallowed)
             buf = text[cut:] + tail
             yield from out
-        text = _repair(buf)
+        text = self._repair(buf)
         self._check_disallowed(text, disallowed)
         yield from self._encode_allowed(text, allowed, [])
 
