@@ -91,6 +91,7 @@ class build_ext_or_fallback(build_ext):
                 super().run()
             except (Exception, SystemExit) as exc:  # a failed build never fails the install
                 reason = _failure_reason(exc, getattr(self, "compiler", None))
+        self._copy_stub()
         if reason is None:
             self._remove_stale_shims()
         else:
@@ -101,6 +102,13 @@ class build_ext_or_fallback(build_ext):
             )
             sys.stderr.flush()
             self._write_shims()
+
+    def _copy_stub(self):
+        """bpe.pyi (the API for editors and mypy) goes beside either form of `bpe`."""
+        src = os.path.join(HERE, "bpe.pyi")
+        if os.path.exists(src) and not self.inplace:
+            os.makedirs(self.build_lib, exist_ok=True)
+            self.copy_file(src, os.path.join(self.build_lib, "bpe.pyi"))
 
     # -- the compiled path ---------------------------------------------------------------
 
