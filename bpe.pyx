@@ -17,7 +17,7 @@ True
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memcmp, memset
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint8_t
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 import regex
 
 import bpe_fallback as _py
-from bpe_fallback import PATTERNS, count_pretokens, __version__
+from bpe_fallback import PATTERNS, __version__
 
 __all__ = list(_py.__all__)
 BACKEND = "cython"
@@ -848,6 +848,51 @@ cdef Py_ssize_t next_o200k(const void *data, int kind, Py_ssize_t i, Py_ssize_t 
         return crlf_run(data, kind, run_other(data, kind, i, n), n, True)
     return space_cl100k(data, kind, i, n, True)
 
+cdef struct Utf8Buf:
+    uint8_t small[1024]
+    uint8_t *big
+    Py_ssize_t big_cap
+
+cdef const uint8_t *to_utf8(const void *data, int kind, Py_ssize_t i, Py_ssize_t e, Utf8Buf *b,
+                            Py_ssize_t *size) noexcept nogil:
+    """The UTF-8 bytes of code points [i, e) of a str's data (NULL: no memory)."""
+    cdef Py_ssize_t need = (2 if kind == 1 else 4) * (e - i), m = 0, j
+    cdef uint8_t *u
+    cdef uint32_t c
+    if need <= 1024:
+        u = b.small
+    else:
+        if need > b.big_cap:
+            free(b.big)
+            b.big = <uint8_t *> malloc(need)
+            b.big_cap = need if b.big != NULL else 0
+            if b.big == NULL:
+                return NULL
+        u = b.big
+    for j in range(i, e):
+        c = cp_at(data, kind, j)
+        if c < 0x80:
+            u[m] = <uint8_t> c
+            m += 1
+        elif c < 0x800:
+            u[m] = <uint8_t> (0xC0 | (c >> 6))
+            u[m + 1] = <uint8_t> (0x80 | (c & 0x3F))
+            m += 2
+        elif c < 0x10000:
+            u[m] = <uint8_t> (0xE0 | (c >> 12))
+            u[m + 1] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
+            u[m + 2] = <uint8_t> (0x80 | (c & 0x3F))
+            m += 3
+        else:
+            u[m] = <uint8_t> (0xF0 | (c >> 18))
+            u[m + 1] = <uint8_t> (0x80 | ((c >> 12) & 0x3F))
+            u[m + 2] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
+            u[m + 3] = <uint8_t> (0x80 | (c & 0x3F))
+            m += 4
+    size[0] = m
+    return u
+
+
 cdef inline Py_ssize_t next_token(int which, const void *data, int kind, Py_ssize_t i,
                                   Py_ssize_t n) noexcept nogil:
     if which == P_GPT2:
@@ -890,6 +935,131 @@ cdef int _which(pattern):
     if pattern == PATTERNS["words"]:
         return P_WORDS
     return P_NONE
+
+
+# ===========================================================================
+# Counting pre-tokens
+# ===========================================================================
+
+cdef class _Counter:
+    """Pre-token (UTF-8) -> count in a C hash map: no Python object per
+    pre-token occurrence, only one per distinct pre-token at the end."""
+    cdef BytesMap m
+    cdef int64_t *counts
+    cdef Py_ssize_t n
+    cdef Py_ssize_t cap
+    cdef int which
+    cdef object findall
+    cdef object special_re
+
+    def __cinit__(self, str pattern, specials):
+        if bmap_init(&self.m, 1 << 12) < 0:
+            raise MemoryError()
+        self.which = _which(pattern)
+        self.findall = _py._compile_pattern(pattern).findall
+        self.special_re = _py._special_regex(specials)
+        if self.which != P_NONE:
+            _build_flags()
+
+    def __dealloc__(self):
+        bmap_free(&self.m)
+        free(self.counts)
+
+    cdef int add(self, const uint8_t *s, Py_ssize_t n, int64_t k) noexcept nogil:
+        cdef uint64_t h = hash_bytes(s, n)
+        cdef Py_ssize_t slot = bmap_find(&self.m, s, n, h), cap
+        cdef int32_t idx
+        cdef int64_t *p
+        if self.m.slots[slot].val_len >= 0:
+            self.counts[self.m.vals.data[self.m.slots[slot].val_off]] += k
+            return 0
+        if self.n == self.cap:
+            cap = self.cap * 2 if self.cap else 4096
+            p = <int64_t *> realloc(self.counts, cap * sizeof(int64_t))
+            if p == NULL:
+                return -1
+            self.counts = p
+            self.cap = cap
+        idx = <int32_t> self.n
+        self.counts[idx] = k
+        self.n += 1
+        return bmap_put(&self.m, s, n, h, &idx, 1)
+
+    cdef int scan(self, const void *data, int kind, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t i = 0, e, m
+        cdef const uint8_t *u
+        cdef Utf8Buf buf
+        cdef int err = 0
+        buf.big = NULL
+        buf.big_cap = 0
+        while i < n:
+            e = next_token(self.which, data, kind, i, n)
+            u = to_utf8(data, kind, i, e, &buf, &m)
+            if u == NULL or self.add(u, m, 1) < 0:
+                err = -1
+                break
+            i = e
+        free(buf.big)
+        return err
+
+    def add_document(self, text):
+        cdef bytes b
+        cdef const void *data
+        cdef int kind, err = 0
+        cdef Py_ssize_t n
+        text = _repair(text)
+        pieces = self.special_re.split(text) if self.special_re is not None else (text,)
+        for piece in pieces:
+            if not piece:
+                continue
+            if self.which != P_NONE:
+                data = PyUnicode_DATA(piece)
+                kind = PyUnicode_KIND(piece)
+                n = PyUnicode_GET_LENGTH(piece)
+                with nogil:
+                    err = self.scan(data, kind, n)
+            else:
+                for token in self.findall(piece):
+                    b = token.encode("utf-8")
+                    err = self.add(<const uint8_t *> PyBytes_AS_STRING(b), len(b), 1)
+                    if err:
+                        break
+            if err:
+                raise MemoryError()
+
+    def to_dict(self):
+        cdef dict out = {}
+        cdef Py_ssize_t i
+        cdef BEntry *e
+        for i in range(self.m.mask + 1):
+            e = &self.m.slots[i]
+            if e.val_len >= 0:
+                out[PyBytes_FromStringAndSize(<char *> self.m.keys + e.key_off, e.key_len)] = \
+                    self.counts[self.m.vals.data[e.val_off]]
+        return out
+
+
+def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
+    """Count the pre-tokens of `texts` (a str or an iterable of str documents):
+    the counting step of training, natively for the named patterns.
+
+    >>> sorted(count_pretokens(["a cat", "a dog"]).items())
+    [(b' cat', 1), (b' dog', 1), (b'a', 2)]
+    """
+    counter = _Counter(_py.resolve_pattern(pattern), _py._check_specials(special_tokens))
+    if isinstance(texts, str):
+        texts = (texts,)
+    for text in texts:
+        counter.add_document(text)
+    return counter.to_dict()
+
+
+def _count_range(job):
+    """Worker: count the pre-tokens of bytes [start, end) of a file."""
+    path, start, end, pattern, specials = job
+    counter = _Counter(pattern, specials)
+    counter.add_document(_py._read_range(path, start, end))
+    return counter.to_dict()
 
 
 # ===========================================================================
@@ -1108,63 +1278,22 @@ cdef class _Core:
     cdef int scan(self, const void *data, int kind, Py_ssize_t n, BytesMap *cache,
                   IVec *out) noexcept nogil:
         """Pre-tokenize natively and encode every pre-token."""
-        cdef Py_ssize_t i = 0, e, j, m
-        cdef uint8_t buf[1024]
-        cdef uint8_t *u = buf
-        cdef uint8_t *big = NULL
-        cdef uint32_t c
+        cdef Py_ssize_t i = 0, e, m
+        cdef const uint8_t *u
+        cdef Utf8Buf buf
         cdef IVec work
         cdef int err = 0
+        buf.big = NULL
+        buf.big_cap = 0
         memset(&work, 0, sizeof(IVec))
-        while i < n and err == 0:
+        while i < n:
             e = next_token(self.which, data, kind, i, n)
-            if kind == 1 and e - i <= 256:
-                # latin-1 data: ASCII bytes are their own UTF-8
-                m = 0
-                for j in range(i, e):
-                    c = (<const uint8_t *> data)[j]
-                    if c < 0x80:
-                        buf[m] = <uint8_t> c
-                        m += 1
-                    else:
-                        buf[m] = <uint8_t> (0xC0 | (c >> 6))
-                        buf[m + 1] = <uint8_t> (0x80 | (c & 0x3F))
-                        m += 2
-                u = buf
-            else:
-                if 4 * (e - i) > 1024:
-                    free(big)
-                    big = <uint8_t *> malloc(4 * (e - i))
-                    if big == NULL:
-                        err = -1
-                        break
-                    u = big
-                else:
-                    u = buf
-                m = 0
-                for j in range(i, e):
-                    c = cp_at(data, kind, j)
-                    if c < 0x80:
-                        u[m] = <uint8_t> c
-                        m += 1
-                    elif c < 0x800:
-                        u[m] = <uint8_t> (0xC0 | (c >> 6))
-                        u[m + 1] = <uint8_t> (0x80 | (c & 0x3F))
-                        m += 2
-                    elif c < 0x10000:
-                        u[m] = <uint8_t> (0xE0 | (c >> 12))
-                        u[m + 1] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
-                        u[m + 2] = <uint8_t> (0x80 | (c & 0x3F))
-                        m += 3
-                    else:
-                        u[m] = <uint8_t> (0xF0 | (c >> 18))
-                        u[m + 1] = <uint8_t> (0x80 | ((c >> 12) & 0x3F))
-                        u[m + 2] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
-                        u[m + 3] = <uint8_t> (0x80 | (c & 0x3F))
-                        m += 4
-            err = self.piece(u, m, cache, out, &work)
+            u = to_utf8(data, kind, i, e, &buf, &m)
+            if u == NULL or self.piece(u, m, cache, out, &work) < 0:
+                err = -1
+                break
             i = e
-        free(big)
+        free(buf.big)
         ivec_free(&work)
         return err
 
@@ -1255,6 +1384,8 @@ def _repair(text):
 class Tokenizer(_py.Tokenizer):
     __doc__ = _py.Tokenizer.__doc__
 
+    _count = staticmethod(count_pretokens)
+    _count_job = staticmethod(_count_range)
     _learn = staticmethod(_learn_merges)
     _repair = staticmethod(_repair)
 

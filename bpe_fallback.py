@@ -242,9 +242,8 @@ def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
     return _bytes_counts(counter)
 
 
-def _count_range(job):
-    """Worker: count the pre-tokens of bytes [start, end) of a file."""
-    path, start, end, pattern, specials = job
+def _read_range(path, start, end):
+    """The text of bytes [start, end) of a UTF-8 file (bad bytes -> U+FFFD, with a warning)."""
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
@@ -254,9 +253,13 @@ def _count_range(job):
         warnings.warn(f"{path}: invalid UTF-8 at byte {start + e.start} (and maybe later); "
                       f"such bytes are read as U+FFFD", stacklevel=2)
         text = data.decode("utf-8", "replace")
-    counter = Counter()
-    _count_text(counter, text, _compile_pattern(pattern).findall, _special_regex(specials))
-    return counter
+    return text
+
+
+def _count_range(job):
+    """Worker: count the pre-tokens of bytes [start, end) of a file."""
+    path, start, end, pattern, specials = job
+    return count_pretokens(_read_range(path, start, end), pattern=pattern, special_tokens=specials)
 
 
 def _is_alnum_byte(b):
@@ -324,13 +327,11 @@ def _count_files(paths, pattern, specials, workers, chunk_size, count_job):
 
 
 def _merge_counts(parts):
-    total = None
+    """Sum count dicts (Counter.update adds)."""
+    total = Counter()
     for part in parts:
-        if total is None:
-            total = part
-        else:
-            total.update(part)
-    return total if total is not None else Counter()
+        total.update(part)
+    return total
 
 
 # --------------------------------------------------------------------------
@@ -659,6 +660,7 @@ class Tokenizer:
     # ---- training -------------------------------------------------------
 
     # the hot loops a compiled backend replaces
+    _count = staticmethod(count_pretokens)
     _count_job = staticmethod(_count_range)
     _learn = staticmethod(_learn_merges)
     _repair = staticmethod(_repair)
@@ -691,7 +693,7 @@ class Tokenizer:
         """
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
-        counts = count_pretokens(corpus, pattern=pattern, special_tokens=specials)
+        counts = cls._count(corpus, pattern=pattern, special_tokens=specials)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
@@ -703,8 +705,7 @@ class Tokenizer:
         exactly those of ``train([whole text of each file])``."""
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
-        counter = _count_files(paths, pattern, specials, workers, chunk_size, cls._count_job)
-        counts = _bytes_counts(counter)
+        counts = _count_files(paths, pattern, specials, workers, chunk_size, cls._count_job)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
