@@ -513,7 +513,8 @@ cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *b
 
 def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_bytes,
                   progress=False):
-    """The compiled merge loop; same contract as bpe_fallback._learn_merges."""
+    """The compiled merge loop; same contract as bpe_fallback._learn_merges
+    (which empties `counts` once its arrays hold them)."""
     cdef Trainer t
     cdef Py_ssize_t total = 0, nwords = 0, base, i, n, step
     cdef int64_t c, limit = (1 << 62) if max_token_bytes is None else max_token_bytes
@@ -573,6 +574,7 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
                 if add_pair(&t, w[i], w[i + 1], c, <int32_t> (base + i)) < 0:
                     raise MemoryError()
             base += n
+        counts.clear()  # the caller's private dict; its objects are not needed any more
         if limit >= 2:
             for i in range(t.npairs):
                 if heap_push(&t, t.pcount[i], <int32_t> i) < 0:

@@ -368,7 +368,8 @@ class _Progress:
 
 def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=False):
     """The merge loop: `counts` maps pre-token bytes -> count.  Returns the
-    merges as pairs of ids (0..255 are bytes, 256 + k the k-th merge).
+    merges as pairs of ids (0..255 are bytes, 256 + k the k-th merge).  It
+    empties `counts` (the callers' own dict) once it has copied them.
 
     Every symbol of every distinct pre-token is a position in flat arrays
     linked as lists; each pair keeps its count and the positions where it
@@ -397,6 +398,7 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Fal
                 where[pair] = [pos]
             else:
                 occ.append(pos)
+    counts.clear()  # every caller passes its own dict; free it before the loop
     limit = max_token_bytes if max_token_bytes is not None else float("inf")
     heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in pair_count.items() if limit >= 2]
     heapq.heapify(heap)
