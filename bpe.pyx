@@ -1068,7 +1068,7 @@ def _count_range(job):
 # Encoding
 # ===========================================================================
 
-cdef enum: CACHE_ENTRIES = 1 << 16
+cdef enum: CACHE_ENTRIES = 1 << 18
 cdef enum: CACHE_MAX_BYTES = 256
 cdef enum: SHORT = 32
 
@@ -1395,14 +1395,16 @@ class Tokenizer(_py.Tokenizer):
         self._core = _Core(self)
         self._cache = _Cache()
         self._local = threading.local()
+        self._batch_caches = []
 
     def _take_cache(self):
-        """The shared cache, or this thread's own while another thread holds
-        it (taken and given back under the GIL, so never used by two)."""
-        cdef _Cache cache = self._cache
-        if cache.busy:
-            cache = getattr(self._local, "cache", None)
-            if cache is None:
+        """This thread's cache if it has one (encode_batch's workers), else
+        the shared one, or a thread-local one while another thread holds the
+        shared one (taken and given back under the GIL, so never used by two)."""
+        cdef _Cache cache = getattr(self._local, "cache", None)
+        if cache is None or cache.busy:
+            cache = self._cache
+            if cache.busy:
                 cache = self._local.cache = _Cache()
         cache.busy = True
         return cache
@@ -1452,11 +1454,18 @@ class Tokenizer(_py.Tokenizer):
                                 disallowed_special=disallowed_special) for t in texts]
         step = -(-len(texts) // threads)
         groups = [texts[i:i + step] for i in range(0, len(texts), step)]
+        caches = self._batch_caches
+        while len(caches) < len(groups):
+            caches.append(_Cache())  # kept warm across calls, one per worker
 
-        def work(group):
-            return [self.encode(t, allowed_special=allowed_special,
-                                disallowed_special=disallowed_special) for t in group]
+        def work(k):
+            self._local.cache = caches[k]
+            try:
+                return [self.encode(t, allowed_special=allowed_special,
+                                    disallowed_special=disallowed_special) for t in groups[k]]
+            finally:
+                self._local.cache = None
 
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            parts = list(pool.map(work, groups))
+            parts = list(pool.map(work, range(len(groups))))
         return [ids for part in parts for ids in part]

@@ -250,3 +250,46 @@ def test_encode_batch_large(gpt2):
     assert gpt2.encode_batch(lines, num_threads=2) == expected
     assert gpt2.encode_batch(lines, num_threads=1) == expected
     assert gpt2.encode_batch(lines) == expected
+
+
+def test_non_ascii_specials(both):
+    specials = ["<|é|>", "日本<|>", "<|😀|>"]
+    corpus = "Grüße aus 日本<|>, <|é|> und 😀 <|😀|>! " * 20
+    toks = [m.Tokenizer.train(corpus, 256 + 3 + 40, special_tokens=specials) for m in both]
+    a, b = toks
+    assert a == b
+    enc = tiktoken_of(a)
+    for text in [corpus, "x<|é|>y日本<|>z<|😀|>", "<|é|<|é|>>", "日本<|>日本<|>"]:
+        ids = a.encode(text, allowed_special="all")
+        assert ids == b.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+        assert a.decode(ids) == text
+        assert a.encode(text, disallowed_special=()) == b.encode(text, disallowed_special=()) == enc.encode_ordinary(text)
+        with pytest.raises(ValueError, match=r"<\|é\|>|日本<\|>|<\|😀\|>"):
+            b.encode(text)
+        assert list(b.encode_iterable(list(text), allowed_special="all")) == ids
+        assert b.encode_batch([text, text], allowed_special="all", num_threads=2) == [ids, ids]
+
+
+def test_imported_ids_with_gaps(mod, trained):
+    """Imported ids are kept exactly, gaps included (here: no ids 256..265)."""
+    import tiktoken
+
+    src = trained("gpt2")
+    special_ids = set(src.special_tokens.values())
+    ranks = {b: (i if i < 256 else i + 10) for i, b in src.vocab.items() if i not in special_ids}
+    top = max(ranks.values())
+    specials = {name: top + 5 + k for k, name in enumerate(src.special_tokens)}
+    tok = mod.Tokenizer.from_tiktoken(ranks, pattern="gpt2", special_tokens=specials)
+    enc = tiktoken.Encoding(name="gaps", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=specials)
+    assert len(tok.vocab) == len(ranks) + len(specials)
+    assert max(tok.vocab) < tok.vocab_size  # len(vocab) or, as tiktoken's n_vocab, max id + 1
+    assert tok.merges == src.merges
+    for text in list(PLAIN_TEXTS.values()) + list(texts_with(SPECIALS).values()):
+        ids = tok.encode(text, allowed_special="all")
+        assert ids == enc.encode(text, allowed_special="all")
+        assert tok.decode(ids) == text
+    assert tok.encode_batch(list(PLAIN_TEXTS.values()), num_threads=2) == [enc.encode(t) for t in PLAIN_TEXTS.values()]
+    for missing in (256, 265, top + 1, top + 4, top + 5 + len(specials)):
+        with pytest.raises(ValueError, match=str(missing)):
+            tok.decode([missing])
+    assert tok.token_bytes(266) == src.token_bytes(256)

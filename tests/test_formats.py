@@ -469,3 +469,21 @@ def test_from_huggingface_reproduce_or_refuse(mod, trained, tmp_path, variant):
         return
     texts = dict(ALL_TEXTS, upper="ÉCOLE Straße ὈΔΥΣΣΕΎΣ", nfd="e\u0301 a\u0308")
     assert_same_ids(back, hf_encoder(hf), texts)
+
+
+def test_from_gpt2_version_header_and_blank_lines(mod, gpt2, tmp_path):
+    """GPT-2's own merges.txt starts with "#version: 0.2"; files may end with a blank line."""
+    merges = tmp_path / "merges.txt"
+    merges.write_bytes(b"#version: 0.2\n" + GPT2_MERGES.read_bytes() + b"\n")
+    assert mod.Tokenizer.from_gpt2(GPT2_VOCAB, merges) == gpt2
+
+
+def test_from_huggingface_old_merges_format(mod, trained, tmp_path):
+    """tokenizer.json files written by older `tokenizers` spell each merge "a b"."""
+    tok = trained("gpt2")
+    path = tmp_path / "tokenizer.json"
+    tok.save_huggingface(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["model"]["merges"] = [" ".join(m) if isinstance(m, list) else m for m in data["model"]["merges"]]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert mod.Tokenizer.from_huggingface(path) == tok

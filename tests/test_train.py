@@ -81,11 +81,11 @@ def test_matches_naive_patterns(mod, corpus, pattern, use_specials):
     check_against_naive(mod, text, pattern, specials)
 
 
-@pytest.mark.parametrize("max_token_bytes", [None, 2, 3])
+@pytest.mark.parametrize("max_token_bytes", [None, 1, 2, 3])
 @pytest.mark.parametrize("min_frequency", [1, 2, 3])
 @pytest.mark.parametrize("use_specials", [False, True], ids=["plain", "specials"])
-@pytest.mark.parametrize("pattern", ["gpt2", "bytes"])
-@pytest.mark.parametrize("corpus", ["corpus_en", "aaaa", "abab", "runs"])
+@pytest.mark.parametrize("pattern", ["gpt2", "words", "bytes"])
+@pytest.mark.parametrize("corpus", ["corpus_en", "aaaa", "abab", "runs", "longruns"])
 def test_matches_naive_options(mod, corpus, pattern, use_specials, min_frequency, max_token_bytes):
     text = SMALL_CORPORA[corpus]
     specials = tuple(SPECIALS) if use_specials else ()
@@ -94,6 +94,8 @@ def test_matches_naive_options(mod, corpus, pattern, use_specials, min_frequency
     tok = check_against_naive(mod, text, pattern, specials, min_frequency, max_token_bytes, n=40)
     if max_token_bytes is not None:
         assert all(len(a + b) <= max_token_bytes for a, b in tok.merges)
+    if max_token_bytes == 1:
+        assert tok.merges == []
 
 
 def test_hand_checked_merges(mod):
@@ -345,3 +347,13 @@ def test_backend_parity_large(both, pattern):
     assert a == b
     sample = read_data("address.txt") + read_data("corpus.en")[50000:60000]
     assert a.encode_ordinary(sample) == b.encode_ordinary(sample)
+
+
+def test_train_from_huge_counts(both):
+    """Counts of web-scale corpora (trillions) are exact on every backend."""
+    big = 3 * 2**40
+    counts = {b"ab": big, b"cd": big + 1, b"abcd": 2**41, "éé": 7 * 2**42, b"xyz" * 3: 2**45}
+    expected = naive.train_from_counts(counts, 256 + 12, min_frequency=2)
+    for m in both:
+        tok = m.Tokenizer.train_from_counts(counts, 256 + 12)
+        assert tok.merges == expected, m.__name__
