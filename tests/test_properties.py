@@ -13,9 +13,11 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 any_text = st.text(
     st.one_of(st.characters(), st.characters(codec=None, categories=["Cs"])), max_size=60
 ).filter(lambda s: not has_surrogate_pair(s))
-# Text without surrogates, rich in what matters for pre-tokenization.
+# Text without surrogates, rich in what matters for pre-tokenization; no code points this
+# Python's Unicode leaves unassigned (Cn), which tiktoken's and tokenizers' older tables may
+# class differently from `regex` (see assigned_text below).
 piece = st.text(
-    st.one_of(st.sampled_from(list("ab cé\n\t'sS1 .😀")), st.characters(exclude_categories=["Cs"])),
+    st.one_of(st.sampled_from(list("ab cé\n\t'sS1 .😀")), st.characters(exclude_categories=["Cs", "Cn"])),
     max_size=20,
 )
 
@@ -212,8 +214,14 @@ def test_exports_random_models(mod, tmp_path_factory, case, probe):
         assert tok.decode(ids) == text
 
 
+# Code points a newer Unicode assigns (category Cn in this Python's tables) may be letters to
+# `regex`, our reference, and unassigned to tiktoken's older tables: tiktoken is an oracle only
+# for the characters both know.
+assigned_text = st.text(st.characters(exclude_categories=["Cn", "Cs"]), max_size=60)
+
+
 @settings(max_examples=300, **SETTINGS)
-@given(s=any_text)
+@given(s=assigned_text)
 def test_gpt2_matches_tiktoken(gpt2, s):
     from helpers import gpt2_tiktoken
 
