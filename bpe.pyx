@@ -1095,6 +1095,10 @@ cdef class _Core:
     cdef int which
     cdef object rx_findall
     cdef list id_objs          # the int object of every id, shared by all results
+    cdef bytes dec_buf         # every token's bytes, end to end
+    cdef int64_t *dec_off      # id -> offset in dec_buf
+    cdef int32_t *dec_len      # id -> length (-1: no such id)
+    cdef Py_ssize_t n_ids
 
     def __cinit__(self, tok):
         cdef int32_t i
@@ -1116,12 +1120,56 @@ cdef class _Core:
         self.which = _which(tok._pattern)
         self.rx_findall = tok._rx.findall
         self.id_objs = list(range(max(tok._decoder) + 1))
+        self.n_ids = len(self.id_objs)
+        self.dec_off = <int64_t *> malloc(self.n_ids * sizeof(int64_t))
+        self.dec_len = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
+        if self.dec_off == NULL or self.dec_len == NULL:
+            raise MemoryError()
+        for i in range(self.n_ids):
+            self.dec_len[i] = -1
+        parts = []
+        off = 0
+        for i, t in sorted(tok._decoder.items()):
+            self.dec_off[i] = off
+            self.dec_len[i] = len(t)
+            off += len(t)
+            parts.append(t)
+        self.dec_buf = b"".join(parts)
         if self.which != P_NONE:
             _build_flags()
 
     def __dealloc__(self):
         u64map_free(&self.ranks)
         bmap_free(&self.tokens)
+        free(self.dec_off)
+        free(self.dec_len)
+
+    cdef object decode(self, list ids):
+        """The bytes of `ids` through the byte table, or None when an id is not
+        a plain int of the vocabulary (the caller then reports it)."""
+        cdef Py_ssize_t k, n = len(ids), total = 0
+        cdef long v
+        cdef bytes out
+        cdef char *p
+        cdef const char *src = PyBytes_AS_STRING(self.dec_buf)
+        for k in range(n):
+            o = ids[k]
+            if type(o) is not int:
+                return None
+            try:
+                v = o
+            except OverflowError:
+                return None
+            if v < 0 or v >= self.n_ids or self.dec_len[v] < 0:
+                return None
+            total += self.dec_len[v]
+        out = PyBytes_FromStringAndSize(NULL, total)
+        p = PyBytes_AS_STRING(out)
+        for k in range(n):
+            v = ids[k]
+            memcpy(p, src + self.dec_off[v], self.dec_len[v])
+            p += self.dec_len[v]
+        return out
 
     cdef inline int64_t rank_of(self, int32_t a, int32_t b) noexcept nogil:
         return u64map_get(&self.ranks, (<uint64_t> <uint32_t> a << 32) | <uint32_t> b, -1)
@@ -1433,6 +1481,17 @@ class Tokenizer(_py.Tokenizer):
         finally:
             cache.busy = False
         return out
+
+    def decode_bytes(self, ids):
+        if isinstance(ids, (str, bytes)):
+            raise TypeError(f"ids must be a sequence of int, not {type(ids).__name__}")
+        ids = ids if type(ids) is list else list(ids)
+        out = (<_Core> self._core).decode(ids)
+        if out is None:  # numpy ints, or an error to report: the reference path
+            out = _py.Tokenizer.decode_bytes(self, ids)
+        return out
+
+    decode_bytes.__doc__ = _py.Tokenizer.decode_bytes.__doc__
 
     def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(),
                      disallowed_special="all"):
