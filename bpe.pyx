@@ -35,6 +35,7 @@ __all__ = list(_py.__all__)
 BACKEND = "cython"
 
 cdef extern from "Python.h":
+    int PyErr_CheckSignals() except? -1
     int PyUnicode_KIND(object)
     void *PyUnicode_DATA(object)
     Py_ssize_t PyUnicode_GET_LENGTH(object)
@@ -611,8 +612,10 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
                 raise MemoryError()
             merges.append((a, b))
             step += 1
-            if progress and (step & 255) == 0:
-                report.update(step)
+            if (step & 255) == 0:
+                PyErr_CheckSignals()  # Ctrl-C (KeyboardInterrupt) stops training within 256 merges
+                if progress:
+                    report.update(step)
         report.update(step, force=True)
         return merges
     finally:

@@ -34,6 +34,7 @@ import base64
 import heapq
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -73,12 +74,19 @@ PATTERNS = {
     "bytes": r"""[\s\S]+""",
 }
 
-# Where a file or a stream may be cut without changing its pre-tokens (see
-# _cut_kind): for the GPT-2 family, between an ASCII letter or digit and a
-# line break; for "words", after a line feed that precedes an ASCII letter or
-# digit.  Custom patterns are only ever cut at special tokens.
-_CUT_AFTER_ALNUM = {PATTERNS["gpt2"], PATTERNS["cl100k"], PATTERNS["o200k"]}
-_CUT_AFTER_NEWLINE = {PATTERNS["words"]}
+# Where a file may be cut without changing its pre-tokens: a place no
+# pre-token spans, whose left part ends the same way at the end of the text.
+# GPT-2: after printable ASCII that a line break follows (a run of letters,
+# digits or punctuation stops at white space).  cl100k/o200k: the same after an
+# ASCII letter or digit only (their punctuation runs take the line breaks
+# along).  words: after a line feed that printable ASCII follows.  Custom
+# patterns and "bytes" are never cut inside a file.
+_FILE_CUTS = {
+    PATTERNS["gpt2"]: regex.compile(rb"[\x21-\x7e](?=[\r\n])"),
+    PATTERNS["cl100k"]: regex.compile(rb"[0-9A-Za-z](?=[\r\n])"),
+    PATTERNS["o200k"]: regex.compile(rb"[0-9A-Za-z](?=[\r\n])"),
+    PATTERNS["words"]: regex.compile(rb"\n(?=[\x21-\x7e])"),
+}
 
 
 def resolve_pattern(pattern):
@@ -113,13 +121,11 @@ def _compile_pattern(pattern):
 
 
 def _cut_kind(pattern, specials):
+    """The regex (over bytes) whose match ends mark safe cuts, or None.  A
+    special token with a line break in it could straddle a cut: none then."""
     if any("\n" in s or "\r" in s for s in specials):
         return None
-    if pattern in _CUT_AFTER_ALNUM:
-        return "alnum|eol"
-    if pattern in _CUT_AFTER_NEWLINE:
-        return "lf|alnum"
-    return None
+    return _FILE_CUTS.get(pattern)
 
 
 def _special_regex(specials):
@@ -262,24 +268,17 @@ def _count_range(job):
     return count_pretokens(_read_range(path, start, end), pattern=pattern, special_tokens=specials)
 
 
-def _is_alnum_byte(b):
-    return 48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122
-
-
-def _find_cut(f, pos, size, kind):
+def _find_cut(f, pos, size, cut_re):
     """First offset >= pos where a file may be cut without changing its
-    pre-tokens, or None.  The cut never falls inside a UTF-8 sequence."""
+    pre-tokens (see _FILE_CUTS), or None.  Cuts fall between ASCII bytes,
+    never inside a UTF-8 sequence."""
     window = 1 << 16
     while pos < size:
         f.seek(pos - 1)
         data = f.read(window + 2)
-        for i in range(1, len(data) - 1):
-            c = data[i]
-            if kind == "alnum|eol":
-                if (c == 10 or c == 13) and _is_alnum_byte(data[i - 1]):
-                    return pos - 1 + i
-            elif c == 10 and _is_alnum_byte(data[i + 1]):
-                return pos + i
+        m = cut_re.search(data, 1)
+        if m is not None and pos - 1 + m.end() < size:
+            return pos - 1 + m.end()
         pos += window
     return None
 
@@ -315,15 +314,40 @@ def _count_files(paths, pattern, specials, workers, chunk_size, count_job):
         raise ValueError(f"workers must be a positive int, not {workers!r}")
     if chunk_size is None:
         total = sum(os.path.getsize(p) for p in paths)
-        chunk_size = min(max(total // (4 * workers), 1 << 20), 1 << 26)
+        # memory follows the chunk, not the corpus: at most 16 MB of text per worker
+        chunk_size = min(max(total // (4 * workers), 1 << 20), 1 << 24)
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
     jobs = _file_jobs(paths, chunk_size, pattern, specials)
     if workers == 1 or len(jobs) == 1:
-        parts = map(count_job, jobs)
-        return _merge_counts(parts)
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-        return _merge_counts(pool.map(count_job, jobs))
+        return _merge_counts(map(count_job, jobs))
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_worker_init)
+    try:
+        counts = _merge_counts(pool.map(count_job, jobs))
+    except BaseException:
+        # Ctrl-C or a failed job: stop every worker now, leave no process behind
+        _stop_pool(pool)
+        raise
+    pool.shutdown()
+    return counts
+
+
+def _worker_init():
+    """Workers leave Ctrl-C to the parent, which stops them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_pool(pool):
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    for p in processes:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+            p.join()
 
 
 def _merge_counts(parts):

@@ -1,0 +1,121 @@
+"""Nothing lost: a process killed while saving leaves the old file intact, and Ctrl-C during
+train_files stops every worker and leaves no process behind. Both are tested with real
+signals on real subprocesses, on both backends."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from helpers import DATA
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+SAVER = textwrap.dedent(
+    """
+    import importlib, sys
+    mod = importlib.import_module(sys.argv[1])
+    path, vocab, merges = sys.argv[2:5]
+    big = mod.Tokenizer.from_gpt2(vocab, merges)
+    small = mod.Tokenizer.from_merges([(b"a", b"b")], special_tokens=["<s>"])
+    big.save(path)
+    print("ready", flush=True)
+    while True:
+        for tok in (small, big):
+            tok.save(path)
+    """
+)
+
+
+@pytest.mark.parametrize("fmt", ["native"])
+def test_kill_during_save_leaves_a_whole_file(mod, tmp_path, fmt):
+    path = tmp_path / "tok.bpe"
+    script = tmp_path / "saver.py"
+    script.write_text(SAVER)
+    big = mod.Tokenizer.from_gpt2(str(DATA / "gpt2_vocab.json"), str(DATA / "gpt2_merges.txt"))
+    small = mod.Tokenizer.from_merges([(b"a", b"b")], special_tokens=["<s>"])
+    for delay in (0.05, 0.13, 0.21, 0.34, 0.55):
+        proc = subprocess.Popen(
+            [sys.executable, str(script), mod.__name__, str(path), str(DATA / "gpt2_vocab.json"),
+             str(DATA / "gpt2_merges.txt")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+            time.sleep(delay)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        loaded = mod.Tokenizer.load(path)  # never half a file
+        assert loaded == small or loaded == big
+
+
+TRAINER = textwrap.dedent(
+    """
+    import importlib, sys, time
+    mod = importlib.import_module(sys.argv[1])
+
+    def slow_job(job):
+        time.sleep(0.3)
+        return mod._count_range(job)
+
+    class Slow(mod.Tokenizer):
+        _count_job = staticmethod(slow_job)
+
+    print("ready", flush=True)
+    Slow.train_files([sys.argv[2]], 1000, workers=2, chunk_size=2048)
+    print("finished", flush=True)
+    """
+)
+
+
+def _processes_in_group(pgid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        state, pgrp = fields[0], int(fields[2])
+        if pgrp == pgid and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
+def test_ctrl_c_during_train_files_stops_the_workers(mod, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text((DATA / "corpus.en").read_text(encoding="utf-8"), encoding="utf-8")
+    script = tmp_path / "trainer.py"
+    script.write_text(TRAINER)
+    proc = subprocess.Popen([sys.executable, str(script), mod.__name__, str(corpus)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    pgid = proc.pid
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        deadline = time.time() + 20
+        while len(_processes_in_group(pgid)) < 3 and time.time() < deadline:
+            time.sleep(0.05)  # the parent and its two workers
+        assert len(_processes_in_group(pgid)) >= 3, "the worker processes never started"
+        os.killpg(pgid, signal.SIGINT)  # what a terminal sends on Ctrl-C
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(pgid, signal.SIGKILL)
+    assert proc.returncode != 0
+    assert "finished" not in out
+    assert "KeyboardInterrupt" in err
+    deadline = time.time() + 10
+    while _processes_in_group(pgid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _processes_in_group(pgid) == [], "worker processes outlived Ctrl-C"
