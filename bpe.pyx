@@ -961,7 +961,7 @@ cdef class _Counter:
         if bmap_init(&self.m, 1 << 12) < 0:
             raise MemoryError()
         self.which = _which(pattern)
-        self.findall = _py._compile_pattern(pattern).findall
+        self.findall = _py._pretokenizer(_py._compile_pattern(pattern))
         self.special_re = _py._special_regex(specials)
         if self.which != P_NONE:
             _build_flags()
@@ -1025,6 +1025,8 @@ cdef class _Counter:
                     err = self.scan(data, kind, n)
             else:
                 for token in self.findall(piece):
+                    if not token:
+                        continue  # a custom pattern may match the empty string
                     b = token.encode("utf-8")
                     err = self.add(<const uint8_t *> PyBytes_AS_STRING(b), len(b), 1)
                     if err:
@@ -1121,7 +1123,7 @@ cdef class _Core:
         for i in range(256):
             self.byte_ids[i] = tok._byte_ids[i]
         self.which = _which(tok._pattern)
-        self.rx_findall = tok._rx.findall
+        self.rx_findall = tok._findall
         self.id_objs = list(range(max(tok._decoder) + 1))
         self.n_ids = len(self.id_objs)
         self.dec_off = <int64_t *> malloc(self.n_ids * sizeof(int64_t))

@@ -120,6 +120,14 @@ def _compile_pattern(pattern):
     return rx
 
 
+def _pretokenizer(rx):
+    """text -> list of pre-tokens: whole matches, even when a custom pattern
+    has capture groups (findall would give the groups)."""
+    if rx.groups == 0:
+        return rx.findall
+    return lambda text: [m.group() for m in rx.finditer(text)]
+
+
 def _cut_kind(pattern, specials):
     """The regex (over bytes) whose match ends mark safe cuts, or None.  A
     special token with a line break in it could straddle a cut: none then."""
@@ -238,7 +246,7 @@ def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
     [(b' cat', 1), (b' dog', 1), (b'a', 2)]
     """
     pattern = resolve_pattern(pattern)
-    findall = _compile_pattern(pattern).findall
+    findall = _pretokenizer(_compile_pattern(pattern))
     special_re = _special_regex(_check_specials(special_tokens))
     counter = Counter()
     if isinstance(texts, str):
@@ -607,6 +615,7 @@ class Tokenizer:
         self = object.__new__(cls)
         self._pattern = pattern
         self._rx = _compile_pattern(pattern)
+        self._findall = _pretokenizer(self._rx)
         encoder = {}
         for i, t in tokens.items():
             if isinstance(i, bool) or not isinstance(i, int) or i < 0:
@@ -846,7 +855,7 @@ class Tokenizer:
 
     def _encode_chunk(self, text, out):
         """Encode text that holds no special tokens (already repaired)."""
-        return self._encode_pieces(self._rx.findall(text), out)
+        return self._encode_pieces(self._findall(text), out)
 
     def encode_ordinary(self, text):
         """Encode `text`, treating special-token text as ordinary text.

@@ -60,7 +60,7 @@ def pretokenize(piece, pattern):
     regex_string = resolve_pattern(pattern)
     if regex_string is None:
         return [piece] if piece else []
-    return [m for m in regex.findall(regex_string, piece) if m]
+    return [m.group() for m in regex.finditer(regex_string, piece) if m.group()]
 
 
 def count_pretokens(texts, pattern="gpt2", special_tokens=()):

@@ -62,7 +62,7 @@ TRAINER = textwrap.dedent(
     mod = importlib.import_module(sys.argv[1])
 
     def slow_job(job):
-        time.sleep(0.3)
+        time.sleep(1.0)
         return mod._count_range(job)
 
     class Slow(mod.Tokenizer):
@@ -75,7 +75,8 @@ TRAINER = textwrap.dedent(
 )
 
 
-def _processes_in_group(pgid):
+def _processes_in_group(pgid, parent=None):
+    """Live processes of process group `pgid` (only children of `parent`, if given)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -85,8 +86,8 @@ def _processes_in_group(pgid):
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == pgid and state != "Z":
+        state, ppid, pgrp = fields[0], int(fields[1]), int(fields[2])
+        if pgrp == pgid and state != "Z" and (parent is None or ppid == parent):
             found.append(int(entry))
     return found
 
@@ -104,9 +105,10 @@ def test_ctrl_c_during_train_files_stops_the_workers(mod, tmp_path):
     try:
         assert proc.stdout.readline().strip() == "ready"
         deadline = time.time() + 20
-        while len(_processes_in_group(pgid)) < 3 and time.time() < deadline:
-            time.sleep(0.05)  # the parent and its two workers
-        assert len(_processes_in_group(pgid)) >= 3, "the worker processes never started"
+        while len(_processes_in_group(pgid, parent=proc.pid)) < 2 and time.time() < deadline:
+            time.sleep(0.05)  # the two workers
+        assert len(_processes_in_group(pgid, parent=proc.pid)) >= 2, "the workers never started"
+        time.sleep(0.3)  # let them start their first jobs
         os.killpg(pgid, signal.SIGINT)  # what a terminal sends on Ctrl-C
         out, err = proc.communicate(timeout=30)
     finally:
