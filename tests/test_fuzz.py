@@ -1,0 +1,158 @@
+"""A fuzz harness (hypothesis) for every loader and for encode/decode, on both backends.
+
+Each loader gets valid files mutated at random (truncated, bytes replaced, lines dropped,
+doubled or swapped, random bytes): it must raise ValueError, or return a tokenizer that is
+whole (saves and reloads to itself, and round-trips text). Nothing else may escape.
+
+CI runs a short campaign; a longer one:
+
+    BPE_FUZZ_EXAMPLES=20000 python -m pytest -q tests/test_fuzz.py
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import EOT
+
+EXAMPLES = int(os.environ.get("BPE_FUZZ_EXAMPLES", "40"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SAMPLE = "the cat sat on the mat; the dog ate the hat. " * 8 + "naïve café 😀 123 456\n\n"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, request):
+    """Valid files of every format from one small trained tokenizer (per backend)."""
+    cache = {}
+
+    def make(mod):
+        if mod.__name__ not in cache:
+            d = tmp_path_factory.mktemp(f"valid-{mod.__name__}")
+            tok = mod.Tokenizer.train(SAMPLE, 300, special_tokens=[EOT])
+            tok.save(d / "tok.bpe")
+            tok.save_gpt2(d / "gpt2")
+            tok.save_tiktoken(d / "tok.tiktoken")
+            tok.save_huggingface(d / "tokenizer.json")
+            cache[mod.__name__] = {
+                "native": (d / "tok.bpe").read_bytes(),
+                "vocab.json": (d / "gpt2" / "vocab.json").read_bytes(),
+                "merges.txt": (d / "gpt2" / "merges.txt").read_bytes(),
+                "tiktoken": (d / "tok.tiktoken").read_bytes(),
+                "huggingface": (d / "tokenizer.json").read_bytes(),
+            }
+        return cache[mod.__name__]
+
+    return make
+
+
+@st.composite
+def mutated(draw, data):
+    kind = draw(st.sampled_from(["truncate", "bytes", "drop", "double", "swap", "random", "json"]))
+    if kind == "truncate":
+        return data[: draw(st.integers(0, max(len(data) - 1, 0)))]
+    if kind == "bytes":
+        out = bytearray(data)
+        for _ in range(draw(st.integers(1, 4))):
+            out[draw(st.integers(0, len(out) - 1))] = draw(st.integers(0, 255))
+        return bytes(out)
+    if kind == "random":
+        return draw(st.binary(max_size=300))
+    if kind == "json":
+        return draw(st.sampled_from([b"{}", b"[]", b"null", b'{"model": 3}', b'{"model": {"vocab": []}}',
+                                     b'{"a": 1}', b'"x"', b"1e999", b'{"model": {"type": "BPE", "vocab": {"a": -1}}}']))
+    lines = data.split(b"\n")
+    i = draw(st.integers(0, len(lines) - 1))
+    j = draw(st.integers(0, len(lines) - 1))
+    if kind == "drop":
+        del lines[i]
+    elif kind == "double":
+        lines.insert(i, lines[i])
+    else:
+        lines[i], lines[j] = lines[j], lines[i]
+    return b"\n".join(lines)
+
+
+def check_whole(mod, tok):
+    """A loaded tokenizer must be whole: it saves and reloads to itself and round-trips."""
+    assert isinstance(tok, mod.Tokenizer)
+    with tempfile.TemporaryDirectory() as d:
+        tok.save(Path(d) / "again.bpe")
+        assert mod.Tokenizer.load(Path(d) / "again.bpe") == tok
+    if tok.pattern in mod.PATTERNS.values():  # a mutated custom regex may skip text, by design
+        text = SAMPLE + EOT
+        assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+def load_or_reject(mod, load):
+    try:
+        tok = load()
+    except ValueError:
+        return
+    check_whole(mod, tok)
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_native(mod, files, tmp_path, data):
+    blob = data.draw(mutated(files(mod)["native"]))
+    path = tmp_path / "f.bpe"
+    path.write_bytes(blob)
+    load_or_reject(mod, lambda: mod.Tokenizer.load(path))
+
+
+@FUZZ
+@given(data=st.data(), which=st.sampled_from(["vocab.json", "merges.txt"]))
+def test_fuzz_gpt2(mod, files, tmp_path, data, which):
+    valid = files(mod)
+    blobs = {"vocab.json": valid["vocab.json"], "merges.txt": valid["merges.txt"]}
+    blobs[which] = data.draw(mutated(blobs[which]))
+    for name, blob in blobs.items():
+        (tmp_path / name).write_bytes(blob)
+    load_or_reject(mod, lambda: mod.Tokenizer.from_gpt2(tmp_path / "vocab.json", tmp_path / "merges.txt"))
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_tiktoken(mod, files, tmp_path, data):
+    blob = data.draw(mutated(files(mod)["tiktoken"]))
+    path = tmp_path / "f.tiktoken"
+    path.write_bytes(blob)
+    load_or_reject(mod, lambda: mod.Tokenizer.from_tiktoken(path, pattern="gpt2",
+                                                            special_tokens={EOT: 100000}))
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_huggingface(mod, files, tmp_path, data):
+    blob = data.draw(mutated(files(mod)["huggingface"]))
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(blob)
+    load_or_reject(mod, lambda: mod.Tokenizer.from_huggingface(path))
+
+
+@settings(max_examples=EXAMPLES * 5, deadline=None)
+@given(text=st.text(max_size=200))
+def test_fuzz_encode_decode(gpt2, text):
+    ids = gpt2.encode(text, disallowed_special=())
+    expected = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert gpt2.decode(ids) == expected
+    assert list(gpt2.encode_iterable([text[: len(text) // 2], text[len(text) // 2:]],
+                                    disallowed_special=())) == ids
+
+
+@settings(max_examples=EXAMPLES * 5, deadline=None)
+@given(ids=st.lists(st.one_of(st.integers(-5, 50300), st.integers(), st.floats(), st.text(max_size=2),
+                              st.none(), st.booleans()), max_size=20))
+def test_fuzz_decode_ids(gpt2, ids):
+    try:
+        out = gpt2.decode_bytes(ids)
+    except (ValueError, TypeError):
+        assert any(not (type(i) is int and 0 <= i < 50257) for i in ids)
+        return
+    assert all(type(i) is int and 0 <= i < 50257 for i in ids)
+    assert out == b"".join(gpt2.token_bytes(i) for i in ids)
