@@ -513,7 +513,7 @@ cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *b
 
 
 def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_bytes,
-                  progress=False):
+                  progress=False, bint consume=True):
     """The compiled merge loop; same contract as bpe_fallback._learn_merges
     (which empties `counts` once its arrays hold them)."""
     cdef Trainer t
@@ -535,6 +535,9 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
     if total >= 0x7FFFFFFF:
         raise MemoryError("more than 2**31 symbols in distinct pre-tokens")
     report = _py._Progress(progress, n_merges, "merges")
+    if progress:
+        import sys
+        sys.stderr.write(f"learning from {nwords:,} distinct pre-tokens ({total:,} bytes)\n")
     try:
         t.sym = <int32_t *> malloc((total + 1) * sizeof(int32_t))
         t.nxt = <int32_t *> malloc((total + 1) * sizeof(int32_t))
@@ -575,7 +578,8 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
                 if add_pair(&t, w[i], w[i + 1], c, <int32_t> (base + i)) < 0:
                     raise MemoryError()
             base += n
-        counts.clear()  # the caller's private dict; its objects are not needed any more
+        if consume:
+            counts.clear()  # the caller's private dict; its objects are not needed any more
         if limit >= 2:
             for i in range(t.npairs):
                 if heap_push(&t, t.pcount[i], <int32_t> i) < 0:
@@ -1418,6 +1422,15 @@ cdef bint has_surrogate(const void *data, int kind, Py_ssize_t n) noexcept nogil
     return False
 
 
+cdef bint _plain_counts(dict counts):
+    """True if every key is bytes and every count an int >= 0 (no copy needed)."""
+    cdef object k, v
+    for k, v in counts.items():
+        if type(k) is not bytes or type(v) is not int or v < 0:
+            return False
+    return True
+
+
 def _repair(text):
     """bpe_fallback._repair, with the scan for surrogates done without the GIL."""
     cdef int kind
@@ -1443,6 +1456,23 @@ class Tokenizer(_py.Tokenizer):
     _count_job = staticmethod(_count_range)
     _learn = staticmethod(_learn_merges)
     _repair = staticmethod(_repair)
+
+    @classmethod
+    def train_from_counts(cls, counts, vocab_size, *, pattern="gpt2", special_tokens=(),
+                          min_frequency=2, max_token_bytes=None, progress=False):
+        if type(counts) is dict and _plain_counts(counts):
+            # bytes -> int already: the merge loop reads them straight into its arrays,
+            # without a normalized copy (tens of millions of pre-tokens stay one dict)
+            pattern, specials = cls._train_options(vocab_size, pattern, special_tokens,
+                                                   min_frequency, max_token_bytes)
+            merges = _learn_merges(counts, vocab_size - 256 - len(specials), min_frequency,
+                                   max_token_bytes, progress, consume=False)
+            return cls._from_trained(pattern, merges, specials)
+        return super().train_from_counts(counts, vocab_size, pattern=pattern,
+                                         special_tokens=special_tokens, min_frequency=min_frequency,
+                                         max_token_bytes=max_token_bytes, progress=progress)
+
+    train_from_counts.__func__.__doc__ = _py.Tokenizer.train_from_counts.__doc__
 
     def _init_core(self):
         self._core = _Core(self)
