@@ -1038,6 +1038,43 @@ cdef class _Counter:
             if err:
                 raise MemoryError()
 
+    def pack(self):
+        """(keys end to end, int32 lengths, int64 counts) as three bytes objects:
+        what a worker sends back instead of a dict of Python objects."""
+        cdef Py_ssize_t i, k = 0
+        cdef BEntry *e
+        cdef bytes keys = PyBytes_FromStringAndSize(NULL, self.m.keys_len)
+        cdef bytes lens = PyBytes_FromStringAndSize(NULL, self.n * sizeof(int32_t))
+        cdef bytes cnts = PyBytes_FromStringAndSize(NULL, self.n * sizeof(int64_t))
+        cdef char *kp = PyBytes_AS_STRING(keys)
+        cdef int32_t *lp = <int32_t *> PyBytes_AS_STRING(lens)
+        cdef int64_t *cp = <int64_t *> PyBytes_AS_STRING(cnts)
+        cdef Py_ssize_t off = 0
+        for i in range(self.m.mask + 1):
+            e = &self.m.slots[i]
+            if e.val_len >= 0:
+                memcpy(kp + off, self.m.keys + e.key_off, e.key_len)
+                off += e.key_len
+                lp[k] = e.key_len
+                cp[k] = self.counts[self.m.vals.data[e.val_off]]
+                k += 1
+        return keys, lens, cnts
+
+    def add_packed(self, packed):
+        """Add the counts of another counter's pack()."""
+        cdef bytes keys, lens, cnts
+        keys, lens, cnts = packed
+        cdef const uint8_t *kp = <const uint8_t *> PyBytes_AS_STRING(keys)
+        cdef const int32_t *lp = <const int32_t *> PyBytes_AS_STRING(lens)
+        cdef const int64_t *cp = <const int64_t *> PyBytes_AS_STRING(cnts)
+        cdef Py_ssize_t i, n = len(lens) // sizeof(int32_t), off = 0
+        if len(cnts) != n * sizeof(int64_t):
+            raise ValueError("malformed packed counts")
+        for i in range(n):
+            if off + lp[i] > len(keys) or self.add(kp + off, lp[i], cp[i]) < 0:
+                raise MemoryError() if off + lp[i] <= len(keys) else ValueError("malformed packed counts")
+            off += lp[i]
+
     def to_dict(self):
         cdef dict out = {}
         cdef Py_ssize_t i
@@ -1071,6 +1108,22 @@ def _count_range(job):
     counter = _Counter(pattern, specials)
     counter.add_document(_py._read_range(path, start, end))
     return counter.to_dict()
+
+
+def _count_range_packed(job):
+    """Worker of train_files: _count_range, sent back as three packed buffers."""
+    path, start, end, pattern, specials = job
+    counter = _Counter(pattern, specials)
+    counter.add_document(_py._read_range(path, start, end))
+    return counter.pack()
+
+
+def _merge_packed(parts):
+    """Sum the workers' packed counts in one C map; one dict at the end."""
+    total = _Counter(PATTERNS["bytes"], ())
+    for packed in parts:
+        total.add_packed(packed)
+    return total.to_dict()
 
 
 # ===========================================================================
@@ -1453,7 +1506,8 @@ class Tokenizer(_py.Tokenizer):
     __doc__ = _py.Tokenizer.__doc__
 
     _count = staticmethod(count_pretokens)
-    _count_job = staticmethod(_count_range)
+    _count_job = staticmethod(_count_range_packed)
+    _merge_jobs = staticmethod(_merge_packed)
     _learn = staticmethod(_learn_merges)
     _repair = staticmethod(_repair)
 

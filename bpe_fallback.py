@@ -309,7 +309,10 @@ def _file_jobs(paths, chunk_size, pattern, specials):
     return jobs
 
 
-def _count_files(paths, pattern, specials, workers, chunk_size, count_job):
+def _count_files(paths, pattern, specials, workers, chunk_size, count_job, merge=None):
+    """Count the pre-tokens of files: `count_job` counts one job (a safe byte
+    range) in a worker, `merge` sums the jobs' results into bytes -> count."""
+    merge = merge or _merge_counts
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     paths = [os.fspath(p) for p in paths]
@@ -328,10 +331,10 @@ def _count_files(paths, pattern, specials, workers, chunk_size, count_job):
         raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
     jobs = _file_jobs(paths, chunk_size, pattern, specials)
     if workers == 1 or len(jobs) == 1:
-        return _merge_counts(map(count_job, jobs))
+        return merge(map(count_job, jobs))
     pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_worker_init)
     try:
-        counts = _merge_counts(pool.map(count_job, jobs))
+        counts = merge(pool.map(count_job, jobs))
     except BaseException:
         # Ctrl-C or a failed job: stop every worker now, leave no process behind
         _stop_pool(pool)
@@ -697,6 +700,7 @@ class Tokenizer:
     # the hot loops a compiled backend replaces
     _count = staticmethod(count_pretokens)
     _count_job = staticmethod(_count_range)
+    _merge_jobs = staticmethod(_merge_counts)
     _learn = staticmethod(_learn_merges)
     _repair = staticmethod(_repair)
 
@@ -740,7 +744,8 @@ class Tokenizer:
         exactly those of ``train([whole text of each file])``."""
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
-        counts = _count_files(paths, pattern, specials, workers, chunk_size, cls._count_job)
+        counts = _count_files(paths, pattern, specials, workers, chunk_size, cls._count_job,
+                              cls._merge_jobs)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
