@@ -22,6 +22,7 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 
+import array
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -660,7 +661,8 @@ cdef void _build_flags() except *:
         table = <uint8_t *> calloc(0x110000, 1)
         if table == NULL:
             raise MemoryError()
-        everything = "".join(map(chr, range(0x110000)))
+        # every code point in one str, without a million one-character strings on the way
+        everything = array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
         for flag, pat in ((F_L, r"\p{L}+"), (F_N, r"\p{N}+"), (F_S, r"\s+"),
                           (F_U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"),
                           (F_W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"), (F_CASE_S, r"(?i:s)+")):

@@ -13,6 +13,21 @@ Rows (the performance targets of SPEC.md):
   encode_batch        bpe encode_batch with 2 threads vs our own 1 thread (1000-line docs)
   python_train_files  bpe_fallback.Tokenizer.train_files, english10.txt, vocab 8192,
                       vs Hugging Face tokenizers' BpeTrainer
+  pathological        (alias patho) pathological cost stays ordinary:
+                      - train_files, vocab 8192, on the first 5 MB of english10.txt with and
+                        without one 500 KB pre-token (seeded random lowercase letters on a
+                        line of their own) appended: time with / time without, ours; the
+                        same ratio for bpe_fallback, and Hugging Face tokenizers' time on
+                        the same corpus, stopped after --slow-limit seconds
+                      - encode_ordinary of 1 MB that is one pre-token ("a" x 10^6, random
+                        lowercase letters, random digits, spaces), GPT-2's merges, vs
+                        tiktoken from the same ranks (time; each library in its own
+                        subprocess, so tiktoken's stack overflow on long runs of spaces is
+                        reported as a crash), with Hugging Face tokenizers' time in a note
+                      - decode of the ids of english10.txt's first 1 MB and first 10 MB:
+                        the cost per id of the larger must stay within 1.5x of the smaller
+                        (tiktoken's decode of the 10 MB ids in a note)
+                      The generated corpora are written to <corpora>/patho/.
 
 Every measurement runs in a fresh subprocess of this script (``--worker``), so a crash, a
 missing function or an exception in bpe shows up as an error in its row, and peak memory is
@@ -22,16 +37,21 @@ that is unavailable) of the worker and all its descendants, so training in worke
 is counted, and pages they share with the parent are not counted twice.
 
 A missing corpus (make them with ../shared/bench/make_corpora.sh) or a missing anchor library
-skips the row with a note.  `--quick` trains on english10.txt instead of english.txt and
-times one repetition instead of the best of three; `--repeat N` takes the best of N runs
-everywhere (each training run in a fresh process; its peak memory is the largest seen).
+skips the row with a note.  Hugging Face tokenizers runs in the pathological rows are
+stopped after `--slow-limit` seconds (default 60) and reported as "> N s (stopped)".
+`--quick` trains on english10.txt instead of english.txt and times one repetition instead
+of the best of three; `--repeat N` takes the best of N runs everywhere (each training run
+in a fresh process; its peak memory is the largest seen).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import platform
+import random
 import resource
+import string
 import subprocess
 import sys
 import threading
@@ -48,7 +68,7 @@ DEFAULT_CORPORA = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-corpora"
 GPT2_DIRS = [REPO / "tests" / "data", REPO.parent / "shared" / "data"]
 RESULT_TAG = "BENCH-RESULT "
 
-ROWS = ["train_files", "encode_ordinary", "encode_batch", "python_train_files"]
+ROWS = ["train_files", "encode_ordinary", "encode_batch", "python_train_files", "pathological"]
 ALIASES = {
     "train": "train_files",
     "memory": "train_files",
@@ -57,6 +77,7 @@ ALIASES = {
     "python": "python_train_files",
     "pure_python": "python_train_files",
     "train_python": "python_train_files",
+    "patho": "pathological",
 }
 
 # The installed packages come first; the repository root is the last resort, so that an
@@ -284,6 +305,122 @@ def job_batch(a):
     }
 
 
+# Pathological inputs (issue 6, item 4): generated, seeded, the same in every process
+
+PATHO_SEED = 6
+PATHO_ENCODE_BYTES = 1_000_000
+PATHO_WORD_BYTES = 500_000
+PATHO_BASE_BYTES = 5_000_000
+PATHO_VOCAB = 8192
+PATHO_ENCODE_INPUTS = [
+    ("a", '"a" × 1,000,000'),
+    ("letters", "1,000,000 random lowercase letters"),
+    ("digits", "1,000,000 random digits"),
+    ("spaces", "1,000,000 spaces"),
+]
+PATHO_WARMUP = "Warm up: it's 12 o'clock, héllo wörld!  \n"
+
+
+def patho_text(kind, n, seed=PATHO_SEED):
+    """n characters of one kind, as one GPT-2 pre-token; random kinds are seeded."""
+    if kind == "a":
+        return "a" * n
+    if kind == "spaces":
+        return " " * n
+    alphabet = {"letters": string.ascii_lowercase, "digits": string.digits}[kind]
+    return "".join(random.Random("{}:{}".format(seed, kind)).choices(alphabet, k=n))
+
+
+def _utf8_prefix(data, n):
+    """The longest prefix of the UTF-8 bytes `data` of at most n bytes that ends on a
+    character boundary."""
+    if n >= len(data):
+        return data
+    while n > 0 and (data[n] & 0xC0) == 0x80:
+        n -= 1
+    return data[:n]
+
+
+def _ids_digest(ids):
+    h = hashlib.sha256()
+    for i in range(0, len(ids), 1 << 16):
+        h.update(",".join(map(str, ids[i : i + (1 << 16)])).encode("ascii"))
+        h.update(b",")
+    return h.hexdigest()
+
+
+def _gpt2_hf_tokenizer(vocab_json, merges_txt):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.BPE.from_file(vocab_json, merges_txt))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    return tok
+
+
+def _encoder(lib, vocab_json, merges_txt):
+    """(encode_ordinary function, backend label) of one library, GPT-2's merges."""
+    if lib == "ours":
+        import bpe
+
+        tok = bpe.Tokenizer.from_gpt2(vocab_json, merges_txt)
+        return tok.encode_ordinary, bpe.BACKEND
+    if lib == "tiktoken":
+        enc = gpt2_tiktoken(vocab_json)
+        return enc.encode_ordinary, "tiktoken"
+    if lib == "hf":
+        tok = _gpt2_hf_tokenizer(vocab_json, merges_txt)
+        return (lambda text: tok.encode(text).ids), "tokenizers"
+    raise ValueError("unknown library {!r}".format(lib))
+
+
+def job_patho_encode(a):
+    """One library's encode_ordinary of one generated pathological text, best of N."""
+    text = patho_text(a["kind"], a["n"])
+    encode, backend = _encoder(a["lib"], a["vocab_json"], a["merges_txt"])
+    encode(PATHO_WARMUP)
+    seconds, ids = _best(lambda: encode(text), a["reps"])
+    return {
+        "seconds": seconds,
+        "backend": backend,
+        "tokens": len(ids),
+        "digest": _ids_digest(ids),
+        "mb": len(text.encode("utf-8")) / 1e6,
+    }
+
+
+def job_patho_decode(a):
+    """One library's decode of the ids of a corpus prefix: the best of at least max(N, 5) runs
+    and of at least 1 s of runs, so that the small and the large input are both sampled
+    long enough for their best times to compare on a busy machine."""
+    with open(a["path"], "rb") as f:
+        text = _utf8_prefix(f.read(), a["nbytes"]).decode("utf-8")
+    if a["lib"] == "ours":
+        import bpe
+
+        tok = bpe.Tokenizer.from_gpt2(a["vocab_json"], a["merges_txt"])
+        ids, decode, backend = tok.encode_ordinary(text), tok.decode, bpe.BACKEND
+    elif a["lib"] == "tiktoken":
+        enc = gpt2_tiktoken(a["vocab_json"])
+        ids, decode, backend = enc.encode_ordinary(text), enc.decode, "tiktoken"
+    else:
+        raise ValueError("unknown library {!r}".format(a["lib"]))
+    decode(ids[:1000])  # warm up
+    best, out, runs, spent = float("inf"), None, 0, 0.0
+    while runs < max(a["reps"], 5) or (spent < 1.0 and runs < 2000):
+        t0 = time.perf_counter()
+        out = decode(ids)
+        dt = time.perf_counter() - t0
+        best, runs, spent = min(best, dt), runs + 1, spent + dt
+    return {
+        "seconds": best,
+        "runs": runs,
+        "backend": backend,
+        "ids": len(ids),
+        "mb": len(text.encode("utf-8")) / 1e6,
+        "roundtrip": out == text,
+    }
+
+
 JOBS = {
     "train_ours": job_train_ours,
     "train_fallback": job_train_fallback,
@@ -291,6 +428,8 @@ JOBS = {
     "train_hf": job_train_hf,
     "encode": job_encode,
     "batch": job_batch,
+    "patho_encode": job_patho_encode,
+    "patho_decode": job_patho_decode,
 }
 
 
@@ -374,7 +513,7 @@ def run_worker(name, args, timeout):
         proc.kill()
         stdout, stderr = proc.communicate()
         stop.set()
-        return {"ok": False, "error": "timed out after {:.0f} s".format(timeout)}
+        return {"ok": False, "error": "timed out after {:.0f} s".format(timeout), "timed_out": True}
     finally:
         stop.set()
         sampler.join()
@@ -395,7 +534,8 @@ def run_worker(name, args, timeout):
                 how = "killed by " + signal.Signals(-proc.returncode).name
             except ValueError:
                 how = "killed by signal {}".format(-proc.returncode)
-        return {"ok": False, "error": "worker died ({}): {}".format(how, detail)}
+        return {"ok": False, "error": "worker died ({}): {}".format(how, detail), "died": True,
+                "stderr_tail": stderr[-4000:]}
     result["wall_seconds"] = wall
     result["peak_mb"] = max(peak[0] / 1024, result.get("self_maxrss_mb", 0))
     if not result["ok"] and os.environ.get("BENCH_VERBOSE"):
@@ -620,11 +760,236 @@ def row_python_train_files(ctx, table):
             table.note("python_train_files, {}: {}".format(label, res["error"]))
 
 
+def _write_if_changed(path, data):
+    if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def patho_train_corpora(ctx, table):
+    """(base, pathological) corpus paths: english10.txt's first 5 MB, and the same plus a
+    line of 500,000 seeded random lowercase letters (one GPT-2 pre-token).  None when
+    english10.txt is missing."""
+    src = utf8_corpus(ctx, table, "english10.txt")
+    if src is None:
+        return None
+    base = _utf8_prefix(src.read_bytes(), PATHO_BASE_BYTES)
+    word = patho_text("letters", PATHO_WORD_BYTES).encode("ascii")
+    out = ctx.corpora / "patho"
+    try:
+        out.mkdir(exist_ok=True)
+    except OSError:
+        out = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-bench-patho"
+        out.mkdir(exist_ok=True)
+    base_path, patho_path = out / "english5.txt", out / "english5-word500k.txt"
+    _write_if_changed(base_path, base)
+    _write_if_changed(patho_path, base + b"\n" + word + b"\n")
+    return base_path, patho_path
+
+
+def _slow_txt(res, limit, label):
+    """An anchor's time, '> N s (stopped)' past the limit, or its error."""
+    if res["ok"]:
+        return "{:.1f} s {}".format(res["seconds"], label)
+    if res.get("timed_out"):
+        return "> {:.0f} s (stopped) {}".format(limit, label)
+    return "{} {}".format(_short(res["error"], 50), label)
+
+
+def _patho_train(ctx, table):
+    what = "`train_files` with one 500 KB pre-token (5 MB english + 500 KB word), vocab {}".format(
+        PATHO_VOCAB)
+    target = "≤ 3.0×"
+    paths = patho_train_corpora(ctx, table)
+    if paths is None:
+        table.note("{}: skipped, corpus {} is missing".format(what, ctx.corpora / "english10.txt"))
+        return
+    base, patho = ({"path": str(p), "vocab": PATHO_VOCAB} for p in paths)
+    res = {}
+    for job, label in (("train_ours", "bpe"), ("train_fallback", "bpe_fallback")):
+        for key, args in (("without", base), ("with", patho)):
+            _progress("pathological: {} train_files {} the 500 KB pre-token ...".format(label, key))
+            res[job, key] = run_repeated(job, args, ctx.timeout, ctx.train_reps)
+    if _have("tokenizers"):
+        for key, args in (("without", base), ("with", patho)):
+            _progress("pathological: HF tokenizers train {} the 500 KB pre-token (limit {:.0f} s) ...".format(
+                key, ctx.slow_limit))
+            res["train_hf", key] = run_repeated("train_hf", args, ctx.slow_limit, ctx.train_reps)
+    else:
+        table.note("{}: tokenizers is not installed; no Hugging Face time".format(what))
+
+    def ratio(job):
+        w, wo = res[job, "with"], res[job, "without"]
+        return w["seconds"] / wo["seconds"] if w["ok"] and wo["ok"] else None
+
+    ours_w, ours_wo = res["train_ours", "with"], res["train_ours", "without"]
+    r = ratio("train_ours")
+    if r is not None:
+        o_txt = "{:.2f} s with, {:.2f} s without ({})".format(
+            ours_w["seconds"], ours_wo["seconds"], ours_w["backend"])
+    else:
+        o_txt = _short((ours_w if not ours_w["ok"] else ours_wo)["error"])
+    rf = ratio("train_fallback")
+    fb_w, fb_wo = res["train_fallback", "with"], res["train_fallback", "without"]
+    if rf is not None:
+        anchors = ["bpe_fallback {:.1f} s / {:.1f} s = {:.2f}×".format(
+            fb_w["seconds"], fb_wo["seconds"], rf)]
+    else:
+        anchors = ["bpe_fallback " + _short((fb_w if not fb_w["ok"] else fb_wo)["error"], 50)]
+    if ("train_hf", "with") in res:
+        hf_w, hf_wo = res["train_hf", "with"], res["train_hf", "without"]
+        anchors.append("HF tokenizers {} ({} without)".format(
+            _slow_txt(hf_w, ctx.slow_limit, "").strip(), _slow_txt(hf_wo, ctx.slow_limit, "").strip()))
+    table.row(what, o_txt, "; ".join(anchors), "{:.2f}×".format(r) if r is not None else "-",
+              target, _met(r <= 3.0) if r is not None else "-")
+    merges = []
+    for (job, key), v in res.items():
+        if v["ok"]:
+            merges.append("{} {} {} merges, {:.0f} MB peak".format(
+                {"train_ours": "bpe", "train_fallback": "bpe_fallback", "train_hf": "HF"}[job],
+                key, v["merges"], v["peak_mb"]))
+        elif not v.get("timed_out"):  # a stopped run is shown in the row itself
+            table.note("pathological train_files, {} {}: {}".format(job, key, v["error"]))
+    table.note("pathological train_files: corpora {} and {} ({:,} and {:,} bytes); {}".format(
+        paths[0], paths[1], paths[0].stat().st_size, paths[1].stat().st_size, "; ".join(merges)))
+
+
+def _crash_txt(res):
+    """'tiktoken crashed (...)' when the worker panicked or died, else None."""
+    err = res.get("error", "")
+    if not (res.get("died") or "Panic" in err):
+        return None
+    blob = (err + "\n" + res.get("stderr_tail", "")).lower()
+    if "stackoverflow" in blob or "stack overflow" in blob or "overflowed its stack" in blob:
+        return "tiktoken crashed (stack overflow)"
+    return "tiktoken crashed ({})".format(_short(err, 50)[len("error: "):])
+
+
+def _patho_encode(ctx, table):
+    target = "time ≤ 1.5×"
+    if ctx.gpt2 is None:
+        table.note("pathological encode_ordinary: skipped, GPT-2 files not found in {}".format(
+            ", ".join(map(str, GPT2_DIRS))))
+        return
+    have_tt, have_hf = _have("tiktoken"), _have("tokenizers")
+    if not have_tt:
+        table.note("pathological encode_ordinary: tiktoken is not installed; no anchor")
+    tt_notes, hf_notes = [], []
+    for kind, label in PATHO_ENCODE_INPUTS:
+        what = "`encode_ordinary` 1 MB as one pre-token: {}".format(label)
+        args = {"kind": kind, "n": PATHO_ENCODE_BYTES, "vocab_json": ctx.gpt2[0],
+                "merges_txt": ctx.gpt2[1], "reps": ctx.reps}
+        _progress("pathological: encode_ordinary {} (bpe, tiktoken, HF tokenizers) ...".format(kind))
+        ours = run_worker("patho_encode", dict(args, lib="ours"), ctx.timeout)
+        tt = run_worker("patho_encode", dict(args, lib="tiktoken"), ctx.timeout) if have_tt else None
+        hf = run_worker("patho_encode", dict(args, lib="hf"), ctx.slow_limit) if have_hf else None
+
+        if ours["ok"]:
+            o_txt = "{:.3f} s ({})".format(ours["seconds"], ours["backend"])
+        else:
+            o_txt = _short(ours["error"])
+        ratio, met = "-", "-"
+        if tt is None:
+            a_txt = "n/a (no tiktoken)"
+        elif tt["ok"]:
+            a_txt = "{:.3f} s tiktoken".format(tt["seconds"])
+            if ours["ok"]:
+                r = ours["seconds"] / tt["seconds"]
+                ratio, met = "{:.2f}×".format(r), _met(r <= 1.5)
+                tt_notes.append("{} {} ({:,} tokens)".format(
+                    kind, "yes" if ours["digest"] == tt["digest"] else "NO", ours["tokens"]))
+        else:
+            crash = _crash_txt(tt)
+            a_txt = crash or _short(tt["error"])
+            if crash and ours["ok"]:
+                met = "yes"
+            tt_notes.append("{} n/a ({})".format(kind, crash or tt["error"]))
+        table.row(what, o_txt, a_txt, ratio, target, met)
+        if not ours["ok"]:
+            table.note("pathological encode_ordinary {}, bpe: {}".format(kind, ours["error"]))
+        if hf is not None:
+            txt = _slow_txt(hf, ctx.slow_limit, "").strip()
+            if hf["ok"] and ours["ok"]:
+                txt += ", ids equal ours: {}".format("yes" if hf["digest"] == ours["digest"] else "NO")
+            hf_notes.append("{} {}".format(kind, txt))
+    if tt_notes:
+        table.note("pathological encode_ordinary: ids identical to tiktoken: " + "; ".join(tt_notes))
+    if hf_notes:
+        table.note("pathological encode_ordinary: Hugging Face tokenizers (GPT-2 files, ByteLevel, "
+                   "best of {}, limit {:.0f} s): {}".format(ctx.reps, ctx.slow_limit, "; ".join(hf_notes)))
+
+
+def _patho_decode(ctx, table):
+    what = "`decode` is linear: ids of english10.txt's first 10 MB vs first 1 MB"
+    target = "per-id cost ≤ 1.5×"
+    path = utf8_corpus(ctx, table, "english10.txt")
+    if path is None:
+        table.note("{}: skipped, corpus {} is missing".format(what, ctx.corpora / "english10.txt"))
+        return
+    if ctx.gpt2 is None:
+        table.note("{}: skipped, GPT-2 files not found".format(what))
+        return
+    args = {"path": str(path), "vocab_json": ctx.gpt2[0], "merges_txt": ctx.gpt2[1], "reps": ctx.reps}
+    _progress("pathological: decode 1 MB and 10 MB of ids ...")
+    small = run_worker("patho_decode", dict(args, lib="ours", nbytes=1_000_000), ctx.timeout)
+    large = run_worker("patho_decode", dict(args, lib="ours", nbytes=10_000_000), ctx.timeout)
+    tt = tt_small = None
+    if _have("tiktoken"):
+        _progress("pathological: tiktoken decode 1 MB and 10 MB of ids ...")
+        tt_small = run_worker("patho_decode", dict(args, lib="tiktoken", nbytes=1_000_000), ctx.timeout)
+        tt = run_worker("patho_decode", dict(args, lib="tiktoken", nbytes=10_000_000), ctx.timeout)
+
+    def per_m(res):
+        return res["seconds"] / res["ids"] * 1e6
+
+    def txt(res, mb):
+        if not res["ok"]:
+            return _short(res["error"])
+        return "{:.4f} s per M ids ({} MB, {:,} ids)".format(per_m(res), mb, res["ids"])
+
+    if small["ok"] and large["ok"]:
+        r = per_m(large) / per_m(small)
+        table.row(what, txt(large, 10) + " ({})".format(large["backend"]), txt(small, 1),
+                  "{:.2f}×".format(r), target, _met(r <= 1.5))
+    else:
+        table.row(what, txt(large, 10), txt(small, 1), "-", target, "-")
+    parts = []
+    for label, res in (("1 MB", small), ("10 MB", large)):
+        if res["ok"]:
+            parts.append("{}: {:.4f} s (best of {}), round trip exact: {}".format(
+                label, res["seconds"], res["runs"], "yes" if res["roundtrip"] else "NO"))
+        else:
+            parts.append("{}: {}".format(label, res["error"]))
+    if tt is not None:
+        if tt["ok"]:
+            parts.append("tiktoken decodes the 10 MB ids ({:,}) in {:.4f} s = {:.4f} s per M ids".format(
+                tt["ids"], tt["seconds"], per_m(tt)))
+            if tt_small["ok"]:
+                parts.append("tiktoken's own 10 MB / 1 MB per-id ratio: {:.2f}× ({:.4f} s per M ids "
+                             "at 1 MB)".format(per_m(tt) / per_m(tt_small), per_m(tt_small)))
+        else:
+            parts.append("tiktoken decode: {}".format(tt["error"]))
+    table.note("pathological decode: " + "; ".join(parts))
+
+
+def row_pathological(ctx, table):
+    """Pathological cost stays ordinary: three parts, each kept from hiding the others."""
+    for part in (_patho_train, _patho_encode, _patho_decode):
+        try:
+            part(ctx, table)
+        except Exception as exc:  # noqa: BLE001
+            table.row("pathological: " + part.__name__.lstrip("_"), _short(_err(exc)), "-", "-", "-", "-")
+            table.note("pathological {}: {}".format(part.__name__, traceback.format_exc()))
+
+
 ROW_FUNCS = {
     "train_files": row_train_files,
     "encode_ordinary": row_encode_ordinary,
     "encode_batch": row_encode_batch,
     "python_train_files": row_python_train_files,
+    "pathological": row_pathological,
 }
 
 
@@ -671,6 +1036,10 @@ def main(argv=None):
     p.add_argument("--gpt2-dir", help="directory holding gpt2_vocab.json and gpt2_merges.txt")
     p.add_argument("--timeout", type=float, default=3600,
                    help="seconds allowed per measurement (default: %(default)s)")
+    p.add_argument("--slow-limit", type=float, default=60, metavar="SECONDS",
+                   help="seconds allowed per Hugging Face tokenizers run in the pathological "
+                        "rows; a longer run is stopped and reported as '> N s (stopped)' "
+                        "(default: %(default)s)")
     p.add_argument("--worker", nargs=2, metavar=("JOB", "ARGS"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
 
@@ -684,7 +1053,8 @@ def main(argv=None):
         for name in args.only:
             key = ALIASES.get(name, name)
             if key not in ROW_FUNCS:
-                p.error("unknown row {!r}; choose from {}".format(name, ", ".join(ROWS)))
+                p.error("unknown row {!r}; choose from {} (aliases: {})".format(
+                    name, ", ".join(ROWS), ", ".join(sorted(ALIASES))))
             if key not in selected:
                 selected.append(key)
 
@@ -697,6 +1067,7 @@ def main(argv=None):
     ctx.reps = args.repeat or (1 if args.quick else 3)
     ctx.train_reps = args.repeat or 1
     ctx.timeout = args.timeout
+    ctx.slow_limit = args.slow_limit
     ctx.gpt2 = find_gpt2_files(args.gpt2_dir)
     ctx.clean = {}
 
