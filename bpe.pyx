@@ -1557,6 +1557,15 @@ class Tokenizer(_py.Tokenizer):
 
     encode_ordinary.__doc__ = _py.Tokenizer.encode_ordinary.__doc__
 
+    def _encode_allowed(self, text, allowed, out):
+        if allowed or out:
+            return _py.Tokenizer._encode_allowed(self, text, allowed, out)
+        cdef _Cache cache = self._take_cache()  # no special tokens to split on: no copy
+        try:
+            return (<_Core> self._core).encode_text(text, cache)
+        finally:
+            cache.busy = False
+
     def _encode_chunk(self, text, out):
         cdef _Cache cache = self._take_cache()
         try:

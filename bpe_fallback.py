@@ -907,6 +907,9 @@ class Tokenizer:
                 )
 
     def _encode_allowed(self, text, allowed, out):
+        """Append the ids of `text` to `out`, splitting on the allowed special
+        tokens; return the list (a compiled backend may return a new one when
+        `out` is empty: use the result)."""
         if not allowed:
             return self._encode_chunk(text, out)
         specials = self._specials
@@ -1003,7 +1006,7 @@ class Tokenizer:
                 start = m.end()
         head = text[:start]
         self._check_disallowed(head, disallowed)
-        self._encode_allowed(head, allowed, out)
+        out = self._encode_allowed(head, allowed, out)
         limit = min(limit, end - self._STREAM_MARGIN)
         if not split_pretokens or limit <= start:
             return start, out
