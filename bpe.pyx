@@ -461,13 +461,28 @@ cdef void trainer_free(Trainer *t) noexcept nogil:
     free(t.tbuf); free(t.toff); free(t.tlen); free(t.heap)
 
 
+cdef inline int replace_pair(Trainer *t, int32_t old_a, int32_t old_b, int32_t new_a, int32_t new_b,
+                             int64_t n, int32_t pos, int32_t step, IVec *born) noexcept nogil:
+    """A neighbour pair changes at `pos` (weight n): (old_a, old_b) loses n,
+    (new_a, new_b) gains n and the position; new pairs are listed once a step."""
+    cdef int32_t j
+    drop_pair(t, old_a, old_b, n)
+    if add_pair(t, new_a, new_b, n, pos) < 0:
+        return -1
+    j = pair_index(t, new_a, new_b)
+    if t.stamp[j] != step:
+        t.stamp[j] = step
+        return ivec_push(born, j)
+    return 0
+
+
 cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *born) noexcept nogil:
     """Apply merge `pair` -> `new` at every valid occurrence, left to right
     within each pre-token; update neighbouring pair counts; list new pairs."""
     cdef int32_t a = t.pa.data[pair], b = t.pb.data[pair]
     cdef IVec occ = t.occ[pair]
     cdef Py_ssize_t k
-    cdef int32_t p, q, left, right, x, y, j
+    cdef int32_t p, q, left, right, x, y
     cdef int64_t n
     t.occ[pair].data = NULL
     t.occ[pair].len = 0
@@ -485,24 +500,12 @@ cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *b
         right = t.nxt[q]
         if left >= 0:
             x = t.sym[left]
-            drop_pair(t, x, a, n)
-            if add_pair(t, x, new, n, left) < 0:
+            if replace_pair(t, x, a, x, new, n, left, step, born) < 0:
                 return -1
-            j = pair_index(t, x, new)
-            if t.stamp[j] != step:
-                t.stamp[j] = step
-                if ivec_push(born, j) < 0:
-                    return -1
         if right >= 0:
             y = t.sym[right]
-            drop_pair(t, b, y, n)
-            if add_pair(t, new, y, n, p) < 0:
+            if replace_pair(t, b, y, new, y, n, p, step, born) < 0:
                 return -1
-            j = pair_index(t, new, y)
-            if t.stamp[j] != step:
-                t.stamp[j] = step
-                if ivec_push(born, j) < 0:
-                    return -1
             t.prv[right] = p
         t.sym[p] = new
         t.sym[q] = -1
@@ -1507,11 +1510,9 @@ def _repair(text):
 class Tokenizer(_py.Tokenizer):
     __doc__ = _py.Tokenizer.__doc__
 
-    _count = staticmethod(count_pretokens)
-    _count_job = staticmethod(_count_range_packed)
-    _merge_jobs = staticmethod(_merge_packed)
-    _learn = staticmethod(_learn_merges)
-    _repair = staticmethod(_repair)
+    # the hot loops this module replaces (bpe_fallback.Tokenizer declares them)
+    _count, _count_job, _merge_jobs, _learn, _repair = map(staticmethod, (
+        count_pretokens, _count_range_packed, _merge_packed, _learn_merges, _repair))
 
     @classmethod
     def train_from_counts(cls, counts, vocab_size, *, pattern="gpt2", special_tokens=(),
