@@ -1186,8 +1186,14 @@ cdef class _Core:
             self.byte_ids[i] = tok._byte_ids[i]
         self.which = _which(tok._pattern)
         self.rx_findall = tok._findall
-        self.id_objs = list(range(max(tok._decoder) + 1))
-        self.n_ids = len(self.id_objs)
+        # dense tables by id, unless the ids are sparse (then the slower paths)
+        self.n_ids = max(tok._decoder) + 1
+        if self.n_ids > 8 * len(tok._decoder) + (1 << 20):
+            self.n_ids = 0
+            self.id_objs = None
+            self.dec_buf = b""
+            return
+        self.id_objs = list(range(self.n_ids))
         self.dec_off = <int64_t *> malloc(self.n_ids * sizeof(int64_t))
         self.dec_len = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
         if self.dec_off == NULL or self.dec_len == NULL:
@@ -1415,9 +1421,12 @@ cdef class _Core:
         return err
 
     cdef list to_list(self, IVec *out):
-        cdef list result = PyList_New(out.len)
+        cdef list result
         cdef Py_ssize_t i
         cdef object o
+        if self.id_objs is None:
+            return [out.data[i] for i in range(out.len)]
+        result = PyList_New(out.len)
         for i in range(out.len):
             o = <object> PyList_GET_ITEM(self.id_objs, out.data[i])
             Py_INCREF(o)

@@ -580,6 +580,17 @@ _CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
 # --------------------------------------------------------------------------
 
 
+_MAX_ID = 1 << 31  # ids are int32 in the compiled core
+
+
+def _json(text, where):
+    """json.loads, with every failure (nesting too deep included) as ValueError."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise ValueError(f"{where}: not valid JSON: {str(e)[:100]}") from None
+
+
 def _check_int(name, value, low):
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
@@ -621,8 +632,8 @@ class Tokenizer:
         self._findall = _pretokenizer(self._rx)
         encoder = {}
         for i, t in tokens.items():
-            if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-                raise ValueError(f"token id {i!r} is not a non-negative int")
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+                raise ValueError(f"token id {i!r} is not an int in [0, 2**31)")
             if not isinstance(t, bytes) or not t:
                 raise ValueError(f"token {i} must be non-empty bytes, not {t!r}")
             other = encoder.setdefault(t, i)
@@ -663,8 +674,8 @@ class Tokenizer:
         for s, i in specials.items():
             if not isinstance(s, str) or not s:
                 raise ValueError(f"special token {s!r} must be a non-empty str")
-            if isinstance(i, bool) or not isinstance(i, int) or i < 0:
-                raise ValueError(f"special token {s!r} has a bad id {i!r}")
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+                raise ValueError(f"special token {s!r} has a bad id {i!r} (ids are ints in [0, 2**31))")
             if i in decoder:
                 raise ValueError(f"special token {s!r} has id {i}, which is already taken")
             decoder[i] = s.encode("utf-8")
@@ -1307,7 +1318,7 @@ def _native_parse(text, where):
         c.fail("expected 'pattern <json string>'")
     try:
         pattern = json.loads(line[8:])
-    except ValueError:
+    except (ValueError, RecursionError):
         c.fail("the pattern is not a JSON string")
     if not isinstance(pattern, str):
         c.fail("the pattern is not a JSON string")
@@ -1342,7 +1353,7 @@ def _native_parse(text, where):
         i, s = c.fields(2)
         try:
             s = json.loads(s)
-        except ValueError:
+        except (ValueError, RecursionError):
             s = None
         if not isinstance(s, str) or s in specials:
             c.fail("bad or repeated special token")
@@ -1353,10 +1364,7 @@ def _native_parse(text, where):
 
 
 def _gpt2_parse(vocab_text, merges_text, special_tokens, vocab_where, merges_where):
-    try:
-        raw = json.loads(vocab_text)
-    except ValueError as e:
-        raise ValueError(f"{vocab_where}: not valid JSON: {e}") from None
+    raw = _json(vocab_text, vocab_where)
     if not isinstance(raw, dict) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
                                             for v in raw.values()):
         raise ValueError(f"{vocab_where}: expected a JSON object of token -> non-negative id")
@@ -1529,10 +1537,7 @@ def _hf_parse(text, where):
     def fail(what):
         raise ValueError(f"{where}: {what}")
 
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        fail(f"not valid JSON: {e}")
+    doc = _json(text, where)
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         fail("not a tokenizer.json (no 'model' object)")
     model = doc["model"]

@@ -156,3 +156,31 @@ def test_fuzz_decode_ids(gpt2, ids):
         return
     assert all(type(i) is int and 0 <= i < 50257 for i in ids)
     assert out == b"".join(gpt2.token_bytes(i) for i in ids)
+
+
+def test_hostile_ids_and_nesting(mod, files, tmp_path):
+    """Ids past int32 and JSON nested past the recursion limit are ValueErrors, and a
+    sparse but legal id gets no id-sized tables (it loads at once)."""
+    valid = files(mod)["native"].decode()
+    huge = valid.replace('"<|endoftext|>"', '"<|endoftext|>"').rsplit("\nspecials 1\n", 1)
+    for special_id in (2**31, 10**12):
+        (tmp_path / "big.bpe").write_text(f"{huge[0]}\nspecials 1\n{special_id} \"<|x|>\"\nend\n")
+        with pytest.raises(ValueError):
+            mod.Tokenizer.load(tmp_path / "big.bpe")
+    (tmp_path / "sparse.bpe").write_text(f"{huge[0]}\nspecials 1\n{2**31 - 1} \"<|x|>\"\nend\n")
+    tok = mod.Tokenizer.load(tmp_path / "sparse.bpe")
+    ids = tok.encode("the cat<|x|>", allowed_special="all")
+    assert ids[-1] == 2**31 - 1 and tok.decode(ids) == "the cat<|x|>"
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "tokenizer.json").write_text(deep)
+    with pytest.raises(ValueError):
+        mod.Tokenizer.from_huggingface(tmp_path / "tokenizer.json")
+    (tmp_path / "vocab.json").write_text(deep)
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n")
+    with pytest.raises(ValueError):
+        mod.Tokenizer.from_gpt2(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    lines = valid.split("\n")
+    lines[1] = "pattern " + deep
+    (tmp_path / "deep.bpe").write_text("\n".join(lines))
+    with pytest.raises(ValueError):
+        mod.Tokenizer.load(tmp_path / "deep.bpe")
