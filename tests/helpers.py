@@ -153,3 +153,20 @@ def texts_with(specials):
         "only": a,
         "tinystories": read_data("tinystories_sample.txt").replace(EOT, a),
     }
+
+
+# Peak memory of a subprocess, for scripts run by the tests. /proc/self/status's VmHWM belongs
+# to the process's own address space; ru_maxrss on Linux carries over the size of the parent
+# it was forked from (pytest, hundreds of MB), which would hide any growth.
+PEAK_MB_SOURCE = """
+def peak_mb():
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+"""

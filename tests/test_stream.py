@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 import naive
-from helpers import EOT, SPECIALS
+from helpers import EOT, PEAK_MB_SOURCE, SPECIALS
 
 CUSTOM = r"\w+|\W"
 STREAM_PATTERNS = ["gpt2", "cl100k", "o200k", "words", "bytes", CUSTOM]
@@ -127,7 +127,7 @@ def test_train_files_crlf_and_specials_with_newlines(mod, tmp_path):
         assert tok == ref
 
 
-STREAM_MEMORY_SCRIPT = textwrap.dedent(
+STREAM_MEMORY_SCRIPT = PEAK_MB_SOURCE + textwrap.dedent(
     """
     import importlib, resource, sys
     mod = importlib.import_module(sys.argv[1])
@@ -140,12 +140,12 @@ STREAM_MEMORY_SCRIPT = textwrap.dedent(
             yield block
             sent += len(block)
     list(tok.encode_iterable(chunks(65536 * 4)))  # warm up caches
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = peak_mb()
     n = 0
     for _ in tok.encode_iterable(chunks(5 * 1024 * 1024)):
         n += 1
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(n, (after - before) // 1024)
+    after = peak_mb()
+    print(n, after - before)
     """
 )
 
