@@ -804,16 +804,24 @@ cdef Py_ssize_t next_cl100k(const void *data, int kind, Py_ssize_t i, Py_ssize_t
         return run_of(data, kind, i, n, F_L)
     if not is_crlf(c) and not (f & F_N) and i + 1 < n and (fl(data, kind, i + 1) & F_L):
         return run_of(data, kind, i + 1, n, F_L)
+    return digits_punct_space(data, kind, i, n, f, c, False)
+
+cdef Py_ssize_t digits_punct_space(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
+                                   uint8_t f, uint32_t c, bint o200k) noexcept nogil:
+    """What cl100k and o200k share after their letter branches: up to three
+    digits; an optional space, a punctuation run and the line breaks after it
+    (and slashes, in o200k); then the white-space rules."""
+    cdef Py_ssize_t k
     if f & F_N:
         k = i + 1
         while k < n and k < i + 3 and (fl(data, kind, k) & F_N):
             k += 1
         return k
     if c == 32 and i + 1 < n and is_other(fl(data, kind, i + 1)):
-        return crlf_run(data, kind, run_other(data, kind, i + 1, n), n, False)
+        return crlf_run(data, kind, run_other(data, kind, i + 1, n), n, o200k)
     if is_other(f):
-        return crlf_run(data, kind, run_other(data, kind, i, n), n, False)
-    return space_cl100k(data, kind, i, n, False)
+        return crlf_run(data, kind, run_other(data, kind, i, n), n, o200k)
+    return space_cl100k(data, kind, i, n, o200k)
 
 cdef Py_ssize_t o200k_letters(const void *data, int kind, Py_ssize_t k, Py_ssize_t n,
                               bint need_lower) noexcept nogil:
@@ -850,16 +858,7 @@ cdef Py_ssize_t next_o200k(const void *data, int kind, Py_ssize_t i, Py_ssize_t 
         e = o200k_letters(data, kind, i, n, need)
         if e >= 0:
             return e
-    if f & F_N:
-        k = i + 1
-        while k < n and k < i + 3 and (fl(data, kind, k) & F_N):
-            k += 1
-        return k
-    if c == 32 and i + 1 < n and is_other(fl(data, kind, i + 1)):
-        return crlf_run(data, kind, run_other(data, kind, i + 1, n), n, True)
-    if is_other(f):
-        return crlf_run(data, kind, run_other(data, kind, i, n), n, True)
-    return space_cl100k(data, kind, i, n, True)
+    return digits_punct_space(data, kind, i, n, f, c, True)
 
 cdef struct Utf8Buf:
     uint8_t small[1024]
