@@ -1138,6 +1138,35 @@ cdef enum: CACHE_MAX_BYTES = 256
 cdef enum: SHORT = 32
 
 
+cdef inline void i64heap_push(int64_t *heap, Py_ssize_t *hlen, int64_t item) noexcept nogil:
+    cdef Py_ssize_t j = hlen[0]
+    hlen[0] += 1
+    while j > 0 and heap[(j - 1) >> 1] > item:
+        heap[j] = heap[(j - 1) >> 1]
+        j = (j - 1) >> 1
+    heap[j] = item
+
+cdef inline int64_t i64heap_pop(int64_t *heap, Py_ssize_t *hlen) noexcept nogil:
+    """Remove and return the smallest item of a non-empty min-heap."""
+    cdef int64_t top = heap[0], last
+    cdef Py_ssize_t j = 0, c, n
+    hlen[0] -= 1
+    n = hlen[0]
+    last = heap[n]
+    while True:
+        c = 2 * j + 1
+        if c >= n:
+            break
+        if c + 1 < n and heap[c + 1] < heap[c]:
+            c += 1
+        if heap[c] >= last:
+            break
+        heap[j] = heap[c]
+        j = c
+    heap[j] = last
+    return top
+
+
 cdef class _Cache:
     """A bounded pre-token (UTF-8) -> ids cache; one per thread at a time."""
     cdef BytesMap m
@@ -1279,18 +1308,25 @@ cdef class _Core:
         out.len = start + m
         return 0
 
+    cdef inline void push_pair(self, int64_t *heap, Py_ssize_t *hlen, const int32_t *sym,
+                               int32_t p, int32_t q) noexcept nogil:
+        """Push the pair at positions p, q if it is a merge: key rank << 32 | p."""
+        cdef int64_t r = self.rank_of(sym[p], sym[q])
+        if r >= 0:
+            i64heap_push(heap, hlen, ((r >> 32) << 32) | p)
+
     cdef int bpe_long(self, IVec *out, Py_ssize_t start, IVec *work) noexcept nogil:
         """Rank merging with a binary heap of (rank, position) over a linked
         list: O(n log n) for long pre-tokens."""
-        cdef Py_ssize_t n = out.len - start, i, hlen = 0, c, j
+        cdef Py_ssize_t n = out.len - start, i, hlen = 0, j
         cdef int32_t *sym = out.data + start
         cdef int32_t *nxt
         cdef int32_t *prv
         cdef int64_t *heap
-        cdef int64_t item, r, tmp
+        cdef int64_t item, r
         cdef int32_t p, q, right, left
         work.len = 0
-        if ivec_reserve(work, 8 * n + 16) < 0:
+        if ivec_reserve(work, 8 * n + 16) < 0:  # links, then up to 3n heap entries of int64
             return -1
         nxt = work.data
         prv = work.data + n
@@ -1299,32 +1335,9 @@ cdef class _Core:
             nxt[i] = <int32_t> (i + 1) if i + 1 < n else -1
             prv[i] = <int32_t> (i - 1)
         for i in range(n - 1):
-            r = self.rank_of(sym[i], sym[i + 1])
-            if r >= 0:
-                # push ((rank << 32 | position)): min-heap on rank then position
-                item = ((r >> 32) << 32) | i
-                j = hlen
-                hlen += 1
-                while j > 0 and heap[(j - 1) >> 1] > item:
-                    heap[j] = heap[(j - 1) >> 1]
-                    j = (j - 1) >> 1
-                heap[j] = item
+            self.push_pair(heap, &hlen, sym, <int32_t> i, <int32_t> (i + 1))
         while hlen > 0:
-            item = heap[0]
-            hlen -= 1
-            tmp = heap[hlen]
-            j = 0
-            while True:
-                c = 2 * j + 1
-                if c >= hlen:
-                    break
-                if c + 1 < hlen and heap[c + 1] < heap[c]:
-                    c += 1
-                if heap[c] >= tmp:
-                    break
-                heap[j] = heap[c]
-                j = c
-            heap[j] = tmp
+            item = i64heap_pop(heap, &hlen)
             p = <int32_t> <uint32_t> item
             if sym[p] < 0:
                 continue
@@ -1333,33 +1346,17 @@ cdef class _Core:
                 continue
             r = self.rank_of(sym[p], sym[q])
             if r < 0 or (r >> 32) != (item >> 32):
-                continue
+                continue  # stale: this position's pair changed since the push
             sym[p] = <int32_t> <uint32_t> r
             sym[q] = -1
             right = nxt[q]
             nxt[p] = right
             if right >= 0:
                 prv[right] = p
+                self.push_pair(heap, &hlen, sym, p, right)
             left = prv[p]
-            for c in range(2):
-                if c == 0:
-                    if right < 0:
-                        continue
-                    r = self.rank_of(sym[p], sym[right])
-                    i = p
-                else:
-                    if left < 0:
-                        continue
-                    r = self.rank_of(sym[left], sym[p])
-                    i = left
-                if r >= 0:
-                    item = ((r >> 32) << 32) | i
-                    j = hlen
-                    hlen += 1
-                    while j > 0 and heap[(j - 1) >> 1] > item:
-                        heap[j] = heap[(j - 1) >> 1]
-                        j = (j - 1) >> 1
-                    heap[j] = item
+            if left >= 0:
+                self.push_pair(heap, &hlen, sym, left, p)
         j = 0
         for i in range(n):
             if sym[i] >= 0:
