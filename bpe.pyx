@@ -1553,38 +1553,33 @@ class Tokenizer(_py.Tokenizer):
         cache.busy = True
         return cache
 
-    def encode_ordinary(self, text):
+    def _core_ids(self, text=None, pieces=None):
+        """Ids from the core for text (no special tokens in it) or for pre-tokens
+        already split, with a cache held for the call."""
         cdef _Cache cache = self._take_cache()
         try:
-            return (<_Core> self._core).encode_text(self._repair(text), cache)
+            if pieces is None:
+                return (<_Core> self._core).encode_text(text, cache)
+            return (<_Core> self._core).encode_pieces(pieces, cache)
         finally:
             cache.busy = False
+
+    def encode_ordinary(self, text):
+        return self._core_ids(self._repair(text))
 
     encode_ordinary.__doc__ = _py.Tokenizer.encode_ordinary.__doc__
 
     def _encode_allowed(self, text, allowed, out):
         if allowed or out:
             return _py.Tokenizer._encode_allowed(self, text, allowed, out)
-        cdef _Cache cache = self._take_cache()  # no special tokens to split on: no copy
-        try:
-            return (<_Core> self._core).encode_text(text, cache)
-        finally:
-            cache.busy = False
+        return self._core_ids(text)  # no special tokens to split on: no copy
 
     def _encode_chunk(self, text, out):
-        cdef _Cache cache = self._take_cache()
-        try:
-            out.extend((<_Core> self._core).encode_text(text, cache))
-        finally:
-            cache.busy = False
+        out.extend(self._core_ids(text))
         return out
 
     def _encode_pieces(self, pieces, out):
-        cdef _Cache cache = self._take_cache()
-        try:
-            out.extend((<_Core> self._core).encode_pieces(pieces, cache))
-        finally:
-            cache.busy = False
+        out.extend(self._core_ids(pieces=pieces))
         return out
 
     def decode_bytes(self, ids):
