@@ -65,6 +65,22 @@ cdef int ivec_reserve(IVec *v, Py_ssize_t need) noexcept nogil:
     v.cap = cap
     return 0
 
+cdef int bytes_reserve(uint8_t **buf, Py_ssize_t *cap, Py_ssize_t need) noexcept nogil:
+    """Grow a malloc'ed byte buffer (by doubling) to hold `need` bytes."""
+    cdef Py_ssize_t c
+    cdef uint8_t *p
+    if need <= cap[0]:
+        return 0
+    c = cap[0] * 2 if cap[0] else 4096
+    while c < need:
+        c *= 2
+    p = <uint8_t *> realloc(buf[0], c)
+    if p == NULL:
+        return -1
+    buf[0] = p
+    cap[0] = c
+    return 0
+
 cdef inline int ivec_push(IVec *v, int32_t x) noexcept nogil:
     if v.len == v.cap and ivec_reserve(v, v.len + 1) < 0:
         return -1
@@ -236,7 +252,6 @@ cdef int bmap_put(BytesMap *m, const uint8_t *key, Py_ssize_t n, uint64_t h,
                   const int32_t *ids, Py_ssize_t k) noexcept nogil:
     cdef Py_ssize_t i, j, cap
     cdef BEntry *old
-    cdef uint8_t *p
     if (m.size + 1) * 2 > m.mask + 1:
         old = m.slots
         cap = (m.mask + 1) * 2
@@ -257,15 +272,8 @@ cdef int bmap_put(BytesMap *m, const uint8_t *key, Py_ssize_t n, uint64_t h,
     i = bmap_find(m, key, n, h)
     if m.slots[i].val_len >= 0:
         return 0
-    if m.keys_len + n > m.keys_cap:
-        cap = m.keys_cap * 2 if m.keys_cap else 4096
-        while cap < m.keys_len + n:
-            cap *= 2
-        p = <uint8_t *> realloc(m.keys, cap)
-        if p == NULL:
-            return -1
-        m.keys = p
-        m.keys_cap = cap
+    if bytes_reserve(&m.keys, &m.keys_cap, m.keys_len + n) < 0:
+        return -1
     memcpy(m.keys + m.keys_len, key, n)
     if ivec_reserve(&m.vals, m.vals.len + k) < 0:
         return -1
@@ -307,8 +315,8 @@ cdef struct Trainer:
     Py_ssize_t pcap
     # token bytes
     uint8_t *tbuf
-    int64_t tbuf_len
-    int64_t tbuf_cap
+    Py_ssize_t tbuf_len
+    Py_ssize_t tbuf_cap
     int64_t *toff
     int32_t *tlen
     Py_ssize_t ntok
@@ -423,18 +431,9 @@ cdef inline void drop_pair(Trainer *t, int32_t a, int32_t b, int64_t n) noexcept
         ivec_free(&t.occ[i])
 
 cdef int add_token(Trainer *t, int32_t a, int32_t b) noexcept nogil:
-    cdef int64_t need = t.tbuf_len + t.tlen[a] + t.tlen[b]
-    cdef int64_t cap
-    cdef uint8_t *p
-    if need > t.tbuf_cap:
-        cap = t.tbuf_cap * 2
-        while cap < need:
-            cap *= 2
-        p = <uint8_t *> realloc(t.tbuf, cap)
-        if p == NULL:
-            return -1
-        t.tbuf = p
-        t.tbuf_cap = cap
+    cdef Py_ssize_t need = t.tbuf_len + t.tlen[a] + t.tlen[b]
+    if bytes_reserve(&t.tbuf, &t.tbuf_cap, need) < 0:
+        return -1
     memcpy(t.tbuf + t.tbuf_len, t.tbuf + t.toff[a], t.tlen[a])
     memcpy(t.tbuf + t.tbuf_len + t.tlen[a], t.tbuf + t.toff[b], t.tlen[b])
     t.toff[t.ntok] = t.tbuf_len
