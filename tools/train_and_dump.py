@@ -406,6 +406,18 @@ def build_parser():
     p.add_argument("--vocab-size", type=int, metavar="N",
                    help="the vocabulary size: 256 bytes + merges + special tokens "
                         "(required with INPUT; 1000 for the sample)")
+    add_training_options(p)
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="processes counting pre-tokens (default: the number of CPUs)")
+    p.add_argument("--eval", action="append", default=[], metavar="FILE",
+                   help="also report bytes per token on this held-out file (repeatable)")
+    add_output_options(p, "show progress on stderr even when it is not a terminal")
+    return p
+
+
+def add_training_options(p):
+    """The training options this tool and train_dask.py share (--special
+    defaults to None: not given)."""
     p.add_argument("--pattern", default="gpt2", metavar="P",
                    help="pre-tokenization: gpt2 (default), cl100k, o200k, words, bytes, or a regex")
     p.add_argument("--special", action="append", metavar="TOKEN",
@@ -414,18 +426,16 @@ def build_parser():
                    help="stop when the best pair occurs fewer than N times (default 2)")
     p.add_argument("--max-token-bytes", type=int, metavar="N",
                    help="never learn a token longer than N bytes")
-    p.add_argument("--workers", type=int, metavar="N",
-                   help="processes counting pre-tokens (default: the number of CPUs)")
+
+
+def add_output_options(p, progress_help):
+    """The output options this tool and train_dask.py share."""
     p.add_argument("-o", "--output", metavar="OUT",
                    help="the output file (directory for --format gpt2)")
     p.add_argument("--format", choices=list(FORMATS), default="native",
                    help="output format (default native)")
-    p.add_argument("--eval", action="append", default=[], metavar="FILE",
-                   help="also report bytes per token on this held-out file (repeatable)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary, no automatic progress")
-    p.add_argument("--progress", action="store_true",
-                   help="show progress on stderr even when it is not a terminal")
-    return p
+    p.add_argument("--progress", action="store_true", help=progress_help)
 
 
 def check_output(out, fmt, inputs):

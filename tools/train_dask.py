@@ -445,14 +445,7 @@ def build_parser(cli):
                         "default: start a local cluster for this run")
     p.add_argument("--workers", type=int, metavar="N",
                    help="worker processes of the local cluster (default 2, one thread each)")
-    p.add_argument("--pattern", default="gpt2", metavar="P",
-                   help="pre-tokenization: gpt2 (default), cl100k, o200k, words, bytes, or a regex")
-    p.add_argument("--special", action="append", default=[], metavar="TOKEN",
-                   help="a special token (repeat for several; ids follow the merges in this order)")
-    p.add_argument("--min-frequency", type=int, default=2, metavar="N",
-                   help="stop when the best pair occurs fewer than N times (default 2)")
-    p.add_argument("--max-token-bytes", type=int, metavar="N",
-                   help="never learn a token longer than N bytes")
+    cli.add_training_options(p)
     p.add_argument("--jsonl", action="store_true",
                    help="read every input as JSON lines, whatever its name")
     p.add_argument("--text-field", default=TEXT_FIELD, metavar="FIELD",
@@ -460,13 +453,7 @@ def build_parser(cli):
     p.add_argument("--blocksize", type=_size, default=None, metavar="SIZE",
                    help="bytes per task, e.g. 64MiB (default auto: about 4 tasks per worker "
                         "thread, from 1 MiB to 64 MiB)")
-    p.add_argument("-o", "--output", metavar="OUT",
-                   help="the output file (directory for --format gpt2)")
-    p.add_argument("--format", choices=list(cli.FORMATS), default="native",
-                   help="output format (default native)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary, no automatic progress")
-    p.add_argument("--progress", action="store_true",
-                   help="show the merge progress on stderr even when it is not a terminal")
+    cli.add_output_options(p, "show the merge progress on stderr even when it is not a terminal")
     return p
 
 
@@ -519,6 +506,7 @@ def _is_dask_error(e):
 
 def _main(argv, cli):
     args = build_parser(cli).parse_args(argv)
+    args.special = args.special or []
     cli.one_line_warnings(PROG)
     mod = cli.import_backend()
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
