@@ -514,13 +514,14 @@ cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *b
     return 0
 
 
-def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_bytes,
+def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
                   progress=False, bint consume=True):
     """The compiled merge loop; same contract as bpe_fallback._learn_merges
     (which empties `counts` once its arrays hold them)."""
     cdef Trainer t
     cdef Py_ssize_t total = 0, nwords = 0, base, i, n, step
-    cdef int64_t c, limit = (1 << 62) if max_token_bytes is None else max_token_bytes
+    cdef int64_t c, limit = (1 << 62) if max_token_bytes is None else min(max_token_bytes, 1 << 62)
+    cdef int64_t min_frequency = min(min_freq, _py.MAX_COUNT)
     cdef const uint8_t *w
     cdef int32_t a, b, pair
     cdef HeapItem top
@@ -528,14 +529,23 @@ def _learn_merges(counts, Py_ssize_t n_merges, int64_t min_frequency, max_token_
     cdef int err = 0
     memset(&t, 0, sizeof(Trainer))
     memset(&born, 0, sizeof(IVec))
+    cdef int64_t pairs_total = 0
     for word, count in counts.items():
         if type(word) is not bytes:
             raise TypeError(f"pre-tokens must be bytes, not {type(word).__name__}")
-        if len(word) >= 2 and count > 0:
-            total += len(word)
+        n = len(word)
+        if n >= 2 and count > 0:
+            if count > _py.MAX_COUNT or count > (_py.MAX_COUNT - pairs_total) // (n - 1):
+                raise ValueError(_py.COUNT_OVERFLOW)
+            c = count
+            pairs_total += c * (n - 1)
+            total += n
             nwords += 1
     if total >= 0x7FFFFFFF:
         raise MemoryError("more than 2**31 symbols in distinct pre-tokens")
+    # each merge takes at least one symbol out of a distinct pre-token: never
+    # size anything by the requested number alone
+    n_merges = min(n_merges, total - nwords)
     report = _py._Progress(progress, n_merges, "merges")
     if progress:
         import sys
@@ -1212,6 +1222,8 @@ cdef class _Core:
             self.byte_ids[i] = tok._byte_ids[i]
         self.which = _which(tok._pattern)
         self.rx_findall = tok._findall
+        if self.which != P_NONE:
+            _build_flags()  # the scanner reads this table: built before any early return
         # dense tables by id, unless the ids are sparse (then the slower paths)
         self.n_ids = max(tok._decoder) + 1
         if self.n_ids > 8 * len(tok._decoder) + (1 << 20):
@@ -1234,8 +1246,6 @@ cdef class _Core:
             off += len(t)
             parts.append(t)
         self.dec_buf = b"".join(parts)
-        if self.which != P_NONE:
-            _build_flags()
 
     def __dealloc__(self):
         u64map_free(&self.ranks)
@@ -1606,7 +1616,8 @@ class Tokenizer(_py.Tokenizer):
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a list of str, not a str")
         texts = list(texts)
-        threads = min(num_threads or os.cpu_count() or 1, max(len(texts), 1))
+        # never more threads than CPUs (each keeps a warm cache for good)
+        threads = min(num_threads or os.cpu_count() or 1, os.cpu_count() or 1, max(len(texts), 1))
         if threads <= 1:
             return [self.encode(t, allowed_special=allowed_special,
                                 disallowed_special=disallowed_special) for t in texts]

@@ -108,24 +108,80 @@ def resolve_pattern(pattern):
 
 _compiled = {}
 
+# Text that shows every class a pattern may care about: a pattern that finds
+# nothing but empty matches in it matches the empty string everywhere.
+_PROBE = "Hello, World! it's 2024\n\t  café 東京 🙂 ÀB_c-d.e/f\r\n"
+
+# A custom pattern runs under a time budget, kept like a token bucket: each
+# character of text earns PATTERN_TIME_PER_CHAR seconds (2 us: 0.5 MB/s, far
+# below any sane pattern), unspent time carries over up to PATTERN_TIME_BASE.
+# A split that overruns raises ValueError, so a catastrophic pattern costs at
+# most about PATTERN_TIME_BASE plus 2 us per character, whatever the input.
+PATTERN_TIME_BASE = 2.0
+PATTERN_TIME_PER_CHAR = 2e-6
+
 
 def _compile_pattern(pattern):
     rx = _compiled.get(pattern)
     if rx is None:
         try:
             rx = regex.compile(pattern)
-        except (regex.error, TypeError, ValueError, OverflowError) as e:
-            raise ValueError(f"invalid pattern {pattern!r}: {e}") from None
+        except (regex.error, TypeError, ValueError, OverflowError, RecursionError) as e:
+            raise ValueError(f"invalid pattern {_short(pattern)}: {e}") from None
+        if rx.match("") is not None and not any(
+                m.group() for m in rx.finditer(_PROBE, timeout=PATTERN_TIME_BASE)):
+            raise ValueError(f"the pattern {_short(pattern)} matches only the empty string")
         _compiled[pattern] = rx
     return rx
 
 
+def _short(value, limit=60):
+    """repr(value), cut to about `limit` characters for error messages."""
+    r = repr(value)
+    return r if len(r) <= limit else r[:limit - 5] + "...'" + f" ({len(value)} long)"
+
+
+_NAMED_PATTERNS = frozenset(PATTERNS.values())
+
+
 def _pretokenizer(rx):
-    """text -> list of pre-tokens: whole matches, even when a custom pattern
-    has capture groups (findall would give the groups)."""
-    if rx.groups == 0:
+    """text -> list of pre-tokens.
+
+    Named patterns match every character, so their matches are the
+    pre-tokens.  For a custom pattern, the text between two matches (a gap)
+    is a pre-token of its own (Hugging Face's Split with Isolated behaviour),
+    empty matches are skipped, capture groups do not matter, and the split
+    runs under a time limit: a catastrophic pattern raises ValueError."""
+    if rx.pattern in _NAMED_PATTERNS:
         return rx.findall
-    return lambda text: [m.group() for m in rx.finditer(text)]
+
+    slack = [PATTERN_TIME_BASE]  # the bucket, shared by every call of this split
+
+    def split(text):
+        out, pos = [], 0
+        append = out.append
+        earned = PATTERN_TIME_PER_CHAR * len(text)
+        start_time = time.monotonic()
+        try:
+            for m in rx.finditer(text, timeout=max(slack[0] + earned, 1e-4)):
+                start, end = m.span()
+                if start == end:
+                    continue
+                if start > pos:
+                    append(text[pos:start])
+                append(text[start:end])
+                pos = end
+        except TimeoutError:
+            slack[0] = 0.0
+            raise ValueError(
+                f"the pattern {_short(rx.pattern)} took too long on a text of {len(text)} "
+                f"characters (catastrophic backtracking?); simplify it") from None
+        slack[0] = min(PATTERN_TIME_BASE, slack[0] + earned - (time.monotonic() - start_time))
+        if pos < len(text):
+            append(text[pos:])
+        return out
+
+    return split
 
 
 def _cut_kind(pattern, specials):
@@ -163,9 +219,12 @@ def _check_specials(special_tokens):
 
 
 def _repair(text):
-    """Replace lone surrogates by U+FFFD (as tiktoken does); check the type."""
-    if not isinstance(text, str):
-        raise TypeError(f"expected str, not {type(text).__name__}")
+    """Replace lone surrogates by U+FFFD (as tiktoken does); check the type.
+    A str subclass (numpy.str_, ...) is read as the plain str it holds."""
+    if type(text) is not str:
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, not {type(text).__name__}")
+        text = str.__str__(text)
     if text.isascii():
         return text
     try:
@@ -401,6 +460,13 @@ class _Progress:
             sys.stderr.flush()
 
 
+# Counts are 64-bit in the compiled core: the sum of count x (length - 1) over
+# the distinct pre-tokens (which bounds every pair's count) must fit.
+MAX_COUNT = 2**63 - 1
+COUNT_OVERFLOW = ("the pre-token counts are too large: the sum of count x (length - 1) "
+                  "must stay below 2**63")
+
+
 def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=False):
     """The merge loop: `counts` maps pre-token bytes -> count.  Returns the
     merges as pairs of ids (0..255 are bytes, 256 + k the k-th merge).  It
@@ -415,10 +481,15 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Fal
     keys = [_desc_key(t) for t in tokens]
     sym, nxt, prv, weight = [], [], [], []
     pair_count, where = {}, {}
+    pairs_total = n_words = 0
     for word, count in counts.items():
         n = len(word)
         if n < 2 or count <= 0:
             continue
+        pairs_total += count * (n - 1)
+        if pairs_total > MAX_COUNT:
+            raise ValueError(COUNT_OVERFLOW)
+        n_words += 1
         base = len(sym)
         sym.extend(word)
         nxt.extend(range(base + 1, base + n))
@@ -434,6 +505,7 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Fal
             else:
                 occ.append(pos)
     counts.clear()  # every caller passes its own dict; free it before the loop
+    n_merges = min(n_merges, len(sym) - n_words)  # each merge takes out a symbol
     limit = max_token_bytes if max_token_bytes is not None else float("inf")
     heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in pair_count.items() if limit >= 2]
     heapq.heapify(heap)
@@ -720,6 +792,9 @@ class Tokenizer:
         pattern = resolve_pattern(pattern)
         specials = _check_specials(special_tokens)
         _check_int("vocab_size", vocab_size, 256 + len(specials))
+        if vocab_size > _MAX_ID:
+            raise ValueError(f"vocab_size {vocab_size} would need ids of 2**31 or more "
+                             f"(ids are int32)")
         _check_int("min_frequency", min_frequency, 0)
         if max_token_bytes is not None:
             _check_int("max_token_bytes", max_token_bytes, 1)
