@@ -1403,8 +1403,9 @@ cdef class _Core:
         return 0
 
     cdef int scan(self, const void *data, int kind, Py_ssize_t n, BytesMap *cache,
-                  IVec *out) noexcept nogil:
-        """Pre-tokenize natively and encode every pre-token."""
+                  IVec *out, Py_ssize_t limit, Py_ssize_t *cut) noexcept nogil:
+        """Pre-tokenize natively and encode every pre-token that ends at or
+        before `limit`; *cut is where the last one ends."""
         cdef Py_ssize_t i = 0, e, m
         cdef const uint8_t *u
         cdef Utf8Buf buf
@@ -1415,11 +1416,14 @@ cdef class _Core:
         memset(&work, 0, sizeof(IVec))
         while i < n:
             e = next_token(self.which, data, kind, i, n)
+            if e > limit:
+                break
             u = to_utf8(data, kind, i, e, &buf, &m)
             if u == NULL or self.piece(u, m, cache, out, &work) < 0:
                 err = -1
                 break
             i = e
+        cut[0] = i
         free(buf.big)
         ivec_free(&work)
         return err
@@ -1457,30 +1461,29 @@ cdef class _Core:
     cdef list encode_text(self, str text, _Cache cache):
         """Ids of text that holds no special tokens (lone surrogates already
         repaired).  The GIL is released while the named patterns scan."""
+        if self.which == P_NONE:
+            return self.encode_pieces(self.rx_findall(text), cache)
+        return self.encode_prefix(text, PyUnicode_GET_LENGTH(text), cache)[1]
+
+    cdef tuple encode_prefix(self, str text, Py_ssize_t limit, _Cache cache):
+        """(end, ids) of the pre-tokens of `text` (a named pattern's) that end
+        at or before `limit`, scanned without the GIL."""
         cdef IVec out
-        cdef IVec work
         cdef int err = 0, kind
         cdef const void *data
-        cdef Py_ssize_t n, i
-        cdef bytes b
-        cdef list result
+        cdef Py_ssize_t n, cut = 0
         memset(&out, 0, sizeof(IVec))
-        memset(&work, 0, sizeof(IVec))
         try:
-            if self.which != P_NONE:
-                n = PyUnicode_GET_LENGTH(text)
-                kind = PyUnicode_KIND(text)
-                data = PyUnicode_DATA(text)
-                with nogil:
-                    err = self.scan(data, kind, n, &cache.m, &out)
-            else:
-                return self.encode_pieces(self.rx_findall(text), cache)
+            n = PyUnicode_GET_LENGTH(text)
+            kind = PyUnicode_KIND(text)
+            data = PyUnicode_DATA(text)
+            with nogil:
+                err = self.scan(data, kind, n, &cache.m, &out, limit, &cut)
             if err:
                 raise MemoryError()
-            return self.to_list(&out)
+            return cut, self.to_list(&out)
         finally:
             ivec_free(&out)
-            ivec_free(&work)
 
 
 cdef bint has_surrogate(const void *data, int kind, Py_ssize_t n) noexcept nogil:
@@ -1562,16 +1565,22 @@ class Tokenizer(_py.Tokenizer):
         cache.busy = True
         return cache
 
-    def _core_ids(self, text=None, pieces=None):
-        """Ids from the core for text (no special tokens in it) or for pre-tokens
-        already split, with a cache held for the call."""
+    def _core_ids(self, text=None, pieces=None, limit=None):
+        """Ids from the core for text (no special tokens in it), for pre-tokens
+        already split, or (end, ids) of text's pre-tokens up to `limit`, with a
+        cache held for the call."""
         cdef _Cache cache = self._take_cache()
         try:
+            if limit is not None:
+                return (<_Core> self._core).encode_prefix(text, limit, cache)
             if pieces is None:
                 return (<_Core> self._core).encode_text(text, cache)
             return (<_Core> self._core).encode_pieces(pieces, cache)
         finally:
             cache.busy = False
+
+    def _encode_prefix(self, text, limit):
+        return self._core_ids(text, limit=limit)
 
     def encode_ordinary(self, text):
         return self._core_ids(self._repair(text))

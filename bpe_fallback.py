@@ -156,27 +156,34 @@ def _pretokenizer(rx):
         return rx.findall
 
     slack = [PATTERN_TIME_BASE]  # the bucket, shared by every call of this split
+    groups = rx.groups  # findall would give the groups, not the whole matches
 
     def split(text):
-        out, pos = [], 0
-        append = out.append
         earned = PATTERN_TIME_PER_CHAR * len(text)
         start_time = time.monotonic()
         try:
-            for m in rx.finditer(text, timeout=max(slack[0] + earned, 1e-4)):
-                start, end = m.span()
-                if start == end:
-                    continue
-                if start > pos:
-                    append(text[pos:start])
-                append(text[start:end])
-                pos = end
+            out = None if groups else rx.findall(text, timeout=max(slack[0] + earned, 1e-4))
+            if out is None or sum(map(len, out)) != len(text) or "" in out:
+                out = with_gaps(text, max(slack[0] + earned - (time.monotonic() - start_time), 1e-4))
         except TimeoutError:
             slack[0] = 0.0
             raise ValueError(
                 f"the pattern {_short(rx.pattern)} took too long on a text of {len(text)} "
                 f"characters (catastrophic backtracking?); simplify it") from None
         slack[0] = min(PATTERN_TIME_BASE, slack[0] + earned - (time.monotonic() - start_time))
+        return out
+
+    def with_gaps(text, timeout):
+        out, pos = [], 0
+        append = out.append
+        for m in rx.finditer(text, timeout=timeout):
+            start, end = m.span()
+            if start == end:
+                continue
+            if start > pos:
+                append(text[pos:start])
+            append(text[start:end])
+            pos = end
         if pos < len(text):
             append(text[pos:])
         return out
@@ -982,9 +989,9 @@ class Tokenizer:
             rx = self._special_res[names] = _special_regex(names)
         return rx
 
-    def _check_disallowed(self, text, disallowed):
+    def _check_disallowed(self, text, disallowed, start=0):
         if disallowed:
-            m = self._special_re(disallowed).search(text, concurrent=True)
+            m = self._special_re(disallowed).search(text, start, concurrent=True)
             if m:
                 raise ValueError(
                     f"text contains the disallowed special token {m.group()!r}; pass "
@@ -1042,7 +1049,8 @@ class Tokenizer:
     def encode_iterable(self, iterable, *, allowed_special=frozenset(), disallowed_special="all"):
         """Yield the ids of ``encode("".join(iterable))``, holding only a small
         window of text: it is cut where no pre-token or special token can
-        change (for custom patterns and "bytes", only at special tokens).
+        change (for custom patterns and "bytes", only at special tokens).  The
+        special-token policy is that of encode, applied to the raw text.
 
         >>> tok = Tokenizer.from_merges([(b"h", b"i")])
         >>> list(tok.encode_iterable(["h", "i h", "i"]))
@@ -1051,59 +1059,73 @@ class Tokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if isinstance(iterable, str):
             iterable = (iterable,)
-        watch = allowed | disallowed
-        watch_re = self._special_re(watch) if watch else None
-        margin = self._STREAM_MARGIN + max((len(s) for s in watch), default=0)
+        longest = max((len(s) for s in allowed | disallowed), default=1)
         split_pretokens = _cut_kind(self._pattern, ()) is not None
-        buf = ""
+        parts, size = [], 0
+        checked = 0    # the window's first `checked` characters were searched for disallowed specials
+        block = self._STREAM_BLOCK
         for chunk in iterable:
-            if not isinstance(chunk, str):
-                raise TypeError(f"encode_iterable expects str chunks, not {type(chunk).__name__}")
-            buf += chunk
-            if len(buf) < self._STREAM_BLOCK:
+            if type(chunk) is not str:
+                if not isinstance(chunk, str):
+                    raise TypeError(f"encode_iterable expects str chunks, not {type(chunk).__name__}")
+                chunk = str.__str__(chunk)
+            parts.append(chunk)
+            size += len(chunk)
+            if size < block:
                 continue
+            buf = "".join(parts)
             # a high surrogate at the end may pair with the next chunk's low one
             tail = buf[-1] if "\ud800" <= buf[-1] <= "\udbff" else ""
             text = self._repair(buf[:len(buf) - len(tail)])
-            cut, out = self._stream_cut(text, margin, split_pretokens, watch_re, allowed, disallowed)
-            buf = text[cut:] + tail
+            self._check_disallowed(text, disallowed, max(checked - longest + 1, 0))
+            cut, out = self._stream_cut(text, longest, split_pretokens, allowed)
+            rest = text[cut:] + tail
+            parts, size, checked = [rest], len(rest), len(text) - cut
+            # scan again only once the window has doubled: linear in the input
+            # even when nothing can be cut (one long pre-token, a custom pattern)
+            block = max(self._STREAM_BLOCK, 2 * size)
             yield from out
-        text = self._repair(buf)
-        self._check_disallowed(text, disallowed)
+        text = self._repair("".join(parts))
+        self._check_disallowed(text, disallowed, max(checked - longest + 1, 0))
         yield from self._encode_allowed(text, allowed, [])
 
-    def _stream_cut(self, text, margin, split_pretokens, watch_re, allowed, disallowed):
+    def _stream_cut(self, text, longest, split_pretokens, allowed):
         """Encode a prefix of `text` after which no later text can change the
         ids; return (its length, its ids).
 
-        Special tokens that start `margin` characters before the end are
-        certain, as are pre-tokens of a named pattern that end that far before
-        the end of their piece: none of those patterns looks further ahead."""
-        limit = len(text) - margin
+        Special tokens that start `longest` characters before the end are
+        certain, as are pre-tokens of a named pattern that end
+        _STREAM_MARGIN characters before the end of their piece: none of
+        those patterns looks further ahead."""
+        limit = len(text) - longest - self._STREAM_MARGIN
         out = []
         if limit <= 0:
             return 0, out
         start, end = 0, len(text)
-        if watch_re is not None:
-            for m in watch_re.finditer(text):
-                if m.end() > limit:
+        if allowed:
+            for m in self._special_re(allowed).finditer(text):
+                if m.start() > len(text) - longest:
                     end = m.start()
                     break
                 start = m.end()
-        head = text[:start]
-        self._check_disallowed(head, disallowed)
-        out = self._encode_allowed(head, allowed, out)
+        out = self._encode_allowed(text[:start], allowed, out)
         limit = min(limit, end - self._STREAM_MARGIN)
         if not split_pretokens or limit <= start:
             return start, out
-        keep, cut = [], start
-        for m in self._rx.finditer(text, start, end):
+        cut, ids = self._encode_prefix(text[start:end], limit - start)
+        out.extend(ids)
+        return start + cut, out
+
+    def _encode_prefix(self, text, limit):
+        """(end, ids) of the pre-tokens of `text` (no special tokens in it, a
+        named pattern) that end at or before `limit`."""
+        keep, cut = [], 0
+        for m in self._rx.finditer(text):
             if m.end() > limit:
                 break
             keep.append(m.group())
             cut = m.end()
-        self._encode_pieces(keep, out)
-        return cut, out
+        return cut, self._encode_pieces(keep, [])
 
     # ---- decoding -------------------------------------------------------
 
