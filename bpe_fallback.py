@@ -128,8 +128,12 @@ def _compile_pattern(pattern):
             rx = regex.compile(pattern)
         except (regex.error, TypeError, ValueError, OverflowError, RecursionError) as e:
             raise ValueError(f"invalid pattern {_short(pattern)}: {e}") from None
-        if rx.match("") is not None and not any(
-                m.group() for m in rx.finditer(_PROBE, timeout=PATTERN_TIME_BASE)):
+        try:
+            found = {bool(m.group()) for m in rx.finditer(_PROBE, timeout=PATTERN_TIME_BASE)}
+        except TimeoutError:
+            raise ValueError(f"the pattern {_short(pattern)} took too long on a short probe "
+                             f"text (catastrophic backtracking?)") from None
+        if (rx.match("") is not None or False in found) and True not in found:
             raise ValueError(f"the pattern {_short(pattern)} matches only the empty string")
         _compiled[pattern] = rx
     return rx
