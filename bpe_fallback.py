@@ -128,6 +128,9 @@ def _compile_pattern(pattern):
             rx = regex.compile(pattern)
         except (regex.error, TypeError, ValueError, OverflowError, RecursionError) as e:
             raise ValueError(f"invalid pattern {_short(pattern)}: {e}") from None
+        if rx.flags & regex.REVERSE:
+            raise ValueError(f"the pattern {_short(pattern)} searches backwards (?r): "
+                             f"pre-tokens are read left to right")
         try:
             found = {bool(m.group()) for m in rx.finditer(_PROBE, timeout=PATTERN_TIME_BASE)}
         except TimeoutError:

@@ -75,7 +75,7 @@ def test_pattern_typo_loses_no_text(mod):
     assert tok.decode(tok.encode("hello world gpt2 the cat")) == "hello world gpt2 the cat"
 
 
-@pytest.mark.parametrize("pattern", ["(", "[a-", "x*", "(?:)", "(?=a)", r"\b"])
+@pytest.mark.parametrize("pattern", ["(", "[a-", "x*", "(?:)", "(?=a)", r"\b", r"(?r)\w+|\W"])
 def test_bad_patterns_are_value_errors(mod, pattern):
     with pytest.raises(ValueError, match="pattern"):
         mod.Tokenizer.train("some text", 300, pattern=pattern)
