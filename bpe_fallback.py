@@ -1330,9 +1330,9 @@ class Tokenizer:
         (a list of ids) continues it so that its bytes start with the whole
         text.  The completions are sorted (tiktoken's come in set order).
 
-        >>> tok = Tokenizer.from_merges([(b"h", b"i"), (b"hi", b"!")])
-        >>> tok.encode_with_unstable("ah hi")
-        ([97, 104], [[32, 256], [32, 257]])
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")])
+        >>> tok.encode_with_unstable("say h")
+        ([115, 97, 121], [[32, 104], [32, 256]])
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         text = self._repair(text)
@@ -1449,8 +1449,8 @@ class Tokenizer:
     def token_byte_values(self):
         """The bytes of every token but the special ones, sorted.
 
-        >>> Tokenizer.from_merges([(b"h", b"i")]).token_byte_values()[-3:]
-        [b'\\xfe', b'\\xff', b'hi']
+        >>> Tokenizer.from_merges([(b"h", b"i")]).token_byte_values()[104:107]
+        [b'h', b'hi', b'i']
         """
         return list(self._sorted_tokens()[0])
 
@@ -1531,9 +1531,31 @@ class Tokenizer:
             special_tokens = {}
         return cls._with_specials(pattern, tokens, merges, special_tokens)
 
-    def save_tiktoken(self, path):
-        """Write tiktoken's format: one ``base64(token) id`` line per token."""
-        _atomic_write(path, _tiktoken_dump(self))
+    def save_tiktoken(self, path, *, sidecar=True):
+        """Write tiktoken's format: one ``base64(token) id`` line per token.
+        A .tiktoken file holds neither the pattern nor the special tokens:
+        they, and the file's sha256 (for tiktoken's ``load_tiktoken_bpe(path,
+        expected_hash=...)``; tiktoken caches files by path), go to the sidecar
+        ``<path>.json`` (unless ``sidecar=False``) and are returned.
+
+        >>> import json, os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> path = os.path.join(tempfile.mkdtemp(), "tok.tiktoken")
+        >>> meta = tok.save_tiktoken(path)
+        >>> sorted(meta), meta["special_tokens"]
+        (['pattern', 'sha256', 'special_tokens'], {'<s>': 257})
+        >>> json.load(open(path + ".json", encoding="utf-8")) == meta
+        True
+        >>> Tokenizer.from_tiktoken(path, pattern=meta["pattern"], special_tokens=meta["special_tokens"]) == tok
+        True
+        """
+        text = _tiktoken_dump(self)
+        meta = {"pattern": self._pattern, "special_tokens": self.special_tokens,
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        _atomic_write(path, text)
+        if sidecar:
+            _atomic_write(os.fspath(path) + ".json", json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
+        return meta
 
     def to_tiktoken(self, name="bpe"):
         """A ``tiktoken.Encoding`` with the same ids (needs tiktoken)."""
@@ -1558,9 +1580,67 @@ class Tokenizer:
     @classmethod
     def from_huggingface(cls, path):
         """Read a byte-level BPE tokenizer.json (what save_huggingface writes,
-        GPT-2's, or a Split-regex + ByteLevel pre-tokenizer); anything this
-        library cannot reproduce exactly raises ValueError saying what."""
+        GPT-2's, or a Split-regex + ByteLevel pre-tokenizer), or the
+        tokenizer.json of a directory (what save_pretrained writes); anything
+        this library cannot reproduce exactly raises ValueError saying what."""
+        if os.path.isdir(path):
+            path = os.path.join(path, "tokenizer.json")
+            if not os.path.isfile(path):
+                raise ValueError(f"{os.path.dirname(path)}: a directory without a tokenizer.json")
         return cls._create(*_hf_parse(_read_text(path), path))
+
+    def save_pretrained(self, directory, *, bos_token=None, eos_token=None, pad_token=None,
+                        unk_token=None, model_max_length=None):
+        """Write what a model repository holds for its tokenizer:
+        tokenizer.json (see save_huggingface), tokenizer_config.json and
+        special_tokens_map.json, so that ``transformers.AutoTokenizer.
+        from_pretrained(directory)`` gives a fast tokenizer with these ids.
+        The roles (`bos_token`, ...) name special tokens of this tokenizer;
+        `model_max_length` is where ``truncation=True`` cuts.  No token is
+        added to the ids (no template): transformers gives what encode gives
+        with ``allowed_special="all"``.
+
+        >>> import os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>", "<pad>"])
+        >>> directory = tempfile.mkdtemp()
+        >>> tok.save_pretrained(directory, eos_token="<|endoftext|>", pad_token="<pad>")
+        >>> sorted(os.listdir(directory))
+        ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
+        >>> Tokenizer.from_huggingface(directory) == tok
+        True
+        """
+        roles = {}
+        for role, value in (("bos_token", bos_token), ("eos_token", eos_token),
+                            ("pad_token", pad_token), ("unk_token", unk_token)):
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise TypeError(f"{role} must be a str or None, not {type(value).__name__}")
+            if value not in self._specials:
+                raise ValueError(f"{role} {value!r} is not a special token of this tokenizer "
+                                 f"(its special tokens: {sorted(self._specials)!r})")
+            roles[role] = value
+        if model_max_length is not None:
+            _check_int("model_max_length", model_max_length, 1)
+        tokenizer_json = _hf_dump(self)
+        config = {
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            **roles,
+            "clean_up_tokenization_spaces": False,
+            "padding_side": "right",
+            "truncation_side": "right",
+            "added_tokens_decoder": {
+                str(i): {"content": s, "lstrip": False, "normalized": False, "rstrip": False,
+                         "single_word": False, "special": True}
+                for s, i in sorted(self._specials.items(), key=lambda kv: kv[1])
+            },
+        }
+        if model_max_length is not None:
+            config["model_max_length"] = model_max_length
+        os.makedirs(directory, exist_ok=True)
+        _atomic_write(os.path.join(directory, "tokenizer.json"), tokenizer_json)
+        for name, doc in (("tokenizer_config.json", config), ("special_tokens_map.json", roles)):
+            _atomic_write(os.path.join(directory, name), json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
 
 
 def _rebuild(cls, pattern, tokens, merges, specials):
