@@ -1265,7 +1265,7 @@ class Tokenizer:
                 pass
             if last is not None:
                 tail = text[last.end():]
-        pieces = self._findall(tail) if tail else ()
+        pieces = self._findall(self._last_stretch(tail)) if tail else ()
         if not pieces:
             return ids, 0
         n = len(self._encode_pieces([pieces[-1]], []))
@@ -1273,6 +1273,24 @@ class Tokenizer:
             while n < len(ids) and self._is_blank(ids[-n - 1]):
                 n += 1
         return ids, n
+
+    def _last_stretch(self, text):
+        """A suffix of `text` whose pre-tokens are the last ones of `text`: from
+        the last place near its end where a file may be cut (see _FILE_CUTS;
+        named patterns only), else all of it.  Spares a long text's scan."""
+        cut_re = _cut_kind(self._pattern, ())
+        if cut_re is not None:
+            for size in (1 << 12, 1 << 16):
+                if len(text) <= size:
+                    break
+                window = text[-size:]
+                data = window.encode("utf-8")
+                last = None
+                for last in cut_re.finditer(data):
+                    pass
+                if last is not None:
+                    return window[len(data[:last.end()].decode("utf-8")):]
+        return text
 
     def _is_blank(self, i):
         t = self._tokens.get(i)

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import DATA, EOT, GPT2_VOCAB, gpt2_ranks, read_data, texts_with
+from helpers import DATA, EOT, GPT2_VOCAB, gpt2_ranks, read_data, texts_with, tiktoken_of
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -254,6 +254,35 @@ def test_encode_with_unstable_cases(pair, text):
     tok, enc = pair
     assert completions(tok.encode_with_unstable(text, allowed_special="all")) == \
         completions(enc.encode_with_unstable(text, allowed_special="all"))
+
+
+def test_long_texts_unstable_tail(pair):
+    """On a long text only the end is scanned for the last pre-token; it must be the one a
+    scan of the whole text gives (ends at many places of a 130 KB corpus, some just after a
+    line break)."""
+    tok, enc = pair
+    corpus = read_data("corpus.en")
+    ends = [5000, 5001, 70000, len(corpus)] + [corpus.index("\n", k) + d for k in (9000, 80000) for d in (0, 1, 2)]
+    for end in ends:
+        text = corpus[:end]
+        assert completions(tok.encode_with_unstable(text)) == completions(enc.encode_with_unstable(text))
+        data = text.encode() + b"\xff"
+        assert tok.encode_bytes(data) == enc._encode_bytes(data)
+
+
+@pytest.mark.parametrize("pattern", ["words", "gpt2", "bytes"])
+def test_trained_tokenizers(trained, pattern):
+    """The same methods on a tokenizer trained here (its own pattern), against tiktoken
+    built from its vocabulary."""
+    tok = trained(pattern)
+    enc = tiktoken_of(tok)
+    corpus = read_data("corpus.en", 20000)
+    for text in [corpus, corpus[:5001], corpus[:777], "the cat sat\n", "x"]:
+        assert completions(tok.encode_with_unstable(text)) == completions(enc.encode_with_unstable(text))
+        assert tok.encode_bytes(text.encode() + b"\xe2\x82") == enc._encode_bytes(text.encode() + b"\xe2\x82")
+    ids = tok.encode(corpus, allowed_special="all")
+    assert tok.decode_with_offsets(ids) == enc.decode_with_offsets(ids)
+    assert tok.token_byte_values() == enc.token_byte_values()
 
 
 @FEW
