@@ -1611,12 +1611,12 @@ class Tokenizer:
                         unk_token=None, model_max_length=None):
         """Write what a model repository holds for its tokenizer:
         tokenizer.json (see save_huggingface), tokenizer_config.json and
-        special_tokens_map.json, so that ``transformers.AutoTokenizer.
-        from_pretrained(directory)`` gives a fast tokenizer with these ids.
-        The roles (`bos_token`, ...) name special tokens of this tokenizer;
-        `model_max_length` is where ``truncation=True`` cuts.  No token is
-        added to the ids (no template): transformers gives what encode gives
-        with ``allowed_special="all"``.
+        special_tokens_map.json, so that
+        ``transformers.AutoTokenizer.from_pretrained(directory)`` gives a fast
+        tokenizer with these ids.  The roles (`bos_token`, ...) name special
+        tokens of this tokenizer; `model_max_length` is where
+        ``truncation=True`` cuts.  No token is added around a text (no
+        template): transformers gives ``encode(text, allowed_special="all")``.
 
         >>> import os, tempfile
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>", "<pad>"])
@@ -1749,7 +1749,7 @@ def _read_ranks(path, where):
         raw = _json(text, where)
         if not isinstance(raw, dict):
             raise ValueError(f"{where}: expected a JSON object of token -> id")
-        tokens, _, specials = _vocab_with_specials(raw, [], [_EOT] if _EOT in raw else [], where)
+        tokens = _vocab_with_specials(raw, [], [_EOT] if _EOT in raw else [], where)[0]
         return {t: i for i, t in tokens.items()}, digest
     return _tiktoken_parse(text, where), digest
 
