@@ -1647,3 +1647,10 @@ class Tokenizer(_py.Tokenizer):
         with ThreadPoolExecutor(max_workers=threads) as pool:
             parts = list(pool.map(work, range(len(groups))))
         return [ids for part in parts for ids in part]
+
+
+def get_encoding(name, path=None):
+    return Tokenizer.get_encoding(name, path)
+
+
+get_encoding.__doc__ = _py.get_encoding.__doc__

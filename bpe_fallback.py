@@ -31,20 +31,26 @@ The training rule, exactly (both backends, every entry point):
 from __future__ import annotations
 
 import base64
+import bisect
+import gzip
+import hashlib
 import heapq
+import itertools
 import json
+import operator
 import os
 import signal
 import sys
 import tempfile
 import time
 import warnings
+import zlib
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
 import regex
 
-__all__ = ["Tokenizer", "count_pretokens", "PATTERNS", "BACKEND", "__version__"]
+__all__ = ["Tokenizer", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND", "__version__"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -1145,7 +1151,7 @@ class Tokenizer:
                 raise TypeError(f"token ids must be ints, not {type(i).__name__}: {i!r}")
             i = i.__index__()
             if i not in self._decoder:
-                raise ValueError(f"unknown token id {i}")
+                raise _UnknownToken(f"unknown token id {i}")
             clean.append(i)
         return clean
 
@@ -1215,6 +1221,371 @@ class Tokenizer:
         return (f"<{type(self).__module__}.Tokenizer vocab_size={self.vocab_size} "
                 f"merges={len(self._merges)} specials={len(self._specials)} pattern={name}>")
 
+    # ---- tiktoken compatibility ------------------------------------------
+    #
+    # Every public method and property of tiktoken.Encoding (0.14) with the same
+    # names, arguments, results and errors, built on encode / encode_batch /
+    # decode_bytes (so the compiled backend's core does the work in both).
+    # Where tiktoken's behaviour is a defect this section does better: surrogate
+    # pairs and lone surrogates never raise; a str passed where a list of str is
+    # expected raises TypeError instead of being encoded one character at a time.
+
+    _name = "bpe"
+
+    @property
+    def name(self):
+        """The encoding's name (tiktoken's ``Encoding.name``): the registry name
+        for ``get_encoding``, else ``"bpe"``; it can be set.
+
+        >>> tok = Tokenizer.from_merges([])
+        >>> tok.name
+        'bpe'
+        >>> tok.name = "mine"; tok.name
+        'mine'
+        """
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        if not isinstance(value, str):
+            raise TypeError(f"name must be a str, not {type(value).__name__}")
+        self._name = value
+
+    @property
+    def max_token_value(self):
+        """The largest id, special tokens included.
+
+        >>> Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"]).max_token_value
+        257
+        """
+        return max(self._decoder)
+
+    @property
+    def n_vocab(self):
+        """``max_token_value + 1`` (tiktoken's name for ``vocab_size``).
+
+        >>> Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"]).n_vocab
+        258
+        """
+        return max(self._decoder) + 1
+
+    @property
+    def eot_token(self):
+        """The id of ``<|endoftext|>``; KeyError if there is no such special token.
+
+        >>> Tokenizer.from_merges([], special_tokens=["<|endoftext|>"]).eot_token
+        256
+        """
+        return self._specials["<|endoftext|>"]
+
+    @property
+    def special_tokens_set(self):
+        """The special tokens' names, as a set.
+
+        >>> sorted(Tokenizer.from_merges([], special_tokens=["<a>", "<b>"]).special_tokens_set)
+        ['<a>', '<b>']
+        """
+        return set(self._specials)
+
+    def is_special_token(self, token):
+        """Whether id `token` is a special token's (TypeError if it is not an int).
+
+        >>> tok = Tokenizer.from_merges([], special_tokens=["<s>"])
+        >>> tok.is_special_token(256), tok.is_special_token(65)
+        (True, False)
+        """
+        token = operator.index(token)
+        ids = self.__dict__.get("_special_ids")
+        if ids is None:
+            ids = self._special_ids = frozenset(self._specials.values())
+        return token in ids
+
+    def encode_single_token(self, text_or_bytes):
+        """The id of a text (str or bytes) that is exactly one token, special
+        tokens included; KeyError if it is not one.
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> tok.encode_single_token("hi"), tok.encode_single_token(b"<s>")
+        (256, 257)
+        >>> tok.encode_single_token("hi!")
+        Traceback (most recent call last):
+        ...
+        KeyError: b'hi!'
+        """
+        if isinstance(text_or_bytes, str):
+            data = self._repair(text_or_bytes).encode("utf-8")
+        elif isinstance(text_or_bytes, bytes):
+            data = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"expected str or bytes, not {type(text_or_bytes).__name__}")
+        i = self._encoder.get(data)
+        if i is None:
+            try:
+                i = self._specials.get(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+        if i is None:
+            raise KeyError(data)
+        return i
+
+    def encode_ordinary_batch(self, text, *, num_threads=None):
+        """``[encode_ordinary(t) for t in text]``, on `num_threads` threads
+        (default: the number of CPUs; the compiled backend encodes without
+        the GIL).
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> tok.encode_ordinary_batch(["hi", "<s>"])
+        [[256], [60, 115, 62]]
+        """
+        if isinstance(text, str):
+            raise TypeError("encode_ordinary_batch expects a list of str, not a str")
+        return self.encode_batch(text, num_threads=num_threads, disallowed_special=())
+
+    def encode_to_numpy(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """``encode`` as a numpy array of uint32 (needs numpy).
+
+        >>> Tokenizer.from_merges([(b"h", b"i")]).encode_to_numpy("hi!")
+        array([256,  33], dtype=uint32)
+        """
+        try:
+            import numpy
+        except ImportError:
+            raise ImportError("encode_to_numpy needs numpy: pip install numpy "
+                              "(or use encode, which returns a list)") from None
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return numpy.array(ids, dtype=numpy.uint32)
+
+    def _ordinary_tail(self, text, allowed):
+        """tiktoken's `_encode_native` + `_increase_last_piece_token_len`: the
+        ids of `text` (already repaired and checked) and how many of the last
+        ones may change if text were appended: those of the last pre-token
+        (none after a special token), grown back over tokens made only of
+        spaces, tabs and line feeds."""
+        ids = self._encode_allowed(text, allowed, [])
+        tail = text
+        if allowed:
+            last = None
+            for last in self._special_re(allowed).finditer(text):
+                pass
+            if last is not None:
+                tail = text[last.end():]
+        pieces = self._findall(self._last_stretch(tail)) if tail else ()
+        if not pieces:
+            return ids, 0
+        n = len(self._encode_pieces([pieces[-1]], []))
+        if n and self._is_blank(ids[-n]):
+            while n < len(ids) and self._is_blank(ids[-n - 1]):
+                n += 1
+        return ids, n
+
+    def _last_stretch(self, text):
+        """A suffix of `text` whose pre-tokens are the last ones of `text`: from
+        the last place near its end where a file may be cut (see _FILE_CUTS;
+        named patterns only), else all of it.  Spares a long text's scan."""
+        cut_re = _cut_kind(self._pattern, ())
+        if cut_re is not None:
+            for size in (1 << 12, 1 << 16):
+                if len(text) <= size:
+                    break
+                window = text[-size:]
+                data = window.encode("utf-8")
+                last = None
+                for last in cut_re.finditer(data):
+                    pass
+                if last is not None:
+                    return window[len(data[:last.end()].decode("utf-8")):]
+        return text
+
+    def _is_blank(self, i):
+        t = self._tokens.get(i)
+        return t is not None and not t.translate(None, b" \t\n")
+
+    def _bpe_bytes(self, data):
+        """tiktoken's byte_pair_encode: merge by rank over raw bytes, no
+        pre-tokenization, no whole-token shortcut."""
+        ids = [self._byte_ids[b] for b in data]
+        if len(ids) <= _SHORT:
+            return _bpe_short(ids, self._pair_rank, self._rank_pair, self._rank_id)
+        return _bpe_long(ids, self._pair_rank, self._rank_id)
+
+    def _sorted_tokens(self):
+        """The mergeable tokens' bytes in ascending order, and the length of
+        the longest (built once)."""
+        tokens = self.__dict__.get("_sorted_token_bytes")
+        if tokens is None:
+            tokens = sorted(self._tokens.values())
+            tokens = self._sorted_token_bytes = (tokens, max(map(len, tokens)))
+        return tokens
+
+    def encode_bytes(self, data):
+        """Encode bytes that need not be UTF-8 (tiktoken's ``_encode_bytes``);
+        special-token text is ordinary text.  Valid UTF-8 gives
+        ``encode_ordinary(data.decode())``; otherwise the text before the first
+        invalid byte is encoded, and its last pre-token joins the remaining
+        bytes, which are merged by rank as one piece (tiktoken's rule).  Unlike
+        tiktoken, bytes that start invalid are encoded too, never dropped.
+        Always ``decode_bytes(encode_bytes(data)) == data``.
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")])
+        >>> tok.encode_bytes(b"hi \\xff")
+        [256, 32, 255]
+        """
+        if not isinstance(data, bytes):
+            raise TypeError(f"encode_bytes expects bytes, not {type(data).__name__}")
+        try:
+            return self.encode_ordinary(data.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            valid = e.start
+        ids, n = self._ordinary_tail(data[:valid].decode("utf-8"), frozenset())
+        rest = data[valid:]
+        if n:
+            rest = self.decode_bytes(ids[-n:]) + rest
+            del ids[-n:]
+        i = self._encoder.get(rest)
+        ids.extend([i] if i is not None else self._bpe_bytes(rest))
+        return ids
+
+    def encode_with_unstable(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """Stable ids and the possible completions of the rest (tiktoken's
+        rule, for completion-style decoding): returns ``(stable, completions)``
+        where ``stable`` encodes a prefix of the text and each completion
+        (a list of ids) continues it so that its bytes start with the whole
+        text.  The completions are sorted (tiktoken's come in set order).
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")])
+        >>> tok.encode_with_unstable("say h")
+        ([115, 97, 121], [[32, 104], [32, 256]])
+        """
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        text = self._repair(text)
+        self._check_disallowed(text, disallowed)
+        ids, n = self._ordinary_tail(text, allowed)
+        if not n:
+            return ids, []
+        unstable = self.decode_bytes(ids[-n:])
+        del ids[-n:]
+        (tokens, longest), encoder, size = self._sorted_tokens(), self._encoder, len(unstable)
+        found = set()
+        # every token that starts with the unstable bytes
+        k = bisect.bisect_left(tokens, unstable)
+        while k < len(tokens) and tokens[k].startswith(unstable):
+            found.add((encoder[tokens[k]],))
+            k += 1
+        # a token straddling each later place: retokenize prefix + token, keep
+        # the ids that cover the unstable bytes (no token is longer than the
+        # longest, so earlier places have none)
+        for cut in range(max(1, size - longest), size):
+            prefix, suffix = unstable[:cut], unstable[cut:]
+            k = bisect.bisect_left(tokens, suffix)
+            while k < len(tokens) and tokens[k].startswith(suffix):
+                whole = prefix + tokens[k]
+                k += 1
+                try:
+                    seq = self.encode_ordinary(whole.decode("utf-8"))
+                except UnicodeDecodeError:
+                    seq = self._bpe_bytes(whole)
+                covered = 0
+                for m, i in enumerate(seq):
+                    covered += len(self._decoder[i])
+                    if covered >= size:
+                        seq = seq[:m + 1]
+                        break
+                found.add(tuple(seq))
+        # a split the pattern would make before a final white space character
+        if size > 1:
+            for width in range(1, min(4, size - 1) + 1):
+                try:
+                    last = unstable[-width:].decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+                if len(last) == 1 and _WHITE_SPACE.match(last):
+                    found.add(tuple(self._bpe_bytes(unstable[:-width]) + self._bpe_bytes(unstable[-width:])))
+                break
+        return ids, [list(seq) for seq in sorted(found)]
+
+    def decode_single_token_bytes(self, token):
+        """The bytes of one id, special tokens included; KeyError (also a
+        ValueError) for an id that is not in the vocabulary.
+
+        >>> Tokenizer.from_merges([(b"h", b"i")]).decode_single_token_bytes(256)
+        b'hi'
+        """
+        return self.decode_tokens_bytes([token])[0]
+
+    def decode_tokens_bytes(self, tokens):
+        """The bytes of each id, as a list (to show how a text was cut).
+
+        >>> Tokenizer.from_merges([(b"h", b"i")]).decode_tokens_bytes([256, 33])
+        [b'hi', b'!']
+        """
+        if isinstance(tokens, (str, bytes)):
+            raise TypeError(f"tokens must be a sequence of int, not {type(tokens).__name__}")
+        ids = list(tokens)
+        if set(map(type, ids)) - {int}:
+            ids = self._checked_ids(ids)
+        try:
+            return list(map(self._decoder.__getitem__, ids))
+        except KeyError:
+            self._checked_ids(ids)
+            raise  # pragma: no cover
+
+    def decode_with_offsets(self, tokens):
+        """The text of `tokens` and, for each, the index of the character
+        where it starts (of the character it starts inside, when a token
+        begins within a multi-byte character); UnicodeDecodeError if the
+        bytes are not UTF-8 (as tiktoken).
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")])
+        >>> tok.decode_with_offsets([256, 32] + list("é".encode()))
+        ('hi é', [0, 2, 3, 3])
+        """
+        parts = self.decode_tokens_bytes(tokens)
+        text = b"".join(parts).decode("utf-8")
+        # each token adds the characters that start in it (bytes that are not
+        # 10xxxxxx); one that starts inside a character belongs to that one
+        starts = itertools.accumulate(map(len, map(_DROP_CONTINUATION, parts)), initial=0)
+        offsets = [n - (p[0] & 0xC0 == 0x80) for n, p in zip(starts, parts)]
+        return text, offsets
+
+    def decode_batch(self, batch, *, errors="replace", num_threads=None):
+        """``[decode(ids, errors) for ids in batch]``.  `num_threads` is
+        accepted as tiktoken does; decoding is a copy of bytes, done in order.
+
+        >>> Tokenizer.from_merges([(b"h", b"i")]).decode_batch([[256], [33, 256]])
+        ['hi', '!hi']
+        """
+        return [b.decode("utf-8", errors) for b in self.decode_bytes_batch(batch, num_threads=num_threads)]
+
+    def decode_bytes_batch(self, batch, *, num_threads=None):
+        """``[decode_bytes(ids) for ids in batch]`` (see decode_batch).
+
+        >>> Tokenizer.from_merges([(b"h", b"i")]).decode_bytes_batch([[256], [33]])
+        [b'hi', b'!']
+        """
+        if num_threads is not None:
+            _check_int("num_threads", num_threads, 1)
+        if isinstance(batch, (str, bytes)):
+            raise TypeError(f"batch must be a sequence of sequences of int, not {type(batch).__name__}")
+        return list(map(self.decode_bytes, batch))
+
+    def token_byte_values(self):
+        """The bytes of every token but the special ones, sorted.
+
+        >>> Tokenizer.from_merges([(b"h", b"i")]).token_byte_values()[104:107]
+        [b'h', b'hi', b'i']
+        """
+        return list(self._sorted_tokens()[0])
+
+    @classmethod
+    def get_encoding(cls, name, path=None):
+        """The same as the module's ``get_encoding``, for this class."""
+        pattern, specials, ranks = _registry_ranks(name, path)
+        tok = cls.from_tiktoken(ranks, pattern=pattern, special_tokens=specials)
+        tok._name = name
+        return tok
+
+    # ---- end of tiktoken compatibility -----------------------------------
+
     # ---- equality and pickling -------------------------------------------
 
     def _model(self):
@@ -1228,7 +1599,8 @@ class Tokenizer:
     __hash__ = None
 
     def __reduce__(self):
-        return (_rebuild, (type(self), self._pattern, self._tokens, self._merges, self._specials))
+        return (_rebuild, (type(self), self._pattern, self._tokens, self._merges, self._specials),
+                {"_name": self._name})
 
     # ---- files ----------------------------------------------------------
 
@@ -1281,9 +1653,31 @@ class Tokenizer:
             special_tokens = {}
         return cls._with_specials(pattern, tokens, merges, special_tokens)
 
-    def save_tiktoken(self, path):
-        """Write tiktoken's format: one ``base64(token) id`` line per token."""
-        _atomic_write(path, _tiktoken_dump(self))
+    def save_tiktoken(self, path, *, sidecar=True):
+        """Write tiktoken's format: one ``base64(token) id`` line per token.
+        A .tiktoken file holds neither the pattern nor the special tokens:
+        they, and the file's sha256 (for tiktoken's ``load_tiktoken_bpe(path,
+        expected_hash=...)``; tiktoken caches files by path), go to the sidecar
+        ``<path>.json`` (unless ``sidecar=False``) and are returned.
+
+        >>> import json, os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> path = os.path.join(tempfile.mkdtemp(), "tok.tiktoken")
+        >>> meta = tok.save_tiktoken(path)
+        >>> sorted(meta), meta["special_tokens"]
+        (['pattern', 'sha256', 'special_tokens'], {'<s>': 257})
+        >>> json.load(open(path + ".json", encoding="utf-8")) == meta
+        True
+        >>> Tokenizer.from_tiktoken(path, pattern=meta["pattern"], special_tokens=meta["special_tokens"]) == tok
+        True
+        """
+        text = _tiktoken_dump(self)
+        meta = {"pattern": self._pattern, "special_tokens": self.special_tokens,
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        _atomic_write(path, text)
+        if sidecar:
+            _atomic_write(os.fspath(path) + ".json", json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
+        return meta
 
     def to_tiktoken(self, name="bpe"):
         """A ``tiktoken.Encoding`` with the same ids (needs tiktoken)."""
@@ -1308,13 +1702,239 @@ class Tokenizer:
     @classmethod
     def from_huggingface(cls, path):
         """Read a byte-level BPE tokenizer.json (what save_huggingface writes,
-        GPT-2's, or a Split-regex + ByteLevel pre-tokenizer); anything this
-        library cannot reproduce exactly raises ValueError saying what."""
+        GPT-2's, or a Split-regex + ByteLevel pre-tokenizer), or the
+        tokenizer.json of a directory (what save_pretrained writes); anything
+        this library cannot reproduce exactly raises ValueError saying what."""
+        if os.path.isdir(path):
+            path = os.path.join(path, "tokenizer.json")
+            if not os.path.isfile(path):
+                raise ValueError(f"{os.path.dirname(path)}: a directory without a tokenizer.json")
         return cls._create(*_hf_parse(_read_text(path), path))
+
+    def save_pretrained(self, directory, *, bos_token=None, eos_token=None, pad_token=None,
+                        unk_token=None, model_max_length=None):
+        """Write what a model repository holds for its tokenizer:
+        tokenizer.json (see save_huggingface), tokenizer_config.json and
+        special_tokens_map.json, so that
+        ``transformers.AutoTokenizer.from_pretrained(directory)`` gives a fast
+        tokenizer with these ids.  The roles (`bos_token`, ...) name special
+        tokens of this tokenizer; `model_max_length` is where
+        ``truncation=True`` cuts.  No token is added around a text (no
+        template): transformers gives ``encode(text, allowed_special="all")``.
+
+        >>> import os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>", "<pad>"])
+        >>> directory = tempfile.mkdtemp()
+        >>> tok.save_pretrained(directory, eos_token="<|endoftext|>", pad_token="<pad>")
+        >>> sorted(os.listdir(directory))
+        ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
+        >>> Tokenizer.from_huggingface(directory) == tok
+        True
+        """
+        roles = {}
+        for role, value in (("bos_token", bos_token), ("eos_token", eos_token),
+                            ("pad_token", pad_token), ("unk_token", unk_token)):
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise TypeError(f"{role} must be a str or None, not {type(value).__name__}")
+            if value not in self._specials:
+                raise ValueError(f"{role} {value!r} is not a special token of this tokenizer "
+                                 f"(its special tokens: {sorted(self._specials)!r})")
+            roles[role] = value
+        if model_max_length is not None:
+            _check_int("model_max_length", model_max_length, 1)
+        tokenizer_json = _hf_dump(self)
+        config = {
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            **roles,
+            "clean_up_tokenization_spaces": False,
+            "padding_side": "right",
+            "truncation_side": "right",
+            "added_tokens_decoder": {
+                str(i): {"content": s, "lstrip": False, "normalized": False, "rstrip": False,
+                         "single_word": False, "special": True}
+                for s, i in sorted(self._specials.items(), key=lambda kv: kv[1])
+            },
+        }
+        if model_max_length is not None:
+            config["model_max_length"] = model_max_length
+        os.makedirs(directory, exist_ok=True)
+        _atomic_write(os.path.join(directory, "tokenizer.json"), tokenizer_json)
+        for name, doc in (("tokenizer_config.json", config), ("special_tokens_map.json", roles)):
+            _atomic_write(os.path.join(directory, name), json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
 
 
 def _rebuild(cls, pattern, tokens, merges, specials):
     return cls._create(pattern, tokens, merges, specials)
+
+
+# --------------------------------------------------------------------------
+# tiktoken's encodings, offline (the facts of tiktoken_ext/openai_public.py)
+# --------------------------------------------------------------------------
+
+class _UnknownToken(KeyError, ValueError):
+    """An id that is not in the vocabulary: a ValueError, and the KeyError
+    tiktoken raises for one."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+_WHITE_SPACE = regex.compile(r"\p{White_Space}")
+_DROP_CONTINUATION = operator.methodcaller("translate", None, bytes(range(0x80, 0xC0)))
+
+
+_OPENAI_BLOB = "https://openaipublic.blob.core.windows.net/"
+_EOT, _FIM = "<|endoftext|>", ("<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>")
+_R50K = ("encodings/r50k_base.tiktoken", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930")
+_P50K = ("encodings/p50k_base.tiktoken", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069")
+# name -> (pattern, special tokens, (ranks file under _OPENAI_BLOB, its sha256)).
+# GPT-2's pattern here is PATTERNS["gpt2"]; tiktoken writes the same splits as
+# '...| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s'.
+_ENCODINGS = {
+    "gpt2": ("gpt2", {_EOT: 50256}, _R50K),
+    "r50k_base": ("gpt2", {_EOT: 50256}, _R50K),
+    "p50k_base": ("gpt2", {_EOT: 50256}, _P50K),
+    "p50k_edit": ("gpt2", {_EOT: 50256, **dict(zip(_FIM, range(50281, 50284)))}, _P50K),
+    "cl100k_base": ("cl100k", {_EOT: 100257, **dict(zip(_FIM, range(100258, 100261))),
+                               "<|endofprompt|>": 100276},
+                    ("encodings/cl100k_base.tiktoken",
+                     "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7")),
+    "o200k_base": ("o200k", {_EOT: 199999, "<|endofprompt|>": 200018},
+                   ("encodings/o200k_base.tiktoken",
+                    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d")),
+}
+# tiktoken's "gpt2" reads GPT-2's own pair of files; each holds the same ranks as r50k_base
+_GPT2_FILES = (("gpt-2/encodings/main/encoder.json",
+                "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"),)
+_REFUSED = {
+    "o200k_harmony": "tiktoken gives id 200018 to two special tokens, <|endofprompt|> and "
+                     "<|reserved_200018|>, which one tokenizer here cannot represent exactly",
+}
+
+
+def _tiktoken_cache_dir():
+    """Where tiktoken caches the files it downloads ('' when caching is off)."""
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if var in os.environ:
+            return os.environ[var]
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def _ranks_sha256(ranks):
+    """sha256 of the ranks written as OpenAI writes its .tiktoken files."""
+    h = hashlib.sha256()
+    for t, r in sorted(ranks.items(), key=lambda kv: kv[1]):
+        h.update(base64.b64encode(t) + b" %d\n" % r)
+    return h.hexdigest()
+
+
+def _read_ranks(path, where):
+    """(ranks, sha256 of the file's text) of a .tiktoken file, plain or
+    gzipped, or of GPT-2's vocab.json / encoder.json (ids without the
+    special token)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except IsADirectoryError:
+        raise ValueError(f"{where}: is a directory, not a file") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise ValueError(f"{where}: a broken gzip file ({e})") from None
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{where}: not UTF-8 text (byte {e.start})") from None
+    if text.lstrip().startswith("{"):
+        raw = _json(text, where)
+        if not isinstance(raw, dict):
+            raise ValueError(f"{where}: expected a JSON object of token -> id")
+        tokens = _vocab_with_specials(raw, [], [_EOT] if _EOT in raw else [], where)[0]
+        return {t: i for i, t in tokens.items()}, digest
+    return _tiktoken_parse(text, where), digest
+
+
+def _registry_ranks(name, path):
+    """(pattern, specials, ranks) of one of tiktoken's encodings, the ranks
+    read from `path` or tiktoken's cache and checked against the sha256 of
+    OpenAI's file; never downloaded."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
+    if name in _REFUSED:
+        raise ValueError(f"encoding {name!r} is not supported: {_REFUSED[name]}")
+    if name not in _ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}; known: {', '.join(_ENCODINGS)}")
+    pattern, specials, (file, sha256) = _ENCODINGS[name]
+    pattern = PATTERNS[pattern]
+    url = _OPENAI_BLOB + file
+    basename = file.rsplit("/", 1)[1]
+    gpt2 = name in ("gpt2", "r50k_base")
+    sources = [(file, sha256)] + (list(_GPT2_FILES) if gpt2 else [])
+    if path is not None:
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            names = [basename, basename + ".gz"] + (["vocab.json", "encoder.json"] if gpt2 else [])
+            names += [hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest() for f, _ in sources]
+            found = [os.path.join(path, n) for n in names if os.path.isfile(os.path.join(path, n))]
+            if not found:
+                raise FileNotFoundError(f"{path}: holds no {basename} (nor {basename}.gz) for "
+                                        f"encoding {name!r}")
+            path = found[0]
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: no such file (the ranks of encoding {name!r})")
+        if not os.path.isfile(path):
+            raise ValueError(f"{path}: not a regular file")
+        ranks, digest = _read_ranks(path, path)
+        if digest != sha256 and all(digest != h for _, h in sources) and _ranks_sha256(ranks) != sha256:
+            raise ValueError(f"{path}: these are not the ranks of {name!r} (OpenAI's {basename} "
+                             f"has sha256 {sha256})")
+        return pattern, dict(specials), ranks
+    cache = _tiktoken_cache_dir()
+    mismatched = []
+    if cache:
+        for f, h in sources:
+            cached = os.path.join(cache, hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest())
+            if os.path.isfile(cached):
+                ranks, digest = _read_ranks(cached, cached)
+                if digest == h:
+                    return pattern, dict(specials), ranks
+                mismatched.append(cached)
+    where = (f"tiktoken's cache {cache} has no {basename}" if cache else
+             "tiktoken's cache is off (TIKTOKEN_CACHE_DIR is empty)")
+    if mismatched:
+        where += f" (it has {mismatched[0]}, whose sha256 does not match)"
+    raise FileNotFoundError(
+        f"the ranks of encoding {name!r} are not here, and this library never downloads: "
+        f"{where}. Download {url} (sha256 {sha256}) and pass its path (plain or .gz): "
+        f"get_encoding({name!r}, path=...), or let tiktoken.get_encoding({name!r}) fill its "
+        f"cache once (TIKTOKEN_CACHE_DIR chooses where)")
+
+
+def get_encoding(name, path=None):
+    """One of tiktoken's encodings as a Tokenizer: ``"gpt2"`` / ``"r50k_base"``,
+    ``"p50k_base"``, ``"p50k_edit"``, ``"cl100k_base"``, ``"o200k_base"``, with
+    tiktoken's pattern, special tokens and ids.  The ranks come from `path` (the
+    .tiktoken file, plain or gzipped; for the GPT-2 encodings also GPT-2's
+    vocab.json; or a directory holding one of these) or else from tiktoken's
+    cache (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or the system's
+    temporary directory ``/data-gym-cache``); they must be OpenAI's
+    (sha256 checked).  Nothing is downloaded: without the file,
+    FileNotFoundError says where to put it.
+
+    >>> get_encoding("o200k_harmony")
+    Traceback (most recent call last):
+    ...
+    ValueError: encoding 'o200k_harmony' is not supported: tiktoken gives id 200018 to two ...
+    >>> get_encoding("cl100k_base", path="no/such/cl100k_base.tiktoken")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no/such/cl100k_base.tiktoken: no such file (the ranks of encoding 'cl100k_base')
+    """
+    return Tokenizer.get_encoding(name, path)
 
 
 # --------------------------------------------------------------------------
