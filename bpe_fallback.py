@@ -244,7 +244,7 @@ def str_to_token(text):
     try:
         return text.translate(_DECODE_TABLE).encode("latin-1")
     except UnicodeEncodeError:
-        raise ValueError(f"{text!r} is not a byte-level token (GPT-2's byte-to-unicode form)") from None
+        raise ValueError(f"{_short(text)} is not a byte-level token (GPT-2's byte-to-unicode form)") from None
 
 
 # --------------------------------------------------------------------------
@@ -665,12 +665,12 @@ class Tokenizer:
         encoder = {}
         for i, t in tokens.items():
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
-                raise ValueError(f"token id {i!r} is not an int in [0, 2**31)")
+                raise ValueError(f"token id {_short(i)} is not an int in [0, 2**31)")
             if not isinstance(t, bytes) or not t:
-                raise ValueError(f"token {i} must be non-empty bytes, not {t!r}")
+                raise ValueError(f"token {i} must be non-empty bytes, not {_short(t)}")
             other = encoder.setdefault(t, i)
             if other != i:
-                raise ValueError(f"token {t!r} appears twice, as ids {other} and {i}")
+                raise ValueError(f"token {_short(t)} appears twice, as ids {other} and {i}")
         missing = [b for b in range(256) if bytes([b]) not in encoder]
         if missing:
             raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. 0x{missing[0]:02x}")
@@ -678,12 +678,12 @@ class Tokenizer:
         for rank, merge in enumerate(merges):
             if not (isinstance(merge, (tuple, list)) and len(merge) == 2
                     and all(isinstance(x, bytes) for x in merge)):
-                raise ValueError(f"merge {rank} must be a pair of bytes, not {merge!r}")
+                raise ValueError(f"merge {rank} must be a pair of bytes, not {_short(merge)}")
             new = encoder.get(merge[0] + merge[1])
             if new is None:
-                raise ValueError(f"merge {rank} {merge!r}: {merge[0] + merge[1]!r} is not in the vocabulary")
+                raise ValueError(f"merge {rank} {_short(merge)}: {_short(merge[0] + merge[1])} is not in the vocabulary")
             if made.setdefault(new, rank) != rank:
-                raise ValueError(f"merge {rank} {merge!r} makes {merge[0] + merge[1]!r} again "
+                raise ValueError(f"merge {rank} {_short(merge)} makes {_short(merge[0] + merge[1])} again "
                                  f"(merge {made[new]})")
         pair_rank, rank_pair, rank_id = {}, [], []
         for rank, (left, right) in enumerate(merges):
@@ -692,24 +692,24 @@ class Tokenizer:
             for part in (left, right):
                 i = encoder.get(part)
                 if i is None:
-                    raise ValueError(f"merge {rank} {merge!r}: {part!r} is not in the vocabulary")
+                    raise ValueError(f"merge {rank} {_short(merge)}: {_short(part)} is not in the vocabulary")
                 if made.get(i, -1) >= rank:
-                    raise ValueError(f"merge {rank} {merge!r} uses {part!r}, which a later merge makes")
+                    raise ValueError(f"merge {rank} {_short(merge)} uses {_short(part)}, which a later merge makes")
                 ids.append(i)
             pair = (ids[0], ids[1])
             if pair in pair_rank:
-                raise ValueError(f"merge {rank} {merge!r} repeats merge {pair_rank[pair]}")
+                raise ValueError(f"merge {rank} {_short(merge)} repeats merge {pair_rank[pair]}")
             pair_rank[pair] = rank
             rank_pair.append(pair)
             rank_id.append(encoder[left + right])
         decoder = dict(tokens)
         for s, i in specials.items():
             if not isinstance(s, str) or not s:
-                raise ValueError(f"special token {s!r} must be a non-empty str")
+                raise ValueError(f"special token {_short(s)} must be a non-empty str")
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
-                raise ValueError(f"special token {s!r} has a bad id {i!r} (ids are ints in [0, 2**31))")
+                raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in [0, 2**31))")
             if i in decoder:
-                raise ValueError(f"special token {s!r} has id {i}, which is already taken")
+                raise ValueError(f"special token {_short(s)} has id {i}, which is already taken")
             decoder[i] = s.encode("utf-8")
         self._tokens = dict(tokens)
         self._merges = [tuple(m) for m in merges]
