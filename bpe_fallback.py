@@ -2294,8 +2294,10 @@ def _regex_node(node):
                   "behind": "(?<=", "not_behind": "(?<!"}[node[1]]
         return prefix + _regex_text(node[2]) + ")"
     _, inner, low, high, mode = node
-    return _regex_node(inner) + _quantifier_text(low, high) + {"greedy": "", "lazy": "?",
-                                                                "possessive": "+"}[mode]
+    atom = _regex_node(inner)
+    if inner[0] == "repeat":  # Oniguruma's x{n,m}+ and x{n}?: a repeat of a repeat
+        atom = f"(?:{atom})"
+    return atom + _quantifier_text(low, high) + {"greedy": "", "lazy": "?", "possessive": "+"}[mode]
 
 
 def _pattern_to_onig(pattern):
