@@ -339,3 +339,83 @@ def test_native_crlf_or_trailing_changes(mod, small, tmp_path):
         except ValueError:
             continue
         assert loaded == small
+
+
+# ---------------------------------------------------------------------------------------
+# construction arguments: TypeError/ValueError naming the argument, alike on both backends
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda T: T.from_merges([], special_tokens={5: 300}), TypeError, "special_tokens"),
+    (lambda T: T.from_merges([], special_tokens={"<s>": "300"}), TypeError, "special_tokens"),
+    (lambda T: T.from_merges([], special_tokens={"<s>": 2**31}), ValueError, "2**31"),
+    (lambda T: T.from_merges([], special_tokens={"<s>": -1}), ValueError, "<s>"),
+    (lambda T: T.from_merges([], special_tokens={"": 300}), ValueError, "empty"),
+    (lambda T: T.from_merges(5), TypeError, "merges"),
+    (lambda T: T.from_merges(["ab"]), TypeError, "merge 0"),
+    (lambda T: T.from_merges([(b"a", "b")]), TypeError, "merge 0"),
+    (lambda T: T.from_merges([], vocab=[b"a"]), TypeError, "vocab"),
+    (lambda T: T.from_merges([], vocab={"0": b"a"}), TypeError, "vocab"),
+    (lambda T: T.train_from_counts([("ab", 3)], 300), TypeError, "counts"),
+    (lambda T: T.train_from_counts("abc", 300), TypeError, "counts"),
+    (lambda T: T.train_from_counts(None, 300), TypeError, "counts"),
+    (lambda T: T.from_tiktoken({"a": 0}, pattern="gpt2"), TypeError, "ranks"),
+    (lambda T: T.from_tiktoken({b"a": "0"}, pattern="gpt2"), TypeError, "ranks"),
+    (lambda T: T.from_tiktoken({b"": 0}, pattern="gpt2"), ValueError, "non-empty"),
+    (lambda T: T.from_tiktoken({b"a": 2**31}, pattern="gpt2"), ValueError, "2**31"),
+    (lambda T: T.train("abc", 300, special_tokens=5), TypeError, "special_tokens"),
+    (lambda T: T.train("abc", 300, special_tokens=b"<s>"), TypeError, "special_tokens"),
+])
+def test_construction_arguments(both, call, error, words):
+    for mod in both:
+        with pytest.raises(error) as err:
+            call(mod.Tokenizer)
+        assert words in str(err.value), (mod.__name__, str(err.value))
+
+
+@pytest.mark.parametrize("specials", [{"<a>", "<b>"}, frozenset(["<a>"]), {"<a>": 1}.keys() & {"<a>"}])
+def test_special_tokens_as_a_set_are_refused(both, specials, tmp_path):
+    """A set has no order: the ids it would give change with PYTHONHASHSEED. Every entry
+    point that takes names refuses it, saying to pass a list; dict keys (ordered) are fine."""
+    for mod in both:
+        T = mod.Tokenizer
+        calls = [
+            lambda: T.train("abc abc", 300, special_tokens=specials),
+            lambda: T.train_from_counts({b"ab": 3}, 300, special_tokens=specials),
+            lambda: T.from_merges([], special_tokens=specials),
+            lambda: T.from_tiktoken({bytes([b]): b for b in range(256)}, pattern="gpt2", special_tokens=specials),
+            lambda: T.from_gpt2(GPT2_VOCAB, GPT2_MERGES, special_tokens=specials),
+            lambda: mod.count_pretokens("abc", special_tokens=specials),
+        ]
+        for call in calls:
+            with pytest.raises(TypeError, match="list"):
+                call()
+        tok = T.train("abc <b> <a>", 300, special_tokens={"<b>": 0, "<a>": 1}.keys())
+        assert list(tok.special_tokens) == ["<b>", "<a>"]
+
+
+@pytest.mark.parametrize("special", ["<\ud800>", "\udfff", "a\udc80b"])
+def test_special_token_with_a_lone_surrogate(both, special, tmp_path):
+    """A lone surrogate has no UTF-8 bytes: ValueError naming the token, from arguments and
+    from files (a JSON \\ud800 escape)."""
+    for mod in both:
+        T = mod.Tokenizer
+        for call in (lambda: T.train("abc", 300, special_tokens=[special]),
+                     lambda: T.from_merges([], special_tokens=[special]),
+                     lambda: T.from_merges([], special_tokens={special: 300}),
+                     lambda: T.from_tiktoken({bytes([b]): b for b in range(256)}, pattern="gpt2",
+                                             special_tokens={special: 300})):
+            with pytest.raises(ValueError, match="surrogate"):
+                call()
+        tok = T.from_merges([], special_tokens=["<x>"])
+        tok.save(tmp_path / "t.bpe")
+        text = (tmp_path / "t.bpe").read_text(encoding="utf-8").replace('"<x>"', json.dumps(special))
+        (tmp_path / "t.bpe").write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match="surrogate"):
+            T.load(tmp_path / "t.bpe")
+        tok.save_huggingface(tmp_path / "t.json")
+        doc = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+        doc["added_tokens"][0]["content"] = special
+        (tmp_path / "t.json").write_text(json.dumps(doc), encoding="utf-8")
+        with pytest.raises(ValueError, match="surrogate"):
+            T.from_huggingface(tmp_path / "t.json")

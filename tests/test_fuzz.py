@@ -9,12 +9,13 @@ CI runs a short campaign; a longer one:
     BPE_FUZZ_EXAMPLES=20000 python -m pytest -q tests/test_fuzz.py
 """
 
+import json
 import os
 import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from helpers import EOT
@@ -52,7 +53,17 @@ def files(tmp_path_factory, request):
 
 @st.composite
 def mutated(draw, data):
-    kind = draw(st.sampled_from(["truncate", "bytes", "drop", "double", "swap", "random", "json"]))
+    kind = draw(st.sampled_from(["truncate", "bytes", "drop", "double", "swap", "random", "json", "shape",
+                                 "shape", "crlf"]))
+    if kind == "crlf":
+        return (b"\xef\xbb\xbf" if draw(st.booleans()) else b"") + data.replace(b"\n", b"\r\n")
+    if kind == "shape":
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            kind = "bytes"
+        else:
+            return json.dumps(draw(reshaped(doc)), ensure_ascii=draw(st.booleans())).encode()
     if kind == "truncate":
         return data[: draw(st.integers(0, max(len(data) - 1, 0)))]
     if kind == "bytes":
@@ -75,6 +86,27 @@ def mutated(draw, data):
     else:
         lines[i], lines[j] = lines[j], lines[i]
     return b"\n".join(lines)
+
+
+JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.floats(allow_nan=False),
+                        st.text(max_size=5), st.just([]), st.just({}), st.just([1, "a"]), st.just({"a": 1}),
+                        st.just({"type": "BPE"}), st.just({"Regex": 5}), st.just([["a", "b"]]))
+
+
+@st.composite
+def reshaped(draw, doc):
+    """`doc` with one node, found by a random walk from the root, replaced by a JSON value
+    of another shape (the wrong-type fields a hand-edited or foreign file has)."""
+    if not isinstance(doc, (dict, list)) or not doc:
+        return draw(JSON_VALUES)
+    keys = list(doc) if isinstance(doc, dict) else list(range(len(doc)))
+    key = draw(st.sampled_from(keys[:50] + keys[-5:]))
+    out = dict(doc) if isinstance(doc, dict) else list(doc)
+    if draw(st.integers(0, 3)) == 0:
+        out[key] = draw(JSON_VALUES)
+    else:
+        out[key] = draw(reshaped(doc[key]))
+    return out
 
 
 def check_whole(mod, tok):
@@ -184,3 +216,85 @@ def test_hostile_ids_and_nesting(mod, files, tmp_path):
     (tmp_path / "deep.bpe").write_text("\n".join(lines))
     with pytest.raises(ValueError):
         mod.Tokenizer.load(tmp_path / "deep.bpe")
+
+
+# ---------------------------------------------------------------------------------------
+# sparse ids through every loader, then encode in a fresh process
+
+SPARSE_TEXTS = [SAMPLE, f"the cat{EOT}sat<|pad|>on 😀 the mat", "", "naïve café 123 456\n\n" * 3, EOT]
+SPARSE_SCRIPT = """
+import importlib, json, sys
+mod = importlib.import_module(sys.argv[1])
+d, specials, texts = sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+T = mod.Tokenizer
+loads = {"native": lambda: T.load(d + "/tok.bpe"),
+         "gpt2": lambda: T.from_gpt2(d + "/vocab.json", d + "/merges.txt"),
+         "huggingface": lambda: T.from_huggingface(d + "/tokenizer.json"),
+         "tiktoken": lambda: T.from_tiktoken(d + "/tok.tiktoken", pattern="gpt2", special_tokens=specials)}
+out = {}
+for name in sys.argv[5].split(","):
+    tok = loads[name]()
+    ids = [tok.encode(t, allowed_special="all") for t in texts]
+    out[name] = [ids, [tok.decode(i) for i in ids], tok.encode_batch(texts, allowed_special="all")]
+print(json.dumps(out))
+"""
+
+_SPARSE_BASE = []
+
+
+def sparse_base():
+    """A small trained tokenizer (pure Python) and tiktoken's encoder of its dense ids."""
+    if not _SPARSE_BASE:
+        import tiktoken
+
+        import bpe_fallback
+
+        base = bpe_fallback.Tokenizer.train(SAMPLE * 3, 256 + 40 + 2, special_tokens=[EOT, "<|pad|>"])
+        special_ids = set(base.special_tokens.values())
+        enc = tiktoken.Encoding("dense", pat_str=base.pattern, special_tokens=base.special_tokens,
+                                mergeable_ranks={b: i for i, b in base.vocab.items() if i not in special_ids})
+        _SPARSE_BASE.extend([bpe_fallback, base, enc])
+    return _SPARSE_BASE
+
+
+@settings(max_examples=max(EXAMPLES // 4, 4), deadline=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data(), monotone=st.booleans())
+def test_fuzz_sparse_ids_every_loader(mod, tmp_path_factory, data, monotone):
+    """Ids anywhere in [0, 2**31) -- gaps, the largest id, bytes after merges -- survive every
+    format, and a fresh process that loads the file encodes and decodes as tiktoken does on
+    the same model with dense ids (a crash there fails the test, it cannot take pytest down)."""
+    import subprocess
+    import sys
+
+    fallback, base, enc = sparse_base()
+    n = len(base.vocab)
+    ids = data.draw(st.lists(st.one_of(st.integers(0, 2**31 - 1), st.integers(0, 3 * n), st.just(2**31 - 1)),
+                             min_size=n, max_size=n, unique=True))
+    if monotone:
+        ids.sort()
+    new = dict(zip(sorted(base.vocab), ids))
+    special_ids = set(base.special_tokens.values())
+    vocab = {new[i]: b for i, b in base.vocab.items() if i not in special_ids}
+    specials = {s: new[i] for s, i in base.special_tokens.items()}
+    tok = fallback.Tokenizer.from_merges(base.merges, vocab=vocab, special_tokens=specials)
+    d = tmp_path_factory.mktemp("sparse")
+    tok.save(d / "tok.bpe")
+    tok.save_gpt2(d)
+    tok.save_huggingface(d / "tokenizer.json")
+    formats = ["native", "gpt2", "huggingface"]
+    if monotone:
+        tok.save_tiktoken(d / "tok.tiktoken")
+        formats.append("tiktoken")
+    where = os.path.dirname(os.path.abspath(mod.__file__))
+    result = subprocess.run(
+        [sys.executable, "-c", SPARSE_SCRIPT, mod.__name__, str(d), json.dumps(specials),
+         json.dumps(SPARSE_TEXTS), ",".join(formats)],
+        capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join([where, os.environ.get("PYTHONPATH", "")])))
+    assert result.returncode == 0, f"exit {result.returncode}: {result.stderr[-2000:]}"
+    want = [[new[i] for i in enc.encode(t, allowed_special="all")] for t in SPARSE_TEXTS]
+    for name, (got, decoded, batch) in json.loads(result.stdout).items():
+        assert got == want, name
+        assert batch == want, name
+        assert decoded == SPARSE_TEXTS, name
