@@ -1778,7 +1778,8 @@ class Tokenizer:
         if os.path.isdir(path):
             path = os.path.join(path, "tokenizer.json")
             if not os.path.isfile(path):
-                raise ValueError(f"{os.path.dirname(path)}: a directory without a tokenizer.json")
+                raise ValueError(f"{os.path.dirname(path)}: a directory without a tokenizer.json "
+                                 f"(not a regular file)")
         pattern, tokens, merges, specials, ignore_merges = _hf_parse(_read_text(path), path)
         tok = cls._create(pattern, tokens, merges, specials)
         if not ignore_merges:
@@ -1927,8 +1928,14 @@ def _read_ranks(path, where):
         raw = _json(text, where)
         if not isinstance(raw, dict):
             raise ValueError(f"{where}: expected a JSON object of token -> id")
-        tokens = _vocab_with_specials(raw, [], [_EOT] if _EOT in raw else [], where)[0]
-        return {t: i for i, t in tokens.items()}, digest
+        ranks = {}
+        for token, i in raw.items():
+            if token == _EOT:
+                continue
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+                raise ValueError(f"{where}: the id of {_short(token)} is not an int in [0, 2**31)")
+            ranks[str_to_token(token)] = i
+        return ranks, digest
     return _tiktoken_parse(text, where), digest
 
 
