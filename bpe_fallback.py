@@ -402,16 +402,16 @@ def _count_files(paths, pattern, specials, workers, chunk_size, count_job, merge
 
 
 def _reported(results, sizes, report, phase):
-    """Yield `results`, reporting progress (the bytes done) after each."""
+    """Yield `results`, reporting progress (the bytes done) as each arrives."""
     if report is None:
         yield from results
         return
     total, done = sum(sizes), 0
     report(phase, 0, total)
     for size, result in zip(sizes, results):
-        yield result
         done += size
         report(phase, done, total)
+        yield result
 
 
 # --------------------------------------------------------------------------
@@ -537,10 +537,12 @@ _INVERT = bytes(range(255, -1, -1))
 
 
 def _fmt_bytes(n):
-    return f"{n / 1e6:,.1f} MB" if n >= 100_000 else f"{n:,} bytes"
+    return f"{n / 1e6:,.1f} MB" if n >= 10_000_000 else f"{n:,} bytes"
 
 
 def _fmt_seconds(seconds):
+    if seconds < 1:
+        return f"{seconds:.2f} s"
     if seconds < 10:
         return f"{seconds:.1f} s"
     if seconds < 60:
@@ -578,7 +580,7 @@ class ProgressBar:
     >>> show = ProgressBar(log)
     >>> show("merge", 0, 300); show("merge", 300, 300)
     >>> log.getvalue()
-    'learned 300 merges in 0.0 s\n'
+    'learned 300 merges in 0.00 s\n'
     """
 
     _DONE = {"count": "counted", "merge": "learned", "encode": "encoded"}
@@ -1331,8 +1333,10 @@ class Tokenizer:
         starts at byte 0 and ends at its end.
 
         Large files are read in chunks of `chunk_size` bytes cut where no id
-        can change (see ``file_cuts``) and encoded in `workers` processes;
-        memory follows the chunk size and the workers, not the corpus.  The
+        can change (see ``file_cuts``) and encoded by `workers` processes
+        (this one and workers - 1 more; default: the CPUs, at most one per 8 MB
+        of input); memory follows the chunk size and the workers, not the
+        corpus.  The
         files are written atomically: a crash or Ctrl-C leaves no partial
         `out`.  `progress`: True, or a callable (phase, done, total).
 
@@ -2242,8 +2246,11 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     if jsonl is not None and not isinstance(jsonl, bool):
         raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
     report = _reporter(progress)
-    workers = _check_workers(workers)
     inputs = _encode_inputs(paths)
+    if workers is None:  # a worker process takes as long to start as a few MB take to encode
+        total = sum(os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
+        workers = max(1, min(os.cpu_count() or 1, total >> 23))
+    workers = _check_workers(workers)
     out = os.path.abspath(os.fspath(out))
     directory = os.path.dirname(out)
     if os.path.isdir(out):
@@ -2290,8 +2297,20 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         raise
     finally:
         os.close(fd)
-    _atomic_write(out + ".json", json.dumps(meta, indent=1) + "\n")
+    _atomic_write(out + ".json", _sidecar_text(meta))
     return meta
+
+
+def _sidecar_text(meta):
+    """JSON, one key per line and one input per line (lists of numbers on one line)."""
+    lines = []
+    for key, value in meta.items():
+        if key == "inputs":
+            text = "[\n" + ",\n".join("  " + json.dumps(v) for v in value) + "\n ]" if value else "[]"
+        else:
+            text = json.dumps(value)
+        lines.append(f" {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def _write_ids(f, owners, n_inputs, results):
@@ -2750,7 +2769,15 @@ def _cli_encode(args, mod):
     with _Spooled(args.inputs) as paths:
         size = sum(os.path.getsize(p) for p in paths)
         start = time.perf_counter()
-        meta = tok.encode_files(paths, args.output, progress=_show_progress(args) or False, **options)
+        try:
+            meta = tok.encode_files(paths, args.output, progress=_show_progress(args) or False,
+                                    **options)
+        except ValueError as e:
+            if "disallowed special token" not in str(e):
+                raise
+            found = str(e).split(";")[0]
+            raise ValueError(f"{found}: pass --allowed-special TOKEN (or all) to encode it as "
+                             f"the special token, or --ordinary to encode it as text") from None
         took = time.perf_counter() - start
     if args.quiet:
         return 0
