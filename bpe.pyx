@@ -31,7 +31,8 @@ import regex
 import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__
 # the public helpers this module does not replace
-from bpe_fallback import ProgressBar, file_cuts, main, resolve_pattern, str_to_token, token_to_str
+from bpe_fallback import (ProgressBar, file_cuts, main, read_jsonl, resolve_pattern, str_to_token,
+                          token_to_str)
 
 __all__ = list(_py.__all__)
 BACKEND = "cython"

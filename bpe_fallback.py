@@ -40,6 +40,8 @@ import heapq
 import itertools
 import json
 import os
+import pickle
+import shutil
 import signal
 import sys
 import tempfile
@@ -53,7 +55,7 @@ from concurrent.futures.process import BrokenProcessPool
 import regex
 
 __all__ = ["Tokenizer", "count_pretokens", "PATTERNS", "BACKEND", "__version__", "resolve_pattern",
-           "token_to_str", "str_to_token", "file_cuts", "ProgressBar", "main"]
+           "token_to_str", "str_to_token", "file_cuts", "read_jsonl", "ProgressBar", "main"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -430,6 +432,11 @@ class _WorkerPool:
     worker that dies (killed, out of memory) is a RuntimeError naming `what`.
     Warnings raised in a job are raised again in the parent.
 
+    A job's result goes back through a file when it is large: a worker killed
+    while it writes a large result to the pool's pipe would leave half a
+    message there, on which the pool's own thread would wait forever; a small
+    one is written at once.
+
     `setup(*setup_args)` runs once in each worker, before its first job."""
 
     def __init__(self, workers, what, preload=(), setup=None, setup_args=()):
@@ -441,22 +448,31 @@ class _WorkerPool:
             # the server imports these once (when it starts); the workers it forks have them
             context.set_forkserver_preload(["__main__", __name__, *preload])
         self.what, self.workers = what, workers
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                        initializer=_worker_init, initargs=(setup, setup_args))
+        self.spool = tempfile.mkdtemp(prefix="bpe-workers-")
+        try:
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                            initializer=_worker_init,
+                                            initargs=(self.spool, setup, setup_args))
+        except BaseException:
+            os.rmdir(self.spool)
+            raise
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, value, traceback):
-        if kind is None:
-            self.pool.shutdown()
-        else:
-            self.stop()  # Ctrl-C or a failed job: stop every worker now, leave no process behind
-            if isinstance(value, (BrokenProcessPool, BrokenPipeError, EOFError)):
-                raise RuntimeError(
-                    f"{self.what}: a worker process died (killed, or out of memory?) or could "
-                    f"not start (a script that starts workers must run its work under "
-                    f"`if __name__ == \"__main__\":`, since each worker imports it)") from value
+        try:
+            if kind is None:
+                self.pool.shutdown()
+            else:
+                self.stop()  # Ctrl-C or a failed job: stop every worker now, leave no process behind
+        finally:
+            shutil.rmtree(self.spool, ignore_errors=True)
+        if isinstance(value, (BrokenProcessPool, BrokenPipeError, EOFError)):
+            raise RuntimeError(
+                f"{self.what}: a worker process died (killed, or out of memory?) or could "
+                f"not start (a script that starts workers must run its work under "
+                f"`if __name__ == \"__main__\":`, since each worker imports it)") from value
         return False
 
     def submit(self, fn, job):
@@ -464,7 +480,13 @@ class _WorkerPool:
 
     @staticmethod
     def result(future):
-        result, caught = future.result()
+        data = future.result()
+        if isinstance(data, str):  # a file in the spool
+            with open(data, "rb") as f:
+                blob = f.read()
+            os.unlink(data)
+            data = blob
+        result, caught = pickle.loads(data)
         for message, category in caught:
             warnings.warn(message, category, stacklevel=3)
         return result
@@ -492,21 +514,33 @@ class _WorkerPool:
                 p.join()
 
 
+_worker_spool = None
 
-def _worker_init(setup, setup_args):
+
+def _worker_init(spool, setup, setup_args):
     """Workers leave Ctrl-C to the parent, which stops them."""
+    global _worker_spool
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_spool = spool
     if setup is not None:
         setup(*setup_args)
 
 
 def _run_job(fn, job):
     """fn(job) in a worker, with the warnings it raised (to raise them again
-    in the parent, whose warning filters and display apply)."""
+    in the parent, whose warning filters and display apply): pickled, and
+    in a file of the spool when that is more than a pipe writes at once."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = fn(job)
-    return result, [(str(w.message), w.category) for w in caught]
+    data = pickle.dumps((result, [(str(w.message), w.category) for w in caught]),
+                        pickle.HIGHEST_PROTOCOL)
+    if len(data) <= 2048:
+        return data
+    fd, path = tempfile.mkstemp(dir=_worker_spool)
+    with open(fd, "wb") as f:
+        f.write(data)
+    return path
 
 
 def _merge_counts(parts):
@@ -2056,25 +2090,37 @@ def _read_bytes(path, start, end):
         return f.read(end - start)
 
 
-def _jsonl_texts(data, path, offset, field):
-    """The `field` of each record of JSON lines (`data`: bytes at `offset`)."""
-    pos = 0
-    for line in data.split(b"\n"):
-        where, pos = offset + pos, pos + len(line) + 1
+def read_jsonl(data, *, text_field="text", name="<data>", offset=0):
+    r"""Yield the `text_field` of each record of JSON lines, the documents
+    ``encode_files`` reads: `data` is bytes, or a binary file (read line by
+    line).  Blank lines are skipped; a line that is not a JSON object with a
+    string `text_field` is a ValueError naming `name` and the line's byte
+    offset (counted from `offset`).
+
+    >>> list(read_jsonl(b'{"text": "a cat", "id": 1}\n\n{"text": "a dog"}\n'))
+    ['a cat', 'a dog']
+    """
+    if not isinstance(text_field, str):
+        raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
+    whole = isinstance(data, (bytes, bytearray))
+    lines = data.split(b"\n") if whole else data  # a file's lines keep their line feeds
+    pos = offset
+    for line in lines:
+        where, pos = pos, pos + len(line) + whole
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except (ValueError, RecursionError) as e:
             why = "not UTF-8" if isinstance(e, UnicodeDecodeError) else "not JSON"
-            raise ValueError(f"{path}: the line at byte {where} is {why} "
-                             f"({str(e)[:80]})") from None
+            raise ValueError(f"{name}: the line at byte {where} is {why} "
+                             f"({' '.join(str(e).split())[:80]})") from None
         if not isinstance(record, dict):
-            raise ValueError(f"{path}: the line at byte {where} is a JSON "
+            raise ValueError(f"{name}: the line at byte {where} is a JSON "
                              f"{type(record).__name__}, not an object")
-        text = record.get(field)
+        text = record.get(text_field)
         if not isinstance(text, str):
-            raise ValueError(f"{path}: the line at byte {where} has no string field {field!r}"
+            raise ValueError(f"{name}: the line at byte {where} has no string field {text_field!r}"
                              + ("" if text is None else f" (it is {json.dumps(text)[:40]})"))
         yield text
 
@@ -2086,7 +2132,7 @@ def _encode_job(job, tok, options):
     data = _read_bytes(path, start, end)
     ids, docs = [], []
     if kind == "jsonl":
-        for text in _jsonl_texts(data, path, start, field):
+        for text in read_jsonl(data, text_field=field, name=path, offset=start):
             docs.append(len(ids))
             text = tok._repair(text)
             tok._check_disallowed(text, disallowed)
@@ -2189,9 +2235,11 @@ def _encode_jobs(tok, jobs, options, workers):
                 raise started[0]
             if started:  # keep every worker process busy
                 busy = sum(1 for s in slots.values() if not isinstance(s, tuple) and not s.done())
-                while busy < window and following < n:
-                    slots[following] = pool.submit(_encode_job_in_worker, jobs[following])
-                    following, busy = following + 1, busy + 1
+                if busy < window and following < n:
+                    for following in range(following, min(following + window - busy, n)):
+                        slots[following] = pool.submit(_encode_job_in_worker, jobs[following])
+                    following += 1
+                    continue
             if following < n and following - head < limit:
                 slots[following] = _encode_job(jobs[following], tok, options)
                 following += 1
