@@ -373,7 +373,7 @@ def test_killed_or_interrupted_leaves_the_old_files(mod, tmp_path, big_file, how
             os.killpg(proc.pid, signal.SIGKILL)
         else:
             os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends on Ctrl-C
-        out_text, err = proc.communicate(timeout=60)
+        out_text, err = proc.communicate(timeout=20)  # promptly: no thread left waiting
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
