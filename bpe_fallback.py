@@ -267,11 +267,15 @@ def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
     return _bytes_counts(counter)
 
 
-def _read_range(path, start, end):
-    """The text of bytes [start, end) of a UTF-8 file (bad bytes -> U+FFFD, with a warning)."""
+def _read_bytes(path, start, end):
     with open(path, "rb") as f:
         f.seek(start)
-        data = f.read(end - start)
+        return f.read(end - start)
+
+
+def _read_range(path, start, end):
+    """The text of bytes [start, end) of a UTF-8 file (bad bytes -> U+FFFD, with a warning)."""
+    data = _read_bytes(path, start, end)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -2084,12 +2088,6 @@ def _plan_encode(tok, inputs, jsonl, chunk_size, workers):
     return jobs, owners, ranges
 
 
-def _read_bytes(path, start, end):
-    with open(path, "rb") as f:
-        f.seek(start)
-        return f.read(end - start)
-
-
 def read_jsonl(data, *, text_field="text", name="<data>", offset=0):
     r"""Yield the `text_field` of each record of JSON lines, the documents
     ``encode_files`` reads: `data` is bytes, or a binary file (read line by
@@ -2129,10 +2127,10 @@ def _encode_job(job, tok, options):
     """Encode one job: (packed ids, number of ids, document starts)."""
     path, start, end, kind, starts_doc, ends_doc = job
     allowed, disallowed, eot, itemsize, field = options
-    data = _read_bytes(path, start, end)
     ids, docs = [], []
     if kind == "jsonl":
-        for text in read_jsonl(data, text_field=field, name=path, offset=start):
+        for text in read_jsonl(_read_bytes(path, start, end), text_field=field, name=path,
+                               offset=start):
             docs.append(len(ids))
             text = tok._repair(text)
             tok._check_disallowed(text, disallowed)
@@ -2140,13 +2138,7 @@ def _encode_job(job, tok, options):
             if eot is not None:
                 ids.append(eot)
     else:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            warnings.warn(f"{path}: invalid UTF-8 at byte {start + e.start} (and maybe later); "
-                          f"such bytes are read as U+FFFD", stacklevel=2)
-            text = data.decode("utf-8", "replace")
-        del data
+        text = _read_range(path, start, end)
         tok._check_disallowed(text, disallowed)
         ids = tok._encode_allowed(text, allowed, ids)
         if starts_doc:

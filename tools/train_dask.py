@@ -331,6 +331,7 @@ def train_on_dask(inputs, vocab_size, *, client=None, pattern="gpt2", special_to
                             text_field=text_field, blocksize=blocksize, jsonl=jsonl,
                             backend=backend, progress=progress)
     counts, counted.counts = counted.counts, None
+    counted.distinct = len(counts)
     tok = mod.Tokenizer.train_from_counts(counts, vocab_size, progress=progress or False, **options)
     return tok, counted
 
@@ -538,6 +539,10 @@ def _connect(args, say):
     return client, cluster
 
 
+def _backend_of(name):
+    return importlib.import_module(name).BACKEND
+
+
 def _main(args):
     name = "bpe_fallback" if os.environ.get("BPE_BACKEND", "").lower() == "python" else "bpe"
     mod = importlib.import_module(name)
@@ -567,6 +572,8 @@ def _main(args):
     sources = resolve_inputs(args.inputs, jsonl=True if args.jsonl else None)
     client, cluster = _connect(args, say)
     try:
+        say(f"backend      {mod.BACKEND} (driver), "
+            f"{'/'.join(sorted(set(client.run(_backend_of, mod.__name__).values())))} (workers)")
         if args.command == "encode":
             allowed = "all" if "all" in args.allowed_special else set(args.allowed_special)
             index = encode_on_dask(sources, tok, args.output, client=client, eot=args.eot,
@@ -586,10 +593,10 @@ def _main(args):
     for path, offset in sorted(counted.invalid_utf8().items()):
         warnings.warn(f"{path}: invalid UTF-8 at byte {offset} (and maybe later); "
                       f"such bytes are read as U+FFFD")
-    say(f"inputs       {counted.files} files ({counted.bytes:,} bytes) in {counted.tasks} tasks "
+    say(f"inputs       {counted.files} files ({counted.bytes:,} bytes) in {counted.tasks} task{'s' * (counted.tasks != 1)} "
         f"of up to {counted.blocksize:,} bytes")
-    say(f"counted      in {counted.seconds:.2f} s; {len(tok.merges):,} merges learned; "
-        f"vocab_size {tok.vocab_size}")
+    say(f"counted      {counted.distinct:,} distinct pre-tokens in {counted.seconds:.2f} s")
+    say(f"merges       {len(tok.merges):,} learned; vocab_size {tok.vocab_size}")
     getattr(tok, FORMATS[args.format][1])(out)
     say(f"wrote        {out} ({args.format})")
     return 0
