@@ -214,12 +214,20 @@ for _b in range(256):
 
 
 def token_to_str(token):
-    """GPT-2's printable form of a token's bytes: ``b" the"`` -> ``"Ġthe"``."""
+    """GPT-2's printable form of a token's bytes: ``b" the"`` -> ``"Ġthe"``.
+
+    >>> token_to_str(b" the"), token_to_str(b"\\n\\xff")
+    ('Ġthe', 'Ċÿ')
+    """
     return token.decode("latin-1").translate(_ENCODE_TABLE)
 
 
 def str_to_token(text):
-    """Inverse of token_to_str; ValueError for text that is not such a form."""
+    """Inverse of token_to_str; ValueError for text that is not such a form.
+
+    >>> str_to_token("Ġthe")
+    b' the'
+    """
     try:
         return text.translate(_DECODE_TABLE).encode("latin-1")
     except UnicodeEncodeError:
@@ -2529,7 +2537,19 @@ def _cli_error_text(e):
 def main(argv=None):
     """The ``bpe`` command (also ``python -m bpe_fallback``): ``bpe train``
     and ``bpe encode``; see ``bpe --help``.  Returns the exit status: 0, 1
-    for an error, 2 for a bad invocation; errors are one line on stderr."""
+    for an error, 2 for a bad invocation; errors are one line on stderr.
+
+    >>> import os, tempfile
+    >>> out = os.path.join(tempfile.mkdtemp(), "tok.bpe")
+    >>> with open(out + ".txt", "w") as f:
+    ...     _ = f.write("low lower lowest " * 20)
+    >>> main(["train", out + ".txt", "--vocab-size", "260", "-o", out, "--quiet"])
+    0
+    >>> Tokenizer.load(out).merges[:2]
+    [(b'o', b'w'), (b'l', b'ow')]
+    >>> main(["train", out + ".txt", "--vocab-size", "lots"])  # one line on stderr
+    2
+    """
     status, message = 1, None
     progress_line = [False]
     with warnings.catch_warnings():

@@ -374,10 +374,10 @@ def test_killed_or_interrupted_leaves_the_old_files(mod, tmp_path, big_file, how
         else:
             os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends on Ctrl-C
         out_text, err = proc.communicate(timeout=60)
-    assert "Thread 0x" not in err, err  # no thread left waiting (faulthandler: a hang)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    assert "Thread 0x" not in err, err  # no thread left waiting (faulthandler: a hang)
     assert "finished" not in out_text
     if how == "Ctrl-C":
         assert "KeyboardInterrupt" in err
