@@ -2317,8 +2317,13 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     try:
         with open(fd, "wb", closefd=False) as f:
             results = _encode_jobs(tok, jobs, options, workers)
-            count, documents, spans = _write_ids(f, owners, len(ranges),
-                                                 _reported(results, sizes, report, "encode"))
+            try:
+                count, documents, spans = _write_ids(f, owners, len(ranges),
+                                                     _reported(results, sizes, report, "encode"))
+            finally:
+                # an error or Ctrl-C here, not in the generator: stop its workers now, not
+                # when it is collected (maybe at exit, with the threads that starts frozen)
+                results.close()
             f.flush()
             os.fsync(fd)
         meta = {

@@ -67,7 +67,9 @@ def workdir(tmp_path):
     (tmp_path / "tools").symlink_to(REPO / "tools")
     bin_dir = tmp_path / ".bin"  # `bpe` and `python` as the README's commands name them
     bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
+    python = bin_dir / "python"  # not a link: a venv's python finds its venv by its own path
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
     if BPE is not None:
         (bin_dir / "bpe").symlink_to(BPE)
     return tmp_path
