@@ -1,9 +1,12 @@
 """Type stubs for the compiled module `bpe` (the same API as `bpe_fallback`)."""
 
 import os
-from typing import Any, AbstractSet, Collection, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import (IO, Any, AbstractSet, Callable, Collection, Dict, Iterable, Iterator, List, Literal,
+                    Mapping, Optional, Sequence, Set, TextIO, Tuple, Union)
 
-__all__ = ["Tokenizer", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND", "__version__"]
+__all__ = ["Tokenizer", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND", "__version__",
+           "resolve_pattern", "token_to_str", "str_to_token", "file_cuts", "read_jsonl", "ProgressBar",
+           "main"]
 __version__: str
 BACKEND: str
 PATTERNS: Dict[str, str]
@@ -11,6 +14,21 @@ PATTERNS: Dict[str, str]
 _Path = Union[str, "os.PathLike[str]"]
 _Specials = Union[AbstractSet[str], Literal["all"]]
 _Disallowed = Union[Collection[str], Literal["all"]]
+_Progress = Union[bool, Callable[[str, int, int], Any]]
+_Input = Union[_Path, Tuple[_Path, int, int]]
+
+def resolve_pattern(pattern: Optional[str]) -> str: ...
+def token_to_str(token: bytes) -> str: ...
+def str_to_token(text: str) -> bytes: ...
+def file_cuts(file: Union[_Path, IO[bytes]], chunk_size: int, *, pattern: Optional[str] = "gpt2",
+              special_tokens: Sequence[str] = (), jsonl: bool = False) -> List[Tuple[int, int]]: ...
+def read_jsonl(data: Union[bytes, Iterable[bytes]], *, text_field: str = "text", name: str = "<data>",
+               offset: int = 0) -> Iterator[str]: ...
+def main(argv: Optional[Sequence[str]] = None) -> int: ...
+
+class ProgressBar:
+    def __init__(self, stream: Optional[TextIO] = None, interval: Optional[float] = None) -> None: ...
+    def __call__(self, phase: str, done: int, total: int) -> None: ...
 
 def count_pretokens(texts: Union[str, Iterable[str]], *, pattern: Optional[str] = "gpt2",
                     special_tokens: Sequence[str] = ()) -> Dict[bytes, int]: ...
@@ -21,18 +39,18 @@ class Tokenizer:
     @classmethod
     def train(cls, corpus: Union[str, Iterable[str]], vocab_size: int, *, pattern: Optional[str] = "gpt2",
               special_tokens: Sequence[str] = (), min_frequency: int = 2,
-              max_token_bytes: Optional[int] = None, progress: bool = False) -> "Tokenizer": ...
+              max_token_bytes: Optional[int] = None, progress: _Progress = False) -> "Tokenizer": ...
     @classmethod
     def train_files(cls, paths: Union[_Path, Iterable[_Path]], vocab_size: int, *,
                     workers: Optional[int] = None, chunk_size: Optional[int] = None,
                     pattern: Optional[str] = "gpt2", special_tokens: Sequence[str] = (),
                     min_frequency: int = 2, max_token_bytes: Optional[int] = None,
-                    progress: bool = False) -> "Tokenizer": ...
+                    progress: _Progress = False) -> "Tokenizer": ...
     @classmethod
     def train_from_counts(cls, counts: Mapping[Union[bytes, str], int], vocab_size: int, *,
                           pattern: Optional[str] = "gpt2", special_tokens: Sequence[str] = (),
                           min_frequency: int = 2, max_token_bytes: Optional[int] = None,
-                          progress: bool = False) -> "Tokenizer": ...
+                          progress: _Progress = False) -> "Tokenizer": ...
     @classmethod
     def from_merges(cls, merges: Iterable[Tuple[bytes, bytes]], *, vocab: Optional[Mapping[int, bytes]] = None,
                     pattern: Optional[str] = "gpt2",
@@ -56,6 +74,8 @@ class Tokenizer:
     def save_pretrained(self, directory: _Path, *, bos_token: Optional[str] = None,
                         eos_token: Optional[str] = None, pad_token: Optional[str] = None,
                         unk_token: Optional[str] = None, model_max_length: Optional[int] = None) -> None: ...
+    @classmethod
+    def from_file(cls, path: _Path, *, pattern: Optional[str] = None) -> "Tokenizer": ...
 
     def encode(self, text: str, *, allowed_special: _Specials = ...,
                disallowed_special: _Disallowed = "all") -> List[int]: ...
@@ -64,6 +84,11 @@ class Tokenizer:
                      allowed_special: _Specials = ..., disallowed_special: _Disallowed = "all") -> List[List[int]]: ...
     def encode_iterable(self, iterable: Iterable[str], *, allowed_special: _Specials = ...,
                         disallowed_special: _Disallowed = "all") -> Iterator[int]: ...
+    def encode_files(self, paths: Union[_Input, Iterable[_Input]], out: _Path, *, dtype: Any = None,
+                     eot: Union[str, int, None] = None, jsonl: Optional[bool] = None,
+                     text_field: str = "text", allowed_special: _Specials = ...,
+                     disallowed_special: _Disallowed = "all", workers: Optional[int] = None,
+                     chunk_size: Optional[int] = None, progress: _Progress = False) -> Dict[str, Any]: ...
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str: ...
     def decode_bytes(self, ids: Iterable[int]) -> bytes: ...
     def token_bytes(self, token_id: int) -> bytes: ...

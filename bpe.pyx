@@ -30,12 +30,16 @@ import regex
 
 import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__
+# the public helpers this module does not replace
+from bpe_fallback import (ProgressBar, file_cuts, main, read_jsonl, resolve_pattern, str_to_token,
+                          token_to_str)
 
 __all__ = list(_py.__all__)
 BACKEND = "cython"
 
 cdef extern from "Python.h":
     int PyErr_CheckSignals() except? -1
+    unsigned long PyLong_AsUnsignedLong(object) except? -1
     int PyUnicode_KIND(object)
     void *PyUnicode_DATA(object)
     Py_ssize_t PyUnicode_GET_LENGTH(object)
@@ -515,9 +519,10 @@ cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *b
 
 
 def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
-                  progress=False, bint consume=True):
+                  progress=None, bint consume=True):
     """The compiled merge loop; same contract as bpe_fallback._learn_merges
-    (which empties `counts` once its arrays hold them)."""
+    (which empties `counts` once its arrays hold them; `progress` is None or a
+    callable (phase, done, total))."""
     cdef Trainer t
     cdef Py_ssize_t total = 0, nwords = 0, base, i, n, step
     cdef int64_t c, limit = (1 << 62) if max_token_bytes is None else min(max_token_bytes, 1 << 62)
@@ -546,10 +551,8 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
     # each merge takes at least one symbol out of a distinct pre-token: never
     # size anything by the requested number alone
     n_merges = min(n_merges, total - nwords)
-    report = _py._Progress(progress, n_merges, "merges")
-    if progress:
-        import sys
-        sys.stderr.write(f"learning from {nwords:,} distinct pre-tokens ({total:,} bytes)\n")
+    if progress is not None:
+        progress("pretokens", len(counts), len(counts))
     try:
         t.sym = <int32_t *> malloc((total + 1) * sizeof(int32_t))
         t.nxt = <int32_t *> malloc((total + 1) * sizeof(int32_t))
@@ -598,6 +601,8 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
                     raise MemoryError()
         merges = []
         step = 0
+        if progress is not None:
+            progress("merge", 0, n_merges)
         while step < n_merges and t.hlen > 0:
             top = t.heap[0]
             c = t.pcount[top.pair]
@@ -630,9 +635,10 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
             step += 1
             if (step & 255) == 0:
                 PyErr_CheckSignals()  # Ctrl-C (KeyboardInterrupt) stops training within 256 merges
-                if progress:
-                    report.update(step)
-        report.update(step, force=True)
+                if progress is not None:
+                    progress("merge", step, n_merges)
+        if progress is not None:
+            progress("merge", step, step)
         return merges
     finally:
         ivec_free(&born)
@@ -1523,12 +1529,32 @@ def _repair(text):
     return _py._repair(text) if bad else text
 
 
+def _pack_ids(list ids, int itemsize):
+    """bpe_fallback._pack_ids in C: a list of ids as little-endian unsigned
+    ints of `itemsize` (2 or 4) bytes."""
+    cdef Py_ssize_t n = len(ids), i
+    cdef unsigned long v, limit = 0xFFFF if itemsize == 2 else 0xFFFFFFFF
+    out = PyBytes_FromStringAndSize(NULL, n * itemsize)
+    cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
+    for i in range(n):
+        v = PyLong_AsUnsignedLong(<object> PyList_GET_ITEM(ids, i))
+        if v > limit:
+            raise OverflowError(f"id {v} does not fit {itemsize} bytes")
+        p[0] = v & 0xFF
+        p[1] = (v >> 8) & 0xFF
+        if itemsize == 4:
+            p[2] = (v >> 16) & 0xFF
+            p[3] = v >> 24
+        p += itemsize
+    return out
+
+
 class Tokenizer(_py.Tokenizer):
     __doc__ = _py.Tokenizer.__doc__
 
     # the hot loops this module replaces (bpe_fallback.Tokenizer declares them)
-    _count, _count_job, _merge_jobs, _learn, _repair = map(staticmethod, (
-        count_pretokens, _count_range_packed, _merge_packed, _learn_merges, _repair))
+    _count, _count_job, _merge_jobs, _learn, _repair, _pack_ids = map(staticmethod, (
+        count_pretokens, _count_range_packed, _merge_packed, _learn_merges, _repair, _pack_ids))
 
     @classmethod
     def train_from_counts(cls, counts, vocab_size, *, pattern="gpt2", special_tokens=(),
@@ -1539,7 +1565,7 @@ class Tokenizer(_py.Tokenizer):
             pattern, specials = cls._train_options(vocab_size, pattern, special_tokens,
                                                    min_frequency, max_token_bytes)
             merges = _learn_merges(counts, vocab_size - 256 - len(specials), min_frequency,
-                                   max_token_bytes, progress, consume=False)
+                                   max_token_bytes, _py._reporter(progress), consume=False)
             return cls._from_trained(pattern, merges, specials)
         return super().train_from_counts(counts, vocab_size, pattern=pattern,
                                          special_tokens=special_tokens, min_frequency=min_frequency,

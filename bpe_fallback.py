@@ -30,9 +30,13 @@ The training rule, exactly (both backends, every entry point):
 
 from __future__ import annotations
 
+import array
 import base64
 import bisect
+import collections
 import collections.abc as _abc
+import concurrent.futures
+import functools
 import gzip
 import hashlib
 import heapq
@@ -40,19 +44,25 @@ import itertools
 import json
 import operator
 import os
+import pickle
+import shutil
 import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 import warnings
 import zlib
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import regex
 
-__all__ = ["Tokenizer", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND", "__version__"]
+__all__ = ["Tokenizer", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND", "__version__",
+           "resolve_pattern", "token_to_str", "str_to_token", "file_cuts", "read_jsonl", "ProgressBar",
+           "main"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -313,12 +323,20 @@ for _b in range(256):
 
 
 def token_to_str(token):
-    """GPT-2's printable form of a token's bytes: ``b" the"`` -> ``"Ġthe"``."""
+    """GPT-2's printable form of a token's bytes: ``b" the"`` -> ``"Ġthe"``.
+
+    >>> token_to_str(b" the"), token_to_str(b"\\n\\xff")
+    ('Ġthe', 'Ċÿ')
+    """
     return token.decode("latin-1").translate(_ENCODE_TABLE)
 
 
 def str_to_token(text):
-    """Inverse of token_to_str; ValueError for text that is not such a form."""
+    """Inverse of token_to_str; ValueError for text that is not such a form.
+
+    >>> str_to_token("Ġthe")
+    b' the'
+    """
     try:
         return text.translate(_DECODE_TABLE).encode("latin-1")
     except UnicodeEncodeError:
@@ -366,11 +384,15 @@ def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
     return _bytes_counts(counter)
 
 
-def _read_range(path, start, end):
-    """The text of bytes [start, end) of a UTF-8 file (bad bytes -> U+FFFD, with a warning)."""
+def _read_bytes(path, start, end):
     with open(path, "rb") as f:
         f.seek(start)
-        data = f.read(end - start)
+        return f.read(end - start)
+
+
+def _read_range(path, start, end):
+    """The text of bytes [start, end) of a UTF-8 file (bad bytes -> U+FFFD, with a warning)."""
+    data = _read_bytes(path, start, end)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -401,25 +423,83 @@ def _find_cut(f, pos, size, cut_re):
     return None
 
 
+_LINE_CUT = regex.compile(rb"\n")  # JSON lines: after any line feed
+
+
+def _ranges(f, size, start, end, chunk_size, cut_re):
+    """(start, end) ranges covering bytes [start, end) of an open file, each
+    about `chunk_size` bytes, cut only where `cut_re` allows (None: no cut)."""
+    ranges = []
+    if cut_re is not None:
+        while start + chunk_size < end:
+            cut = _find_cut(f, start + chunk_size, end, cut_re)
+            if cut is None:
+                break
+            ranges.append((start, cut))
+            start = cut
+    ranges.append((start, end))
+    return ranges
+
+
+def _is_cut(f, pos, size, cut_re):
+    """Whether a file may be cut at `pos` (its ends always may)."""
+    if pos in (0, size):
+        return True
+    if cut_re is None:
+        return False
+    f.seek(pos - 1)
+    m = cut_re.match(f.read(2))
+    return m is not None and m.end() == 1
+
+
+def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=False):
+    r"""Cut a file into byte ranges of about `chunk_size` bytes that can be
+    read, counted and encoded apart: the ranges' pre-tokens are those of the
+    whole text (the rule ``train_files`` and ``encode_files`` use), or, with
+    ``jsonl=True``, each range holds whole lines.  Custom patterns and
+    ``"bytes"`` are not cut.  `file`: a path, or a binary file open for reading.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("one line\nanother line\n" * 3)
+    >>> file_cuts(path, 10)
+    [(0, 21), (21, 43), (43, 65), (65, 66)]
+    >>> file_cuts(path, 10, pattern=r"\w+|\W")
+    [(0, 66)]
+    """
+    if jsonl:
+        cut_re = _LINE_CUT
+    else:
+        cut_re = _cut_kind(resolve_pattern(pattern), _check_specials(special_tokens))
+    _check_int("chunk_size", chunk_size, 1)
+    if isinstance(file, (str, bytes, os.PathLike)):
+        with open(file, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            return _ranges(f, size, 0, size, chunk_size, cut_re)
+    size = file.seek(0, os.SEEK_END)
+    return _ranges(file, size, 0, size, chunk_size, cut_re)
+
+
 def _file_jobs(paths, chunk_size, pattern, specials):
     kind = _cut_kind(pattern, specials)
     jobs = []
     for path in paths:
-        size = os.path.getsize(path)
-        start = 0
-        if kind is not None and size > chunk_size:
-            with open(path, "rb") as f:
-                while start + chunk_size < size:
-                    cut = _find_cut(f, start + chunk_size, size, kind)
-                    if cut is None:
-                        break
-                    jobs.append((path, start, cut, pattern, specials))
-                    start = cut
-        jobs.append((path, start, size, pattern, specials))
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            jobs += [(path, a, b, pattern, specials) for a, b in _ranges(f, size, 0, size, chunk_size, kind)]
     return jobs
 
 
-def _count_files(paths, pattern, specials, workers, chunk_size, count_job, merge=None):
+def _check_workers(workers):
+    if workers is None:
+        return os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, not {workers!r}")
+    return workers
+
+
+def _count_files(paths, pattern, specials, workers, chunk_size, count_job, merge=None, report=None):
     """Count the pre-tokens of files: `count_job` counts one job (a safe byte
     range) in a worker, `merge` sums the jobs' results into bytes -> count."""
     merge = merge or _merge_counts
@@ -429,10 +509,7 @@ def _count_files(paths, pattern, specials, workers, chunk_size, count_job, merge
     for p in paths:
         if not os.path.isfile(p):
             raise ValueError(f"no such file: {p!r}")
-    if workers is None:
-        workers = os.cpu_count() or 1
-    if not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive int, not {workers!r}")
+    workers = _check_workers(workers)
     if chunk_size is None:
         total = sum(os.path.getsize(p) for p in paths)
         # memory follows the chunk, not the corpus: at most 16 MB of text per worker
@@ -440,35 +517,151 @@ def _count_files(paths, pattern, specials, workers, chunk_size, count_job, merge
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
     jobs = _file_jobs(paths, chunk_size, pattern, specials)
+    sizes = [end - start for _, start, end, _, _ in jobs]
     if workers == 1 or len(jobs) == 1:
-        return merge(map(count_job, jobs))
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_worker_init)
-    try:
-        counts = merge(pool.map(count_job, jobs))
-    except BaseException:
-        # Ctrl-C or a failed job: stop every worker now, leave no process behind
-        _stop_pool(pool)
-        raise
-    pool.shutdown()
-    return counts
+        return merge(_reported(map(count_job, jobs), sizes, report, "count"))
+    with _WorkerPool(min(workers, len(jobs)), "train_files", preload=[count_job.__module__]) as pool:
+        return merge(_reported(pool.map(count_job, jobs), sizes, report, "count"))
 
 
-def _worker_init():
+def _reported(results, sizes, report, phase):
+    """Yield `results`, reporting progress (the bytes done) as each arrives."""
+    if report is None:
+        yield from results
+        return
+    total, done = sum(sizes), 0
+    report(phase, 0, total)
+    for size, result in zip(sizes, results):
+        done += size
+        report(phase, done, total)
+        yield result
+
+
+# --------------------------------------------------------------------------
+# Worker processes
+# --------------------------------------------------------------------------
+
+
+class _WorkerPool:
+    """Worker processes for train_files and encode_files.
+
+    They are started by a fork server (spawn where there is none), never
+    forked from this process: another thread of it may hold a lock, which a
+    forked child would inherit held.  Like every spawned process, they import
+    the main module, so a script needs ``if __name__ == "__main__":``.  They
+    ignore Ctrl-C: on any error or interrupt the parent stops them all.  A
+    worker that dies (killed, out of memory) is a RuntimeError naming `what`.
+    Warnings raised in a job are raised again in the parent.
+
+    A job's result goes back through a file when it is large: a worker killed
+    while it writes a large result to the pool's pipe would leave half a
+    message there, on which the pool's own thread would wait forever; a small
+    one is written at once.
+
+    `setup(*setup_args)` runs once in each worker, before its first job."""
+
+    def __init__(self, workers, what, preload=(), setup=None, setup_args=()):
+        import multiprocessing
+
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            # the server imports these once (when it starts); the workers it forks have them
+            context.set_forkserver_preload(["__main__", __name__, *preload])
+        self.what, self.workers = what, workers
+        self.spool = tempfile.mkdtemp(prefix="bpe-workers-")
+        try:
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                            initializer=_worker_init,
+                                            initargs=(self.spool, setup, setup_args))
+        except BaseException:
+            os.rmdir(self.spool)
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        try:
+            if kind is None:
+                self.pool.shutdown()
+            else:
+                self.stop()  # Ctrl-C or a failed job: stop every worker now, leave no process behind
+        finally:
+            shutil.rmtree(self.spool, ignore_errors=True)
+        if isinstance(value, (BrokenProcessPool, BrokenPipeError, EOFError)):
+            raise RuntimeError(
+                f"{self.what}: a worker process died (killed, or out of memory?) or could "
+                f"not start (a script that starts workers must run its work under "
+                f"`if __name__ == \"__main__\":`, since each worker imports it)") from value
+        return False
+
+    def submit(self, fn, job):
+        return self.pool.submit(_run_job, fn, job)
+
+    @staticmethod
+    def result(future):
+        data = future.result()
+        if isinstance(data, str):  # a file in the spool
+            with open(data, "rb") as f:
+                blob = f.read()
+            os.unlink(data)
+            data = blob
+        result, caught = pickle.loads(data)
+        for message, category in caught:
+            warnings.warn(message, category, stacklevel=3)
+        return result
+
+    def map(self, fn, jobs):
+        """fn(job) for each job, in order, with a few jobs per worker submitted
+        ahead (not all: their results would wait in memory)."""
+        jobs = iter(jobs)
+        ahead = collections.deque(self.submit(fn, job) for job in itertools.islice(jobs, 2 * self.workers))
+        while ahead:
+            future = ahead.popleft()
+            ahead.extend(self.submit(fn, job) for job in itertools.islice(jobs, 1))
+            yield self.result(future)
+
+    def stop(self):
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for p in processes:
+            if p.is_alive():
+                p.terminate()
+        for p in processes:
+            p.join(5)
+            if p.is_alive():
+                p.kill()
+                p.join()
+
+
+_worker_spool = None
+
+
+def _worker_init(spool, setup, setup_args):
     """Workers leave Ctrl-C to the parent, which stops them."""
+    global _worker_spool
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_spool = spool
+    if setup is not None:
+        setup(*setup_args)
 
 
-def _stop_pool(pool):
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in processes:
-        if p.is_alive():
-            p.terminate()
-    for p in processes:
-        p.join(5)
-        if p.is_alive():
-            p.kill()
-            p.join()
+def _run_job(fn, job):
+    """fn(job) in a worker, with the warnings it raised (to raise them again
+    in the parent, whose warning filters and display apply): pickled, and
+    in a file of the spool when that is more than a pipe writes at once."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(job)
+    data = pickle.dumps((result, [(str(w.message), w.category) for w in caught]),
+                        pickle.HIGHEST_PROTOCOL)
+    if len(data) <= 2048:
+        return data
+    fd, path = tempfile.mkstemp(dir=_worker_spool)
+    with open(fd, "wb") as f:
+        f.write(data)
+    return path
 
 
 def _merge_counts(parts):
@@ -493,22 +686,126 @@ def _desc_key(token):
 _INVERT = bytes(range(255, -1, -1))
 
 
-class _Progress:
-    def __init__(self, enabled, total, what):
-        self.enabled, self.total, self.what = enabled, total, what
-        self.start = self.last = time.monotonic()
+# --------------------------------------------------------------------------
+# Progress
+# --------------------------------------------------------------------------
 
-    def update(self, done, force=False):
-        if not self.enabled:
-            return
+
+def _fmt_bytes(n):
+    return f"{n / 1e6:,.1f} MB" if n >= 10_000_000 else f"{n:,} bytes"
+
+
+def _fmt_seconds(seconds):
+    if seconds < 1:
+        return f"{seconds:.2f} s"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, s = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min {s:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class ProgressBar:
+    r"""The progress display of ``progress=True``: a callable
+    ``(phase, done, total)``, as every ``progress`` argument may be.
+
+    Phases: ``"count"`` (bytes of input counted), ``"pretokens"`` (once, the
+    number of distinct pre-tokens: done == total), ``"merge"`` (merges
+    learned), ``"encode"`` (bytes of input encoded).  The last call of a
+    phase has ``done == total`` (training that stops early ends its merge
+    phase with the number it learned).
+
+    On a terminal, a bar with the rate and the time left is rewritten in place;
+    elsewhere (a log file) a line is written every `interval` seconds (default
+    10), and one when each phase ends.  `stream`: default sys.stderr.
+
+    >>> import io
+    >>> log = io.StringIO()
+    >>> show = ProgressBar(log)
+    >>> show("merge", 0, 300); show("merge", 300, 300)
+    >>> log.getvalue()
+    'learned 300 merges in 0.00 s\n'
+    """
+
+    _DONE = {"count": "counted", "merge": "learned", "encode": "encoded"}
+    _DOING = {"count": "counting", "merge": "merging", "encode": "encoding"}
+
+    def __init__(self, stream=None, interval=None):
+        self.stream, self.interval = stream, interval
+        self.phase = None
+        self.width = 0  # of the status line on a terminal
+
+    def __call__(self, phase, done, total):
+        out = self.stream if self.stream is not None else sys.stderr
+        tty = _isatty(out)
         now = time.monotonic()
-        if force or now - self.last >= 0.5:
-            self.last = now
-            rate = done / max(now - self.start, 1e-9)
-            sys.stderr.write(f"\r{self.what}: {done}/{self.total} ({rate:.0f}/s)")
-            if force:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+        if phase == "pretokens":
+            self._line(out, tty, f"counted {done:,} distinct pre-tokens")
+            return
+        if phase != self.phase or done < self.seen:
+            self.phase, self.start, self.shown, self.seen = phase, now, None, done
+            self.mark = (now, done)
+        self.seen = done
+        elapsed = now - self.start
+        unit = "merges" if phase == "merge" else "bytes"
+        if total is not None and done >= total:
+            if self.shown != "end":
+                self.shown = "end"
+                amount = f"{done:,} merges" if unit == "merges" else _fmt_bytes(done)
+                rate = ""
+                if elapsed >= 0.1 and done:
+                    rate = f" ({done / elapsed:,.0f}/s)" if unit == "merges" else \
+                        f" ({done / elapsed / 1e6:,.1f} MB/s)"
+                self._line(out, tty, f"{self._DONE.get(phase, phase)} {amount} in "
+                                     f"{_fmt_seconds(elapsed)}{rate}")
+            return
+        interval = self.interval if self.interval is not None else (0.25 if tty else 10.0)
+        since = now - (self.start if self.shown is None else self.shown)
+        if (self.shown is not None or not tty) and since < interval:
+            return
+        # merges speed up as training goes on: their rate is the recent one
+        then, before = self.mark if unit == "merges" else (self.start, 0)
+        rate = (done - before) / (now - then) if now - then > 1e-3 else 0.0
+        self.mark, self.shown = (now, done), now
+        text = f"{self._DOING.get(phase, phase)}: "
+        if total:
+            share = min(done / total, 1.0)
+            if tty:
+                filled = int(share * 24)
+                text += "[" + "#" * filled + "." * (24 - filled) + "] "
+            text += f"{100 * share:.0f}% "
+        if unit == "merges":
+            text += f"{done:,}/{total:,} merges" if total else f"{done:,} merges"
+            text += f", {rate:,.0f}/s" if rate else ""
+        else:
+            text += f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB" if total else _fmt_bytes(done)
+            text += f", {rate / 1e6:,.1f} MB/s" if rate else ""
+        if rate and total:
+            text += f", {_fmt_seconds((total - done) / rate)} left"
+        if tty:
+            out.write("\r" + text + " " * max(self.width - len(text), 0))
+            self.width = len(text)
+            out.flush()
+        else:
+            self._line(out, tty, text)
+
+    def _line(self, out, tty, text):
+        if tty:
+            text = "\r" + text + " " * max(self.width - len(text), 0)
+            self.width = 0
+        out.write(text + "\n")
+        out.flush()
 
 
 # Counts are 64-bit in the compiled core: the sum of count x (length - 1) over
@@ -518,16 +815,32 @@ COUNT_OVERFLOW = ("the pre-token counts are too large: the sum of count x (lengt
                   "must stay below 2**63")
 
 
-def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=False):
+def _reporter(progress):
+    """A progress argument as a callable (phase, done, total), or None."""
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        return ProgressBar()
+    if not callable(progress):
+        raise TypeError(f"progress must be True, False or a callable (phase, done, total), "
+                        f"not {type(progress).__name__}")
+    return progress
+
+
+def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None):
     """The merge loop: `counts` maps pre-token bytes -> count.  Returns the
     merges as pairs of ids (0..255 are bytes, 256 + k the k-th merge).  It
     empties `counts` (the callers' own dict) once it has copied them.
+    `progress`: None or a callable (phase, done, total), told "pretokens",
+    then "merge" every 256 merges and at the end.
 
     Every symbol of every distinct pre-token is a position in flat arrays
     linked as lists; each pair keeps its count and the positions where it
     starts, so a merge touches only its own occurrences (a 500 KB pre-token is
     no worse than many short ones).  A heap with lazy invalidation picks the
     next pair by (count, greatest bytes)."""
+    if progress is not None:
+        progress("pretokens", len(counts), len(counts))
     tokens = [bytes([i]) for i in range(256)]
     keys = [_desc_key(t) for t in tokens]
     sym, nxt, prv, weight = [], [], [], []
@@ -561,7 +874,8 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Fal
     heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in pair_count.items() if limit >= 2]
     heapq.heapify(heap)
     merges = []
-    report = _Progress(progress, n_merges, "merges")
+    if progress is not None:
+        progress("merge", 0, n_merges)
 
     def drop(pair, n):
         c = pair_count.get(pair, 0) - n
@@ -621,8 +935,10 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Fal
             c = pair_count.get((x, y), 0)
             if c > 0 and len(tokens[x]) + len(tokens[y]) <= limit:
                 heapq.heappush(heap, (-c, keys[x], keys[y], x, y))
-        report.update(len(merges))
-    report.update(len(merges), force=True)
+        if progress is not None and not len(merges) & 255:
+            progress("merge", len(merges), n_merges)
+    if progress is not None:
+        progress("merge", len(merges), len(merges))
     return merges
 
 
@@ -691,6 +1007,17 @@ def _bpe_long(ids, pair_rank, rank_id):
             if r2 is not None:
                 heapq.heappush(heap, (r2, left))
     return [s for s in sym if s >= 0]
+
+
+_TYPECODES = {2: "H", 4: "I" if array.array("I").itemsize == 4 else "L"}
+
+
+def _pack_ids(ids, itemsize):
+    """A list of ids as little-endian unsigned ints of `itemsize` bytes."""
+    packed = array.array(_TYPECODES[itemsize], ids)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed.tobytes()
 
 
 _SHORT = 48            # pre-tokens up to this many bytes use _bpe_short
@@ -837,6 +1164,7 @@ class Tokenizer:
     _merge_jobs = staticmethod(_merge_counts)
     _learn = staticmethod(_learn_merges)
     _repair = staticmethod(_repair)
+    _pack_ids = staticmethod(_pack_ids)
 
     @staticmethod
     def _train_options(vocab_size, pattern, special_tokens, min_frequency, max_token_bytes):
@@ -854,7 +1182,7 @@ class Tokenizer:
     @classmethod
     def _train_counts(cls, counts, vocab_size, pattern, specials, min_frequency, max_token_bytes, progress):
         n_merges = vocab_size - 256 - len(specials)
-        merge_ids = cls._learn(counts, n_merges, min_frequency, max_token_bytes, progress)
+        merge_ids = cls._learn(counts, n_merges, min_frequency, max_token_bytes, _reporter(progress))
         return cls._from_trained(pattern, merge_ids, specials)
 
     @classmethod
@@ -869,6 +1197,7 @@ class Tokenizer:
         """
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
+        progress = _reporter(progress)
         counts = cls._count(corpus, pattern=pattern, special_tokens=specials)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
@@ -881,8 +1210,9 @@ class Tokenizer:
         exactly those of ``train([whole text of each file])``."""
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
+        progress = _reporter(progress)
         counts = _count_files(paths, pattern, specials, workers, chunk_size, cls._count_job,
-                              cls._merge_jobs)
+                              cls._merge_jobs, progress)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
@@ -1186,6 +1516,48 @@ class Tokenizer:
             keep.append(m.group())
             cut = m.end()
         return cut, self._encode_pieces(keep, [])
+
+    def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
+                     allowed_special=frozenset(), disallowed_special="all", workers=None,
+                     chunk_size=None, progress=False):
+        """Encode a corpus into `out`, one flat little-endian array of ids
+        (``uint16`` when every id fits, else ``uint32``; no header: what
+        ``numpy.memmap(out, dtype=..., mode="r")`` reads), and write
+        ``out + ".json"``, the sidecar: dtype, count, the tokenizer's sha256,
+        where each document starts.  Returns the sidecar's dict.
+
+        Each text file is a document; in JSON lines (``.jsonl``, ``.ndjson``,
+        or every input with ``jsonl=True``) each record's `text_field` is one.
+        The ids of a document are ``encode(text, allowed_special=...,
+        disallowed_special=...)``, followed by the id of `eot` (a special
+        token, or an id) when given.  An input may also be a byte range
+        ``(path, start, end)`` from ``file_cuts``: a text file's document then
+        starts at byte 0 and ends at its end.
+
+        Large files are read in chunks of `chunk_size` bytes cut where no id
+        can change (see ``file_cuts``) and encoded by `workers` processes
+        (this one and workers - 1 more; default: the CPUs, at most one per 8 MB
+        of input); memory follows the chunk size and the workers, not the
+        corpus.  The
+        files are written atomically: a crash or Ctrl-C leaves no partial
+        `out`.  `progress`: True, or a callable (phase, done, total).
+
+        >>> import os, tempfile, array
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>"])
+        >>> d = tempfile.mkdtemp()
+        >>> for name, text in [("a.txt", "hi hi"), ("b.txt", "ih")]:
+        ...     with open(os.path.join(d, name), "w") as f:
+        ...         _ = f.write(text)
+        >>> meta = tok.encode_files([os.path.join(d, "a.txt"), os.path.join(d, "b.txt")],
+        ...                         os.path.join(d, "train.bin"), eot="<|endoftext|>")
+        >>> meta["dtype"], meta["count"], meta["documents"]
+        ('uint16', 7, [0, 4])
+        >>> with open(os.path.join(d, "train.bin"), "rb") as f:
+        ...     array.array("H", f.read()).tolist()
+        [256, 32, 256, 257, 105, 104, 257]
+        """
+        return _encode_files(self, paths, out, dtype, eot, jsonl, text_field, allowed_special,
+                             disallowed_special, workers, chunk_size, progress)
 
     # ---- decoding -------------------------------------------------------
 
@@ -1838,6 +2210,23 @@ class Tokenizer:
         _atomic_write(os.path.join(directory, "tokenizer.json"), tokenizer_json)
         for name, doc in (("tokenizer_config.json", config), ("special_tokens_map.json", roles)):
             _atomic_write(os.path.join(directory, name), json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+
+    @classmethod
+    def from_file(cls, path, *, pattern=None):
+        """Read a tokenizer in any of the formats this library writes, told
+        apart by their content: the native format, a tokenizer.json, a
+        directory holding one (or GPT-2's vocab.json and merges.txt), or a
+        .tiktoken file, whose pattern and special tokens come from its
+        sidecar ``path + ".json"`` when there is one.  `pattern`: for the
+        formats that hold none (GPT-2 files, .tiktoken; default "gpt2").
+
+        >>> import os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> tok.save_huggingface(path); Tokenizer.from_file(path) == tok
+        True
+        """
+        return _load_any(cls, os.fspath(path), pattern)
 
 
 def _rebuild(cls, pattern, tokens, merges, specials):
@@ -3338,3 +3727,870 @@ def _check_merges_rebuild(tok, where):
             raise ValueError(f"{where}: with model.ignore_merges false, tokenizers never gives token "
                              f"{_short(t)} (id {i}) for its own text (its merges make {_short(ids)}), "
                              f"and this library would; not supported")
+
+
+# --------------------------------------------------------------------------
+# Encoding files to arrays of ids (Tokenizer.encode_files)
+# --------------------------------------------------------------------------
+
+_DTYPES = {"uint16": 2, "uint32": 4}
+_JSONL_SUFFIXES = (".jsonl", ".ndjson")
+_IDS_FORMAT = "bpe-ids"
+
+
+def _ids_dtype(tok, dtype):
+    need = "uint16" if tok.vocab_size <= 1 << 16 else "uint32"
+    if dtype is None:
+        return need
+    name = str(getattr(dtype, "__name__", dtype))  # "uint16", numpy.uint16, numpy.dtype("uint16")
+    if name not in _DTYPES:
+        raise ValueError(f"dtype must be 'uint16' or 'uint32', not {dtype!r}")
+    if _DTYPES[name] < _DTYPES[need]:
+        raise ValueError(f"dtype uint16 cannot hold ids up to {tok.vocab_size - 1}: use uint32")
+    return name
+
+
+def _eot_id(tok, eot):
+    if eot is None:
+        return None
+    if isinstance(eot, str):
+        if eot not in tok._specials:
+            raise ValueError(f"eot {eot!r} is not a special token of this tokenizer "
+                             f"(it has {sorted(tok._specials) or 'none'})")
+        return tok._specials[eot]
+    if isinstance(eot, bool) or not isinstance(eot, int):
+        raise TypeError(f"eot must be a special token (str) or an id (int), not {type(eot).__name__}")
+    if eot not in tok._decoder:
+        raise ValueError(f"eot {eot} is not an id of this tokenizer")
+    return eot
+
+
+def _encode_inputs(paths):
+    """paths -> [(path, start or None, end or None)]."""
+    if isinstance(paths, (str, bytes, os.PathLike)) or (
+            isinstance(paths, tuple) and len(paths) == 3 and isinstance(paths[1], int)):
+        paths = [paths]
+    inputs = []
+    for item in paths:
+        if isinstance(item, tuple):
+            if not (len(item) == 3 and all(isinstance(x, int) and not isinstance(x, bool)
+                                            for x in item[1:])):
+                raise TypeError(f"a range must be (path, start, end), not {item!r}")
+            path, start, end = item
+        else:
+            path, start, end = item, None, None
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"expected a path, not {type(path).__name__}: {path!r}")
+        path = os.fsdecode(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"no such file: {path!r}" if not os.path.exists(path)
+                             else f"{path!r} is not a regular file")
+        inputs.append((path, start, end))
+    return inputs
+
+
+def _plan_encode(tok, inputs, jsonl, chunk_size, workers):
+    """(jobs, the input of each job, the inputs as (path, start, end)); a job
+    is (path, start, end, kind, starts_document, ends_document)."""
+    if chunk_size is None:
+        total = sum(os.path.getsize(p) if s is None else e - s for p, s, e in inputs)
+        chunk_size = min(max(total // (8 * workers), 1 << 18), 1 << 22)
+    _check_int("chunk_size", chunk_size, 1)
+    text_cut = _cut_kind(tok._pattern, tuple(tok._specials))
+    jobs, owners, ranges = [], [], []
+    for path, start, end in inputs:
+        kind = "jsonl" if (path.lower().endswith(_JSONL_SUFFIXES) if jsonl is None else jsonl) \
+            else "text"
+        cut_re = _LINE_CUT if kind == "jsonl" else text_cut
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if start is None:
+                start, end = 0, size
+            if not 0 <= start <= end <= size:
+                raise ValueError(f"{path}: range ({start}, {end}) is not within the file "
+                                 f"({size} bytes)")
+            for pos in (start, end):
+                if not _is_cut(f, pos, size, cut_re):
+                    raise ValueError(f"{path}: byte {pos} is not a place where the file may be "
+                                     f"cut (take the ranges from file_cuts)")
+            for a, b in _ranges(f, size, start, end, chunk_size, cut_re):
+                jobs.append((path, a, b, kind, a == 0, b == size))
+                owners.append(len(ranges))
+        ranges.append((path, start, end))
+    return jobs, owners, ranges
+
+
+def read_jsonl(data, *, text_field="text", name="<data>", offset=0):
+    r"""Yield the `text_field` of each record of JSON lines, the documents
+    ``encode_files`` reads: `data` is bytes, or a binary file (read line by
+    line).  Blank lines are skipped; a line that is not a JSON object with a
+    string `text_field` is a ValueError naming `name` and the line's byte
+    offset (counted from `offset`).
+
+    >>> list(read_jsonl(b'{"text": "a cat", "id": 1}\n\n{"text": "a dog"}\n'))
+    ['a cat', 'a dog']
+    """
+    if not isinstance(text_field, str):
+        raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
+    whole = isinstance(data, (bytes, bytearray))
+    lines = data.split(b"\n") if whole else data  # a file's lines keep their line feeds
+    pos = offset
+    for line in lines:
+        where, pos = pos, pos + len(line) + whole
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError) as e:
+            why = "not UTF-8" if isinstance(e, UnicodeDecodeError) else "not JSON"
+            raise ValueError(f"{name}: the line at byte {where} is {why} "
+                             f"({' '.join(str(e).split())[:80]})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{name}: the line at byte {where} is a JSON "
+                             f"{type(record).__name__}, not an object")
+        text = record.get(text_field)
+        if not isinstance(text, str):
+            raise ValueError(f"{name}: the line at byte {where} has no string field {text_field!r}"
+                             + ("" if text is None else f" (it is {json.dumps(text)[:40]})"))
+        yield text
+
+
+def _encode_job(job, tok, options):
+    """Encode one job: (packed ids, number of ids, document starts)."""
+    path, start, end, kind, starts_doc, ends_doc = job
+    allowed, disallowed, eot, itemsize, field = options
+    ids, docs = [], []
+    if kind == "jsonl":
+        for text in read_jsonl(_read_bytes(path, start, end), text_field=field, name=path,
+                               offset=start):
+            docs.append(len(ids))
+            text = tok._repair(text)
+            tok._check_disallowed(text, disallowed)
+            ids = tok._encode_allowed(text, allowed, ids)
+            if eot is not None:
+                ids.append(eot)
+    else:
+        text = _read_range(path, start, end)
+        tok._check_disallowed(text, disallowed)
+        ids = tok._encode_allowed(text, allowed, ids)
+        if starts_doc:
+            docs.append(0)
+        if ends_doc and eot is not None:
+            ids.append(eot)
+    return tok._pack_ids(ids, itemsize), len(ids), docs
+
+
+_worker_encoder = None
+
+
+def _model_parcel(tok):
+    """The model in a few flat buffers, to send to a worker process: faster
+    to pickle (in the parent, holding the GIL) than its dicts and lists."""
+    ids, tokens = list(tok._tokens), list(tok._tokens.values())
+    pairs = array.array("i", itertools.chain.from_iterable(tok._rank_pair))
+    return (type(tok), tok._pattern, array.array("i", ids).tobytes(), b"".join(tokens),
+            array.array("i", map(len, tokens)).tobytes(), pairs.tobytes(), tok._specials)
+
+
+def _model_unparcel(parcel):
+    cls, pattern, ids, blob, lengths, pairs, specials = parcel
+    tokens, pos = {}, 0
+    for i, n in zip(array.array("i", ids), array.array("i", lengths)):
+        tokens[i] = blob[pos:pos + n]
+        pos += n
+    pairs = array.array("i", pairs)
+    merges = [(tokens[a], tokens[b]) for a, b in zip(pairs[::2], pairs[1::2])]
+    return cls._create(pattern, tokens, merges, specials)
+
+
+def _encode_setup(parcel, options):
+    global _worker_encoder
+    _worker_encoder = (_model_unparcel(parcel), options)
+
+
+def _tokenizer_sha256(tok):
+    """sha256 of the tokenizer's native file (the bytes ``save`` writes), once per tokenizer."""
+    digest = tok.__dict__.get("_sha256")
+    if digest is None:
+        digest = tok._sha256 = hashlib.sha256(_native_dump(tok).encode("utf-8")).hexdigest()
+    return digest
+
+
+def _encode_job_in_worker(job):
+    return _encode_job(job, *_worker_encoder)
+
+
+def _encode_jobs(tok, jobs, options, workers):
+    """Yield the results of the jobs, in order.  With several workers, this
+    process is one of them: it encodes jobs itself while worker processes
+    start (a thread starts them), then alongside them, holding a bounded
+    number of results ahead of the one to be written next."""
+    if workers == 1 or len(jobs) == 1:
+        yield from (_encode_job(job, tok, options) for job in jobs)
+        return
+    n = len(jobs)
+    procs = min(workers - 1, n - 1)
+    window, limit = 2 * procs, 4 * workers
+    pool = _WorkerPool(procs, "encode_files", preload=[type(tok).__module__],
+                       setup=_encode_setup, setup_args=(_model_parcel(tok), options))
+    with pool:
+        slots = {}  # job index -> a worker's future or this process's result
+        started = []  # the outcome of start(): True, or the exception it raised
+
+        def start():  # starting the processes takes a while: meanwhile this one encodes
+            try:
+                ready = [pool.submit(_ready, None) for _ in range(procs)]
+                _tokenizer_sha256(tok)  # for the sidecar, while the workers start
+                concurrent.futures.wait(ready)
+                started.append(True)
+            except BaseException as e:  # noqa: B036 - raised again in the caller
+                started.append(e)
+
+        threading.Thread(target=start, daemon=True).start()
+        head = following = 0
+        while head < n:
+            slot = slots.get(head)
+            if isinstance(slot, tuple) or (slot is not None and slot.done()):
+                del slots[head]
+                head += 1
+                yield slot if isinstance(slot, tuple) else pool.result(slot)
+                continue
+            if started and started[0] is not True:
+                raise started[0]
+            if started:  # keep every worker process busy
+                busy = sum(1 for s in slots.values() if not isinstance(s, tuple) and not s.done())
+                if busy < window and following < n:
+                    for following in range(following, min(following + window - busy, n)):
+                        slots[following] = pool.submit(_encode_job_in_worker, jobs[following])
+                    following += 1
+                    continue
+            if following < n and following - head < limit:
+                slots[following] = _encode_job(jobs[following], tok, options)
+                following += 1
+            else:
+                concurrent.futures.wait([slot])
+        if not started:
+            pool.stop()  # done before the workers were: they have nothing to do
+
+
+def _ready(_):
+    return True
+
+
+def _open_temporary(directory, name):
+    """A file to write before it is renamed over `name`: (fd, path or None).
+    Where the system can (Linux), it has no name until it is complete, so a
+    process killed while writing leaves nothing behind.  Its mode is the one
+    open() gives (0666 less the umask)."""
+    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
+    if hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd"):
+        try:
+            return os.open(directory, os.O_TMPFILE | flags, 0o666), None
+        except OSError:
+            pass  # a file system without unnamed files
+    tmp = os.path.join(directory, f".tmp-{os.urandom(6).hex()}-{name}")
+    return os.open(tmp, os.O_CREAT | os.O_EXCL | flags, 0o666), tmp
+
+
+def _publish(fd, tmp, path):
+    """Give the complete temporary file its final name (replacing any file)."""
+    if tmp is None:
+        tmp = os.path.join(os.path.dirname(path), f".tmp-{os.urandom(6).hex()}-{os.path.basename(path)}")
+        fds = os.open("/proc/self/fd", os.O_RDONLY)
+        try:  # linkat(..., AT_SYMLINK_FOLLOW): the file the descriptor's link points to
+            os.link(str(fd), tmp, src_dir_fd=fds, follow_symlinks=True)
+        finally:
+            os.close(fds)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_special,
+                  disallowed_special, workers, chunk_size, progress):
+    allowed, disallowed = tok._policy(allowed_special, disallowed_special)
+    dtype = _ids_dtype(tok, dtype)
+    eot = _eot_id(tok, eot)
+    if not isinstance(text_field, str):
+        raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
+    if jsonl is not None and not isinstance(jsonl, bool):
+        raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
+    report = _reporter(progress)
+    inputs = _encode_inputs(paths)
+    if workers is None:  # a worker process takes as long to start as a few MB take to encode
+        total = sum(os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
+        workers = max(1, min(os.cpu_count() or 1, total >> 23))
+    workers = _check_workers(workers)
+    out = os.path.abspath(os.fspath(out))
+    directory = os.path.dirname(out)
+    if os.path.isdir(out):
+        raise ValueError(f"cannot write {out}: it is a directory")
+    if not os.path.isdir(directory):
+        raise ValueError(f"cannot write {out}: no directory {directory}")
+    for path, _, _ in inputs:
+        for target in (out, out + ".json"):
+            if os.path.exists(target) and os.path.samefile(path, target):
+                raise ValueError(f"the output {target} is the input {path}")
+    jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers)
+    options = (allowed, disallowed, eot, _DTYPES[dtype], text_field)
+    sizes = [job[2] - job[1] for job in jobs]
+
+    fd, tmp = _open_temporary(directory, os.path.basename(out))
+    try:
+        with open(fd, "wb", closefd=False) as f:
+            results = _encode_jobs(tok, jobs, options, workers)
+            try:
+                count, documents, spans = _write_ids(f, owners, len(ranges),
+                                                     _reported(results, sizes, report, "encode"))
+            finally:
+                # an error or Ctrl-C here, not in the generator: stop its workers now, not
+                # when it is collected (maybe at exit, with the threads that starts frozen)
+                results.close()
+            f.flush()
+            os.fsync(fd)
+        meta = {
+            "format": _IDS_FORMAT, "version": 1, "dtype": dtype, "byteorder": "little",
+            "count": count, "vocab_size": tok.vocab_size,
+            "tokenizer_sha256": _tokenizer_sha256(tok),
+            "eot": eot,
+            "inputs": [{"path": p, "start": a, "end": b, "ids_start": i, "ids_count": n}
+                       for (p, a, b), (i, n) in zip(ranges, spans)],
+            "documents": documents,
+        }
+        try:  # an old sidecar must not describe the new array, even for a moment
+            os.unlink(out + ".json")
+        except FileNotFoundError:
+            pass
+        _publish(fd, tmp, out)
+        tmp = None
+    except BaseException:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+    finally:
+        os.close(fd)
+    _atomic_write(out + ".json", _sidecar_text(meta))
+    return meta
+
+
+def _sidecar_text(meta):
+    """JSON, one key per line and one input per line (lists of numbers on one line)."""
+    lines = []
+    for key, value in meta.items():
+        if key == "inputs":
+            text = "[\n" + ",\n".join("  " + json.dumps(v) for v in value) + "\n ]" if value else "[]"
+        else:
+            text = json.dumps(value)
+        lines.append(f" {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _write_ids(f, owners, n_inputs, results):
+    """Write the jobs' packed ids in order: (count, document starts, [ids
+    start, ids count] of each input)."""
+    count, documents, spans = 0, [], [[0, 0] for _ in range(n_inputs)]
+    for owner, (data, n, docs) in zip(owners, results):
+        if not spans[owner][1]:
+            spans[owner][0] = count
+        documents += [count + d for d in docs]
+        f.write(data)
+        count += n
+        spans[owner][1] += n
+    return count, documents, spans
+
+
+# --------------------------------------------------------------------------
+# Reading any format (Tokenizer.from_file)
+# --------------------------------------------------------------------------
+
+
+def _read_sidecar(path):
+    """The {"pattern", "special_tokens"} beside a .tiktoken file (`path`.json), or None."""
+    side = path + ".json"
+    if not os.path.isfile(side):
+        return None
+    meta = _json(_read_text(side), side)
+    if not (isinstance(meta, dict) and isinstance(meta.get("pattern"), str)
+            and isinstance(meta.get("special_tokens", {}), dict)):
+        raise ValueError(f'{side}: not the sidecar of {path} (expected {{"pattern": str, '
+                         f'"special_tokens": {{str: id}}}})')
+    return meta
+
+
+def _load_any(cls, path, pattern):
+    def holds_pattern(what):
+        if pattern is not None:
+            raise ValueError(f"{path}: {what} holds its own pattern; do not give one")
+
+    if os.path.isdir(path):
+        hf = os.path.join(path, "tokenizer.json")
+        if os.path.isfile(hf):
+            holds_pattern("tokenizer.json")
+            return cls.from_huggingface(hf)
+        vocab, merges = os.path.join(path, "vocab.json"), os.path.join(path, "merges.txt")
+        if os.path.isfile(vocab) and os.path.isfile(merges):
+            return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2")
+        raise ValueError(f"{path} is a directory without tokenizer.json, or vocab.json and merges.txt")
+    with open(path, "rb") as f:
+        head = f.read(64).lstrip()
+    if head.startswith(_NATIVE_MAGIC.encode()):
+        holds_pattern("the native format")
+        return cls.load(path)
+    if head.startswith(b"{"):
+        holds_pattern("tokenizer.json")
+        return cls.from_huggingface(path)
+    meta = _read_sidecar(path)
+    specials = None
+    if meta is not None:
+        specials = meta.get("special_tokens", {})
+        pattern = pattern if pattern is not None else meta["pattern"]
+    return cls.from_tiktoken(path, pattern=pattern if pattern is not None else "gpt2",
+                             special_tokens=specials)
+
+
+# --------------------------------------------------------------------------
+# The command line: bpe train ..., bpe encode ... (python -m bpe_fallback ...)
+# --------------------------------------------------------------------------
+
+_FORMATS = {"native": "tokenizer.bpe", "tiktoken": "tokenizer.tiktoken",
+            "huggingface": "tokenizer.json", "gpt2": "tokenizer-gpt2"}
+_MEASURE_LIMIT = 64 << 20  # the summary's bytes per token: on at most this much text
+
+
+class _Usage(Exception):
+    """A bad invocation: one line on stderr, exit status `code`."""
+
+    def __init__(self, message, code=2):
+        super().__init__(message)
+        self.code = code
+
+
+def _cli_parser():
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            raise _Usage(f"{message} (see {self.prog} --help)")
+
+    p = Parser(prog="bpe", description="Train a byte-level BPE tokenizer on text files, or encode "
+               "a corpus into a flat array of token ids.",
+               epilog="`bpe COMMAND --help` shows each command's options.  BPE_BACKEND=python "
+                      "uses the pure-Python bpe_fallback; BPE_DEBUG=1 shows tracebacks.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+
+    t = sub.add_parser("train", help="train a tokenizer and write it",
+                       description="Train a tokenizer on UTF-8 text files (each one document; - is "
+                                   "standard input): Tokenizer.train_files with these options.")
+    t.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files; - reads standard input")
+    t.add_argument("--vocab-size", type=int, required=True, metavar="N",
+                   help="256 bytes + merges + special tokens")
+    t.add_argument("--pattern", default="gpt2", metavar="P",
+                   help="pre-tokenization: gpt2 (default), cl100k, o200k, words, bytes, or a regex")
+    t.add_argument("--special", action="append", default=[], metavar="TOKEN",
+                   help="a special token (repeat for several; their ids follow the merges)")
+    t.add_argument("--min-frequency", type=int, default=2, metavar="N",
+                   help="stop when the best pair occurs fewer than N times (default 2)")
+    t.add_argument("--max-token-bytes", type=int, metavar="N", help="never learn a longer token")
+    t.add_argument("--workers", type=int, metavar="N", help="counting processes (default: the CPUs)")
+    t.add_argument("-o", "--output", metavar="OUT", help="default by format: " + ", ".join(
+        f"{v}{'/' if k == 'gpt2' else ''} ({k})" for k, v in _FORMATS.items()))
+    t.add_argument("--format", choices=list(_FORMATS), default="native",
+                   help="native (default); tiktoken (+ OUT.json with the pattern and special "
+                        "tokens); huggingface (tokenizer.json); gpt2 (vocab.json + merges.txt)")
+    t.add_argument("--eval", action="append", default=[], metavar="FILE",
+                   help="also report bytes per token on this held-out file (repeatable)")
+
+    e = sub.add_parser("encode", help="encode a corpus into a flat array of ids",
+                       description="Encode text files (each one document) or JSON lines (each "
+                                   "record one) into OUT, a flat little-endian uint16/uint32 array "
+                                   "of ids that numpy.memmap reads, and OUT.json, its sidecar: "
+                                   "Tokenizer.encode_files.")
+    e.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="text files, .jsonl/.ndjson files, - for standard input")
+    e.add_argument("--tokenizer", "-t", required=True, metavar="T",
+                   help="a tokenizer file in any format bpe train writes (or a directory of GPT-2's "
+                        "vocab.json and merges.txt)")
+    e.add_argument("-o", "--output", required=True, metavar="OUT", help="the array of ids, e.g. train.bin")
+    e.add_argument("--eot", metavar="TOKEN", help="a special token to append after every document")
+    e.add_argument("--allowed-special", action="append", default=[], metavar="TOKEN",
+                   help="encode this special token's text as the special token (repeatable; `all` "
+                        "for every one); other special-token text in the input is an error")
+    e.add_argument("--ordinary", action="store_true",
+                   help="encode special-token text in the input as ordinary text")
+    e.add_argument("--dtype", choices=["auto", "uint16", "uint32"], default="auto",
+                   help="auto (default): uint16 when every id fits")
+    e.add_argument("--jsonl", action="store_true", help="read every input as JSON lines")
+    e.add_argument("--text-field", default="text", metavar="FIELD",
+                   help="the field of a JSON record that holds its text (default text)")
+    e.add_argument("--pattern", metavar="P", help="the pattern, for a .tiktoken file without sidecar "
+                   "or GPT-2 files of another pattern than gpt2")
+    e.add_argument("--workers", type=int, metavar="N", help="encoding processes (default: the CPUs)")
+    for c in (t, e):
+        c.add_argument("-q", "--quiet", action="store_true", help="no summary, no automatic progress")
+        c.add_argument("--progress", action="store_true",
+                       help="show progress on stderr even when it is not a terminal")
+    return p
+
+
+def _cli_backend():
+    """The module the command runs on: the compiled `bpe` when importable."""
+    want = os.environ.get("BPE_BACKEND", "").strip().lower()
+    if want == "python":
+        return sys.modules[__name__]
+    if want not in ("", "cython"):
+        raise _Usage(f"BPE_BACKEND must be 'python' or 'cython', not {want!r}", 1)
+    try:
+        import bpe
+    except ImportError:
+        bpe = None
+    if want == "cython" and getattr(bpe, "BACKEND", None) != "cython":
+        raise _Usage("BPE_BACKEND=cython, but the compiled bpe is not installed", 1)
+    return bpe if bpe is not None and issubclass(bpe.Tokenizer, Tokenizer) else sys.modules[__name__]
+
+
+def _cli_error_text(e):
+    if isinstance(e, OSError) and e.strerror:
+        what = e.strerror[0].lower() + e.strerror[1:]
+        return f"{e.filename}: {what}" if e.filename is not None else what
+    if isinstance(e, MemoryError):
+        return "out of memory"
+    return str(e) or type(e).__name__
+
+
+def main(argv=None):
+    """The ``bpe`` command (also ``python -m bpe_fallback``): ``bpe train``
+    and ``bpe encode``; see ``bpe --help``.  Returns the exit status: 0, 1
+    for an error, 2 for a bad invocation; errors are one line on stderr.
+
+    >>> import os, tempfile
+    >>> out = os.path.join(tempfile.mkdtemp(), "tok.bpe")
+    >>> with open(out + ".txt", "w") as f:
+    ...     _ = f.write("low lower lowest " * 20)
+    >>> main(["train", out + ".txt", "--vocab-size", "260", "-o", out, "--quiet"])
+    0
+    >>> Tokenizer.load(out).merges[:2]
+    [(b'o', b'w'), (b'l', b'ow')]
+    >>> main(["train", out + ".txt", "--vocab-size", "lots"])  # one line on stderr
+    2
+    """
+    status, message = 1, None
+    progress_line = [False]
+    with warnings.catch_warnings():
+        def show(message, category, filename, lineno, file=None, line=None):
+            out = file or sys.stderr
+            out.write(("\r\x1b[K" if _isatty(out) else "") + f"bpe: warning: {' '.join(str(message).split())}\n")
+
+        warnings.showwarning = show
+        try:
+            args = _cli_parser().parse_args(argv)
+            mod = _cli_backend()
+            return _cli_train(args, mod) if args.command == "train" else _cli_encode(args, mod)
+        except _Usage as e:
+            status, message = e.code, str(e)
+        except SystemExit as e:  # --help
+            return e.code or 0
+        except KeyboardInterrupt:
+            status, message = 130, "interrupted"
+        except BrokenPipeError:  # `bpe ... | head`
+            try:
+                sys.stdout = open(os.devnull, "w")
+            except OSError:
+                pass
+            return 1
+        except (ValueError, TypeError, OSError, ImportError, MemoryError, ArithmeticError,
+                RuntimeError) as e:
+            if os.environ.get("BPE_DEBUG"):
+                raise
+            message = _cli_error_text(e)
+    sys.stderr.write(("\r\x1b[K" if _isatty(sys.stderr) else "")
+                     + f"bpe: error: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+    return status
+
+
+def _check_input(path, what="file"):
+    if path == "-":
+        return
+    if not os.path.exists(path):
+        raise _Usage(f"no such {what}: {path}", 1)
+    if os.path.isdir(path):
+        raise _Usage(f"{path} is a directory, not a {what}", 1)
+    if not os.access(path, os.R_OK):
+        raise _Usage(f"cannot read {path}: permission denied", 1)
+
+
+def _check_output(out, inputs, directory=False):
+    """Fail before any work if `out` cannot be written."""
+    if directory and os.path.exists(out) and not os.path.isdir(out):
+        raise _Usage(f"cannot write {out}/: it exists and is not a directory", 1)
+    if not directory and os.path.isdir(out):
+        raise _Usage(f"cannot write {out}: it is a directory", 1)
+    parent = out if directory and os.path.isdir(out) else os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        why = "does not exist" if not os.path.exists(parent) else "is not a directory"
+        raise _Usage(f"cannot write {out}: {parent} {why}", 1)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise _Usage(f"cannot write {out}: directory {parent} is not writable", 1)
+    for path in inputs:
+        if path != "-" and os.path.exists(out) and os.path.samefile(path, out):
+            raise _Usage(f"the output {out} is the input {path}", 1)
+
+
+def _check_counts(args, least):
+    for flag, value, low in (("--workers", getattr(args, "workers", None), 1),
+                             ("--min-frequency", getattr(args, "min_frequency", None), 0),
+                             ("--max-token-bytes", getattr(args, "max_token_bytes", None), 1)):
+        if value is not None and value < low:
+            raise _Usage(f"{flag} must be at least {low}, got {value}")
+    if least is not None:
+        n = args.vocab_size
+        if n < least:
+            why = (f"256 bytes + {len(args.special)} special token{'s' * (len(args.special) != 1)}"
+                   if args.special else "the 256 single bytes")
+            raise _Usage(f"--vocab-size must be at least {least} ({why}), got {n}")
+        if n > _MAX_ID:
+            raise _Usage(f"--vocab-size must be at most {_MAX_ID:,} (ids are 32-bit), got {n:,}")
+
+
+class _Phases:
+    """A progress callback that remembers when each phase began and the
+    number of distinct pre-tokens, and passes every call on to `show`."""
+
+    def __init__(self, show):
+        self.show, self.began, self.pretokens = show, {}, None
+
+    def __call__(self, phase, done, total):
+        self.began.setdefault(phase, time.perf_counter())
+        if phase == "pretokens":
+            self.pretokens = done
+        if self.show is not None:
+            self.show(phase, done, total)
+
+
+class _Spooled:
+    """The inputs, with standard input (-) copied into a temporary file."""
+
+    def __init__(self, inputs):
+        self.inputs, self.tmp = inputs, None
+
+    def __enter__(self):
+        if self.inputs.count("-") > 1:
+            raise _Usage("standard input (-) can be read only once")
+        paths = list(self.inputs)
+        if "-" in paths:
+            fd, self.tmp = tempfile.mkstemp(prefix="bpe-stdin-", suffix=".txt")
+            with os.fdopen(fd, "wb") as f:
+                while True:
+                    block = sys.stdin.buffer.read(1 << 20)
+                    if not block:
+                        break
+                    f.write(block)
+            paths[paths.index("-")] = self.tmp
+        return paths
+
+    def __exit__(self, *exc):
+        if self.tmp is not None:
+            os.unlink(self.tmp)
+        return False
+
+
+def _show_progress(args):
+    return ProgressBar() if args.progress or (not args.quiet and _isatty(sys.stderr)) else None
+
+
+def _cli_train(args, mod):
+    least = 256 + len(args.special)
+    _check_counts(args, least)
+    out = args.output or _FORMATS[args.format]
+    for path in args.inputs:
+        _check_input(path)
+    for path in args.eval:
+        _check_input(path, "eval file")
+    _check_output(out, args.inputs, directory=args.format == "gpt2")
+    if args.format == "tiktoken":
+        _check_output(out + ".json", args.inputs)
+    options = dict(pattern=args.pattern, special_tokens=args.special,
+                   min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes)
+    mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
+    workers = args.workers or os.cpu_count() or 1
+    phases = _Phases(_show_progress(args))
+    with _Spooled(args.inputs) as paths:
+        size = sum(os.path.getsize(p) for p in paths)
+        start = time.perf_counter()
+        tok = mod.Tokenizer.train_files(paths, args.vocab_size, workers=workers, progress=phases,
+                                        **options)
+        took = time.perf_counter() - start
+        written = _save_as(tok, out, args.format)
+        if args.quiet:
+            return 0
+        nbytes, ntokens, whole = _measure(tok, paths)
+        evals = [(path, *_measure(tok, [path])) for path in args.eval]
+    names = ["standard input" if p == "-" else p for p in args.inputs]
+    names = names[:3] + ([f"... ({len(names) - 3} more)"] if len(names) > 3 else [])
+    n_target, n_merges = args.vocab_size - least, len(tok.merges)
+    rows = [("backend", mod.BACKEND),
+            ("corpus", f"{', '.join(names)} ({_fmt_bytes(size)}"
+                       f"{f', {len(paths)} files' if len(paths) > 1 else ''})")]
+    if phases.pretokens is not None:
+        rows.append(("pre-tokens", f"{phases.pretokens:,} distinct"))
+    stop = ""
+    if n_merges < n_target:
+        stop = (f"; stopped early: no pair occurs {args.min_frequency} or more times"
+                if args.min_frequency > 0 else "; stopped early: no pair left")
+        stop += f" within {args.max_token_bytes} bytes" if args.max_token_bytes else ""
+    rows.append(("merges", f"{n_merges:,} of {n_target:,} learned; vocab_size {tok.vocab_size:,} "
+                           f"({len(args.special)} special{'s' * (len(args.special) != 1)}){stop}"))
+    merging = phases.began.get("pretokens")
+    if merging is not None:
+        rows.append(("time", f"{_fmt_seconds(took)}: {_fmt_seconds(merging - start)} counting, "
+                             f"{_fmt_seconds(start + took - merging)} merging"))
+    else:
+        rows.append(("time", _fmt_seconds(took)))
+
+    def ratio(b, t):
+        return f"{b / t:.2f} bytes per token" if t else "no tokens"
+
+    part = "the training text" if whole else f"the first {_fmt_bytes(nbytes)} of the training text"
+    rows.append(("compression", f"{ratio(nbytes, ntokens)} on {part} ({ntokens:,} tokens)"))
+    for path, b, t, full in evals:
+        rows.append(("eval", f"{ratio(b, t)} on {path} ({t:,} tokens"
+                             f"{'' if full else f', first {_fmt_bytes(b)}'})"))
+    made = sorted((t for i, t in tok.vocab.items() if 256 <= i < 256 + n_merges),
+                  key=lambda t: -len(t))[:5]
+    if made:
+        rows.append(("longest", ", ".join(f"{t.decode('utf-8', 'backslashreplace')!r} ({len(t)})"
+                                          for t in made)))
+    rows.append(("wrote", f"{', '.join(written)} ({args.format})"))
+    for key, value in rows:
+        print(f"{key:<12} {value}")
+    for line in _how_to_load(tok, out, args.format, mod):
+        print(line)
+    return 0
+
+
+def _measure(tok, paths, limit=_MEASURE_LIMIT):
+    """(bytes, tokens, whole) of encoding the files, specials as their ids,
+    stopping at a line end after `limit` bytes."""
+    nbytes = ntokens = 0
+    for path in paths:
+        with open(path, "rb") as f:
+            data = f.read(limit - nbytes + 1)
+        if nbytes + len(data) > limit:
+            data = data[:data.rfind(b"\n", 0, limit - nbytes) + 1]
+            nbytes += len(data)
+            ntokens += len(tok.encode(data.decode("utf-8", "replace"), allowed_special="all"))
+            return nbytes, ntokens, False
+        nbytes += len(data)
+        ntokens += len(tok.encode(data.decode("utf-8", "replace"), allowed_special="all"))
+    return nbytes, ntokens, True
+
+
+def _save_as(tok, out, fmt):
+    """Write `tok` in format `fmt`; the paths written."""
+    if fmt == "native":
+        tok.save(out)
+        return [out]
+    if fmt == "huggingface":
+        tok.save_huggingface(out)
+        return [out]
+    if fmt == "gpt2":
+        tok.save_gpt2(out)
+        return [os.path.join(out, "vocab.json"), os.path.join(out, "merges.txt")]
+    # a .tiktoken file holds the ranks only: the pattern and the special tokens go to a
+    # sidecar, with the file's sha256 for load_tiktoken_bpe(path, expected_hash=...)
+    tok.save_tiktoken(out)
+    with open(out, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    meta = {"pattern": tok.pattern, "special_tokens": tok.special_tokens, "sha256": digest}
+    _atomic_write(out + ".json", json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
+    return [out, out + ".json"]
+
+
+def _how_to_load(tok, out, fmt, mod):
+    if fmt == "native":
+        return []
+    if fmt == "huggingface":
+        return ["load with:", f"    tokenizers.Tokenizer.from_file({out!r})"]
+    if fmt == "gpt2":
+        extra = "" if tok.pattern == PATTERNS["gpt2"] else f", pattern={_pattern_name(tok.pattern)}"
+        return ["load with:", f"    bpe.Tokenizer.from_gpt2({os.path.join(out, 'vocab.json')!r}, "
+                              f"{os.path.join(out, 'merges.txt')!r}{extra})"]
+    name = os.path.splitext(os.path.basename(out))[0] or "tokenizer"
+    lines = [
+        f"load with tiktoken (the pattern and special tokens are in {out}.json):",
+        "    import json, tiktoken",
+        "    from tiktoken.load import load_tiktoken_bpe",
+        f"    meta = json.load(open({out + '.json'!r}, encoding='utf-8'))",
+        f"    ranks = load_tiktoken_bpe({out!r}, expected_hash=meta['sha256'])",
+        f"    enc = tiktoken.Encoding({name!r}, pat_str=meta['pattern'], mergeable_ranks=ranks,",
+        "                            special_tokens=meta['special_tokens'])",
+    ]
+    alike = [(a, b) for a in tok.special_tokens for b in tok.special_tokens if a != b and b.startswith(a)]
+    if alike:
+        lines.append(f"note: special tokens {alike[0][0]!r} and {alike[0][1]!r} start alike; tiktoken "
+                     f"does not match them longest first, so it encodes such text differently")
+    return lines
+
+
+def _pattern_name(pattern):
+    """A pattern as Python source: its name where it has one."""
+    return repr(next((name for name, rx in PATTERNS.items() if rx == pattern), pattern))
+
+
+def _cli_encode(args, mod):
+    _check_counts(args, None)
+    _check_input(args.tokenizer, "tokenizer") if not os.path.isdir(args.tokenizer) else None
+    for path in args.inputs:
+        _check_input(path)
+    _check_output(args.output, args.inputs)
+    tok = mod.Tokenizer.from_file(args.tokenizer, pattern=args.pattern)
+    allowed = "all" if "all" in args.allowed_special else set(args.allowed_special)
+    options = dict(dtype=None if args.dtype == "auto" else args.dtype, eot=args.eot,
+                   jsonl=True if args.jsonl else None, text_field=args.text_field,
+                   allowed_special=allowed, disallowed_special=() if args.ordinary else "all",
+                   workers=args.workers)
+    with _Spooled(args.inputs) as paths:
+        size = sum(os.path.getsize(p) for p in paths)
+        start = time.perf_counter()
+        try:
+            meta = tok.encode_files(paths, args.output, progress=_show_progress(args) or False,
+                                    **options)
+        except ValueError as e:
+            if "disallowed special token" not in str(e):
+                raise
+            found = str(e).split(";")[0]
+            raise ValueError(f"{found}: pass --allowed-special TOKEN (or all) to encode it as "
+                             f"the special token, or --ordinary to encode it as text") from None
+        took = time.perf_counter() - start
+    if args.quiet:
+        return 0
+    n, docs = meta["count"], len(meta["documents"])
+    rows = [("backend", mod.BACKEND),
+            ("tokenizer", f"{args.tokenizer} (vocab_size {tok.vocab_size:,})"),
+            ("inputs", f"{len(paths)} file{'s' * (len(paths) != 1)} ({_fmt_bytes(size)}), "
+                       f"{docs:,} document{'s' * (docs != 1)}"),
+            ("ids", f"{n:,} {meta['dtype']}"
+                    + (f" ({size / n:.2f} bytes per id)" if n else "")
+                    + f" in {_fmt_seconds(took)}"
+                    + (f" ({size / took / 1e6:,.1f} MB/s)" if took >= 0.1 else "")),
+            ("wrote", f"{args.output} ({_fmt_bytes(os.path.getsize(args.output))}), "
+                      f"{args.output}.json")]
+    for key, value in rows:
+        print(f"{key:<12} {value}")
+    print("load with:")
+    print(f"    numpy.memmap({args.output!r}, dtype=numpy.{meta['dtype']}, mode='r')")
+    return 0
+
+
+if __name__ == "__main__":
+    # run as the module everyone imports (worker processes find its functions by that name)
+    import importlib
+
+    sys.exit(importlib.import_module(__spec__.name if __spec__ is not None else
+                                     os.path.splitext(os.path.basename(__file__))[0]).main())

@@ -170,3 +170,58 @@ def peak_mb():
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 """
+
+# The peak memory (largest VmHWM) of the processes a script starts: its worker processes are
+# not its children (a fork server starts them), so they are found in /proc and sampled.
+TREE_PEAK_SOURCE = """
+import os as _os, threading as _threading
+
+def _children():
+    kids = {}
+    for entry in _os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            kids.setdefault(int(stat[stat.rfind(b")") + 2:].split()[1]), []).append(int(entry))
+    return kids
+
+def _hwm_mb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return 0
+
+class TreePeak:
+    '''with TreePeak() as t: ...; t.peak_mb is the largest peak of any descendant.'''
+
+    def __enter__(self):
+        self.peak_mb, self.pids, self._stop = 0, set(), _threading.Event()
+        self._thread = _threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        kids, stack = _children(), [_os.getpid()]
+        while stack:
+            for pid in kids.get(stack.pop(), ()):
+                stack.append(pid)
+                self.pids.add(pid)
+                self.peak_mb = max(self.peak_mb, _hwm_mb(pid))
+
+    def _run(self):
+        while not self._stop.wait(0.02):
+            self._sample()
+
+    def __exit__(self, *exc):
+        self._sample()
+        self._stop.set()
+        self._thread.join()
+        return False
+"""

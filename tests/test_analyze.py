@@ -1,5 +1,6 @@
 """tools/analyze.py (compress, curve, show, compare), run as a subprocess."""
 
+import importlib
 import importlib.util
 import json
 import os
@@ -7,19 +8,32 @@ import re
 import struct
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
 from helpers import DATA, EOT, SPECIALS, corpus_with_specials, read_data
-from test_cli import REPO, assert_ok, assert_one_line_error, run_in_process, run_tool, tool_env
+from test_cli import REPO, assert_ok, assert_one_line_error, run_tool, tool_env
 
 TOOL = REPO / "tools" / "analyze.py"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def analyze(args, **kw):
-    return run_tool(TOOL, args, **kw)
+    return run_tool([sys.executable, TOOL], args, **kw)
+
+
+def run_in_process(args, monkeypatch, capsys):
+    """tools/analyze.py's entry point (`run`) in this process: (returncode, stdout, stderr)."""
+    monkeypatch.syspath_prepend(str(REPO / "tools"))
+    module = importlib.import_module("analyze")
+    monkeypatch.delenv("BPE_DEBUG", raising=False)
+    monkeypatch.delenv("BPE_BACKEND", raising=False)
+    capsys.readouterr()
+    code = module.run([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return types.SimpleNamespace(returncode=code, stdout=out, stderr=err)
 
 
 @pytest.fixture(scope="session")
@@ -152,7 +166,8 @@ def test_curve_plot_without_matplotlib(tmp_path):
     fake = tmp_path / "fake" / "matplotlib"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
-    env = tool_env(PYTHONPATH=str(tmp_path / "fake"))
+    env = tool_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "fake"), env["PYTHONPATH"]])
     out = tmp_path / "curve.png"
     result = analyze(["curve", DATA / "german.txt", "--sizes", "300", "--plot", out], env=env)
     assert_one_line_error(result, "analyze", "matplotlib")
@@ -291,7 +306,7 @@ def test_bad_invocation_is_one_line(name, tmp_path, monkeypatch, capsys):
     elif name in AS_PROCESS:
         result = analyze(args, stdin="")
     else:  # through the script's entry point, in this process (faster)
-        result = run_in_process("analyze", args, monkeypatch, capsys)
+        result = run_in_process(args, monkeypatch, capsys)
     assert_one_line_error(result, "analyze", needle)
     assert result.stdout == ""
 

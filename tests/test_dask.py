@@ -1,5 +1,6 @@
 """tools/train_dask.py: pre-tokens counted on a Dask cluster give exactly the merges of
-Tokenizer.train_files (text files) and Tokenizer.train(documents) (JSON lines).
+Tokenizer.train_files (text files) and Tokenizer.train(documents) (JSON lines); shards
+encoded on the cluster are exactly the array of Tokenizer.encode_files.
 
 Needs dask[distributed] (`pip install '.[dask]'`); skipped without it.  One local cluster
 of two worker processes serves the whole module."""
@@ -37,13 +38,6 @@ def _load_tool():
 
 
 td = _load_tool()
-
-
-@pytest.fixture(autouse=True)
-def _tools_on_path(monkeypatch):
-    """The tool imports its command-line helpers from tools/train_and_dump.py; keep
-    tools/ on sys.path only for the tests of this module."""
-    monkeypatch.syspath_prepend(str(ROOT / "tools"))
 
 
 @pytest.fixture(scope="module")
@@ -99,17 +93,17 @@ def test_test_corpus_is_sensitive(text_files, mod):
     assert by_line != mod.count_pretokens(text, special_tokens=SPECIAL)
 
 
-def test_plan_cuts_where_train_files_cuts(text_files):
+def test_plan_cuts_where_the_library_cuts(text_files):
     import bpe_fallback
 
     for pattern in ("gpt2", "words", "cl100k", r"\w+|\W"):
         rx = bpe_fallback.resolve_pattern(pattern)
-        specials = tuple(SPECIAL)
         ours = [(j[3], j[4], j[5]) for j in
-                td.plan_jobs(td.resolve_inputs(text_files), BLOCK, rx, specials)]
-        lib = [(os.path.abspath(j[0]), j[1], j[2]) for j in
-               bpe_fallback._file_jobs(text_files, BLOCK, rx, specials)]
+                td.plan_jobs(td.resolve_inputs(text_files), BLOCK, rx, SPECIAL, bpe_fallback)]
+        lib = [(os.path.abspath(p), a, b) for p in text_files
+               for a, b in bpe_fallback.file_cuts(p, BLOCK, pattern=pattern, special_tokens=SPECIAL)]
         assert ours == lib
+        assert len(lib) > len(text_files) or pattern == r"\w+|\W"
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "words"])
@@ -190,10 +184,10 @@ def test_jsonl_other_field_and_errors(client, tmp_path):
     path.write_text('{"body": "hello hello world", "text": 1}\n{"body": "hello"}\n')
     counted = td.count_on_dask([path], client=client, text_field="body")
     assert counted.counts == {b"hello": 2, b" hello": 1, b" world": 1}
-    with pytest.raises(ValueError, match=r"a\.jsonl: the line at byte 0: field 'text' is 1, not a string"):
+    with pytest.raises(ValueError, match=r"a\.jsonl: the line at byte 0 has no string field 'text' \(it is 1\)"):
         td.count_on_dask([path], client=client)
     path.write_text('{"text": "ok"}\n{"body": "x"}\n')
-    with pytest.raises(ValueError, match=r"the line at byte 15 has no field 'text'"):
+    with pytest.raises(ValueError, match=r"the line at byte 15 has no string field 'text'"):
         td.count_on_dask([path], client=client)
     path.write_text('{"text": "ok"}\n{"text": "x"\n')
     with pytest.raises(ValueError, match=r"the line at byte 15 is not JSON"):
@@ -220,8 +214,8 @@ def test_cli_local_cluster(tmp_path, text_files):
     import bpe
 
     out = tmp_path / "tok.bpe"
-    r = _run(*text_files, "--vocab-size", VOCAB, "--special", SPECIAL[0], "--blocksize", BLOCK,
-             "-o", out, "--quiet")
+    r = _run("train", *text_files, "--vocab-size", VOCAB, "--special", SPECIAL[0], "--blocksize",
+             BLOCK, "-o", out, "--quiet")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "" and r.stderr == ""
     ref = bpe.Tokenizer.train_files(text_files, VOCAB, special_tokens=SPECIAL, workers=1)
@@ -236,16 +230,16 @@ def test_cli_scheduler_jsonl_huggingface(client, tmp_path, jsonl_files):
     paths, docs = jsonl_files
     out = tmp_path / "tokenizer.json"
     glob = str(Path(paths[0]).parent / "part-*")
-    r = _run(glob, "--vocab-size", VOCAB, "--special", SPECIAL[0], "--blocksize", "16KiB",
+    r = _run("train", glob, "--vocab-size", VOCAB, "--special", SPECIAL[0], "--blocksize", "16KiB",
              "--scheduler", client.scheduler.address, "--format", "huggingface", "-o", out)
     assert r.returncode == 0, r.stderr
-    assert "2 JSON lines" in r.stdout and f"wrote        {out}" in r.stdout
+    assert "2 files" in r.stdout and f"wrote        {out}" in r.stdout
     ref = bpe.Tokenizer.train(docs, VOCAB, special_tokens=SPECIAL)
     assert bpe.Tokenizer.from_huggingface(str(out)) == ref
 
 
 def test_cli_missing_file():
-    r = _run("tests/data/no-such-file.txt", "--vocab-size", "500")
+    r = _run("train", "tests/data/no-such-file.txt", "--vocab-size", "500")
     assert r.returncode == 1
     assert r.stderr == "train_dask: error: no such file: tests/data/no-such-file.txt\n"
 
@@ -263,8 +257,9 @@ def _main(capsys, *args):
     (["tests/data/no-such-file.txt", "--vocab-size", "500"], "no such file"),
     (["tests/data/*.nothing", "--vocab-size", "500"], "no file matches"),
     (["tests/data", "--vocab-size", "500"], "is a directory"),
-    (["tests/data/german.txt", "--vocab-size", "100"], "--vocab-size must be at least 256"),
-    (["tests/data/german.txt", "--vocab-size", "500", "--min-frequency", "-1"], "--min-frequency"),
+    (["tests/data/german.txt", "--vocab-size", "100"], "vocab_size must be at least 256"),
+    (["tests/data/german.txt", "--vocab-size", "99999999999999999999"], "at most"),
+    (["tests/data/german.txt", "--vocab-size", "500", "--min-frequency", "-1"], "min_frequency"),
     (["tests/data/german.txt", "--vocab-size", "500", "--workers", "2", "--scheduler", "x"],
      "--workers"),
     (["tests/data/german.txt", "--vocab-size", "500", "--pattern", "(unclosed"], "pattern"),
@@ -280,7 +275,7 @@ def test_cli_errors_are_one_line(capsys, monkeypatch, args, message):
     import dask
 
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
-        code, err = _main(capsys, *args)
+        code, err = _main(capsys, "train", *args)
     assert code not in (0, None)
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert message in err and err.startswith("train_dask: error:"), err
@@ -289,8 +284,8 @@ def test_cli_errors_are_one_line(capsys, monkeypatch, args, message):
 def test_cli_bad_record_is_one_line(capsys, client, tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_text('{"text": "fine"}\n["not", "a", "record"]\n')
-    code, err = _main(capsys, path, "--vocab-size", "300", "--scheduler", client.scheduler.address,
-                      "-o", tmp_path / "x.bpe")
+    code, err = _main(capsys, "train", path, "--vocab-size", "300", "--scheduler",
+                      client.scheduler.address, "-o", tmp_path / "x.bpe")
     assert code == 1
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert "x.jsonl: the line at byte 17 is a JSON list, not an object" in err
@@ -301,10 +296,11 @@ def test_cli_worker_error_is_one_line(tmp_path):
     """An error raised in a worker of the tool's own local cluster: one line, no worker log."""
     path = tmp_path / "x.jsonl"
     path.write_text('{"text": "fine"}\n{"txt": 1}\n')
-    r = _run(path, "--vocab-size", "300", "--workers", "1", "--quiet", "-o", tmp_path / "x.bpe")
+    r = _run("train", path, "--vocab-size", "300", "--workers", "1", "--quiet", "-o",
+             tmp_path / "x.bpe")
     assert r.returncode == 1
     assert r.stdout == ""
-    assert r.stderr == f"train_dask: error: {path}: the line at byte 17 has no field 'text'\n"
+    assert r.stderr == f"train_dask: error: {path}: the line at byte 17 has no string field 'text'\n"
 
 
 def test_cli_without_dask_says_what_to_install(capsys, monkeypatch):
@@ -313,7 +309,61 @@ def test_cli_without_dask_says_what_to_install(capsys, monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "distributed" else real(name, *a))
-    code, err = _main(capsys, DATA / "german.txt", "--vocab-size", "300")
+    code, err = _main(capsys, "train", DATA / "german.txt", "--vocab-size", "300")
     assert code == 1
     assert err == ("train_dask: error: this tool needs distributed: pip install "
                    "'dask[distributed]' (or pip install '.[dask]')\n")
+
+
+# ---- encoding --------------------------------------------------------------------------
+
+
+def _shards(index, directory):
+    """The shards of an encode_on_dask run: (their bytes joined, document starts)."""
+    data, documents, count = b"", [], 0
+    for shard in index["shards"]:
+        path = Path(directory) / shard["path"]
+        meta = json.loads((Path(str(path) + ".json")).read_text())
+        assert meta["count"] == shard["count"] and meta["dtype"] == index["dtype"]
+        data += path.read_bytes()
+        documents += [count + d for d in meta["documents"]]
+        count += meta["count"]
+    assert count == index["count"]
+    return data, documents
+
+
+def test_encode_equals_encode_files(client, mod, text_files, jsonl_files, tmp_path):
+    tok = mod.Tokenizer.train_files(text_files, VOCAB, special_tokens=SPECIAL + ["<|pad|>"])
+    plain = tmp_path / "records.jsonl"  # the compressed records, for the reference
+    with gzip.open(jsonl_files[0][1], "rb") as f:
+        plain.write_bytes(f.read())
+    inputs = text_files + jsonl_files[0]
+    out = tmp_path / "shards"
+    out.mkdir()
+    index = td.encode_on_dask(inputs, tok, out, client=client, eot=SPECIAL[0],
+                              allowed_special="all", blocksize=BLOCK)
+    assert len(index["shards"]) > len(inputs)  # files in several ranges, hence shards
+    ref = tok.encode_files(text_files + [jsonl_files[0][0], plain], tmp_path / "ref.bin",
+                           eot=SPECIAL[0], allowed_special="all")
+    data, documents = _shards(index, out)
+    assert data == (tmp_path / "ref.bin").read_bytes()
+    assert documents == ref["documents"]
+    assert len(documents) == len(text_files) + len(jsonl_files[1])
+    assert index["tokenizer_sha256"] == ref["tokenizer_sha256"] and index["dtype"] == ref["dtype"]
+    assert sorted(os.listdir(out)) == sorted(["index.json"] + [
+        s["path"] + suffix for s in index["shards"] for suffix in ("", ".json")])
+
+
+def test_cli_encode_local_cluster(tmp_path, text_files):
+    import bpe
+
+    tok = bpe.Tokenizer.train_files(text_files, VOCAB, special_tokens=SPECIAL)
+    tok.save(str(tmp_path / "tok.bpe"))
+    out = tmp_path / "shards"
+    r = _run("encode", "--tokenizer", tmp_path / "tok.bpe", *text_files, "-o", out, "--eot",
+             SPECIAL[0], "--allowed-special", "all", "--blocksize", BLOCK)
+    assert r.returncode == 0, r.stderr
+    assert "shards and index.json" in r.stdout
+    index = json.loads((out / "index.json").read_text())
+    tok.encode_files(text_files, tmp_path / "ref.bin", eot=SPECIAL[0], allowed_special="all")
+    assert _shards(index, out)[0] == (tmp_path / "ref.bin").read_bytes()

@@ -68,11 +68,18 @@ TRAINER = textwrap.dedent(
     class Slow(mod.Tokenizer):
         _count_job = staticmethod(slow_job)
 
-    print("ready", flush=True)
-    Slow.train_files([sys.argv[2]], 1000, workers=2, chunk_size=2048)
-    print("finished", flush=True)
+    if __name__ == "__main__":  # the workers import this script (they are not forked from it)
+        print("ready", flush=True)
+        Slow.train_files([sys.argv[2]], 1000, workers=2, chunk_size=2048)
+        print("finished", flush=True)
     """
 )
+
+
+def _workers(pgid, parent):
+    """The worker processes of `parent`: started by a fork server, its child."""
+    return [pid for server in _processes_in_group(pgid, parent=parent)
+            for pid in _processes_in_group(pgid, parent=server)]
 
 
 def _processes_in_group(pgid, parent=None):
@@ -105,9 +112,9 @@ def test_ctrl_c_during_train_files_stops_the_workers(mod, tmp_path):
     try:
         assert proc.stdout.readline().strip() == "ready"
         deadline = time.time() + 20
-        while len(_processes_in_group(pgid, parent=proc.pid)) < 2 and time.time() < deadline:
+        while len(_workers(pgid, proc.pid)) < 2 and time.time() < deadline:
             time.sleep(0.05)  # the two workers
-        assert len(_processes_in_group(pgid, parent=proc.pid)) >= 2, "the workers never started"
+        assert len(_workers(pgid, proc.pid)) >= 2, "the workers never started"
         time.sleep(0.3)  # let them start their first jobs
         os.killpg(pgid, signal.SIGINT)  # what a terminal sends on Ctrl-C
         out, err = proc.communicate(timeout=30)

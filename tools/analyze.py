@@ -17,45 +17,74 @@
         (the given tokenizer.json), with token counts
 
 TOKENIZER is one of
-    a native file (written by Tokenizer.save / train_and_dump.py),
-    a tokenizer.json (Hugging Face; read with Tokenizer.from_huggingface),
-    a .tiktoken file (the pattern and special tokens come from the sidecar <file>.json
-        that train_and_dump.py writes, else from --pattern; default gpt2),
-    a directory holding vocab.json and merges.txt (GPT-2's format),
+    a tokenizer file in any format `bpe train` writes, read with Tokenizer.from_file (for a
+        .tiktoken file without its <file>.json sidecar, or GPT-2 files of another pattern
+        than GPT-2's, give --pattern),
     gpt2: GPT-2's files in tests/data,
     tiktoken:NAME: a tiktoken encoding (cl100k_base, ...) if tiktoken has it in its
         cache; this tool never downloads.
 
 Texts in special tokens' form (<|endoftext|>) are encoded as the special tokens.
 Errors are one line on stderr and a non-zero exit status; BPE_BACKEND=python uses the
-pure-Python bpe_fallback (see train_and_dump.py).
+pure-Python bpe_fallback.
 """
 
+import argparse
+import importlib
 import importlib.util
-import json
 import os
 import sys
 import time
-
-from train_and_dump import (
-    DATA,
-    EOT,
-    ArgumentParser,
-    CLIError,
-    check_input_file,
-    decode_text,
-    display_path,
-    import_backend,
-    _one_line,
-    one_line_warnings,
-    pattern_regex,
-    read_text,
-    run,
-)
+import warnings
 
 PROG = "analyze"
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data")
 GPT2_VOCAB = os.path.join(DATA, "gpt2_vocab.json")
 GPT2_MERGES = os.path.join(DATA, "gpt2_merges.txt")
+
+
+class CLIError(Exception):
+    """A bad invocation: one line on stderr, exit status `code`."""
+
+    def __init__(self, message, code=1):
+        super().__init__(message)
+        self.code = code
+
+
+def import_backend():
+    """The installed bpe, or bpe_fallback with BPE_BACKEND=python."""
+    name = "bpe_fallback" if os.environ.get("BPE_BACKEND", "").lower() == "python" else "bpe"
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise CLIError(f"cannot import {name} ({e}); install it with `pip install .`")
+
+
+def read_text(path):
+    check_input_file(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        warnings.warn(f"{path}: invalid UTF-8 at byte {e.start}; read as U+FFFD")
+        return data.decode("utf-8", "replace")
+
+
+def check_input_file(path, what="file"):
+    if not os.path.exists(path):
+        raise CLIError(f"no such {what}: {path}")
+    if os.path.isdir(path):
+        raise CLIError(f"{path} is a directory, not a {what}")
+
+
+def display_path(path):
+    rel = os.path.relpath(path)
+    return path if rel.startswith(os.pardir) else rel
+
+
+def one_line(text):
+    return " ".join(str(text).split())
 
 
 # ---------------------------------------------------------------------------
@@ -86,54 +115,19 @@ def from_tiktoken(name, enc):
                [enc.encode_single_token(s) for s in enc.special_tokens_set])
 
 
-def gpt2_byte_table():
-    """GPT-2's printable form of the bytes: printable Latin-1 stays, others -> U+0100..."""
-    table = {}
-    for b in range(256):
-        if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF:
-            table[b] = chr(b)
-    extra = 0
-    for b in range(256):
-        if b not in table:
-            table[b] = chr(256 + extra)
-            extra += 1
-    return table
-
-
-UNPRINT = {c: b for b, c in gpt2_byte_table().items()}
-
-
-def from_hf(name, hf):
+def from_hf(name, hf, mod):
     added = {i: t.content for i, t in hf.get_added_tokens_decoder().items()}
 
     def token_bytes(i):
         if i in added:
             return added[i].encode("utf-8")
-        piece = hf.id_to_token(i)
-        if piece is not None and all(c in UNPRINT for c in piece):
-            return bytes(UNPRINT[c] for c in piece)
-        return hf.decode([i], skip_special_tokens=False).encode("utf-8")
+        try:
+            return mod.str_to_token(hf.id_to_token(i))
+        except (ValueError, TypeError):
+            return hf.decode([i], skip_special_tokens=False).encode("utf-8")
 
     return Tok(name, lambda text: hf.encode(text, add_special_tokens=False).ids, token_bytes,
                hf.get_vocab_size(), added)
-
-
-def read_sidecar(path):
-    """The {"pattern", "special_tokens"} that train_and_dump.py writes beside a .tiktoken
-    file (as <file>.json), or None when there is none."""
-    side = path + ".json"
-    if not os.path.isfile(side):
-        return None
-    try:
-        with open(side, encoding="utf-8") as f:
-            meta = json.load(f)
-        pattern, specials = meta["pattern"], meta.get("special_tokens", {})
-        if not isinstance(pattern, str) or not isinstance(specials, dict):
-            raise TypeError
-    except (ValueError, KeyError, TypeError):
-        raise CLIError(f"{side}: not a sidecar of {path} "
-                       f'(expected {{"pattern": str, "special_tokens": {{str: id}}}})')
-    return {"pattern": pattern, "special_tokens": specials}
 
 
 class _Offline(Exception):
@@ -168,43 +162,23 @@ def offline_tiktoken(name):
     return from_tiktoken(f"tiktoken:{name}", enc)
 
 
+def gpt2_files():
+    for path in (GPT2_VOCAB, GPT2_MERGES):
+        if not os.path.isfile(path):
+            raise CLIError(f"gpt2 means GPT-2's files in tests/data, but {path} is missing")
+    return GPT2_VOCAB, GPT2_MERGES
+
+
 def load_tokenizer(spec, mod, pattern=None):
     """TOKENIZER (see the module docstring) -> Tok."""
     if spec == "gpt2":
-        for path in (GPT2_VOCAB, GPT2_MERGES):
-            if not os.path.isfile(path):
-                raise CLIError(f"gpt2 means GPT-2's files in tests/data, but {path} is missing")
-        tok = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES)
-        return from_bpe("gpt2", tok)
+        return from_bpe("gpt2", mod.Tokenizer.from_gpt2(*gpt2_files()))
     if spec.startswith("tiktoken:"):
         return offline_tiktoken(spec[len("tiktoken:"):])
-    if os.path.isdir(spec):
-        vocab, merges = os.path.join(spec, "vocab.json"), os.path.join(spec, "merges.txt")
-        if not (os.path.isfile(vocab) and os.path.isfile(merges)):
-            raise CLIError(f"{spec} is a directory without vocab.json and merges.txt")
-        tok = mod.Tokenizer.from_gpt2(vocab, merges, pattern=pattern or "gpt2")
-        return from_bpe(display_path(spec), tok)
     if not os.path.exists(spec):
         raise CLIError(f"no such tokenizer: {spec} (a .bpe, tokenizer.json or .tiktoken file, "
                        f"a GPT-2 directory, gpt2 or tiktoken:NAME)")
-    check_input_file(spec, "tokenizer file")
-    with open(spec, "rb") as f:
-        head = f.read(64).lstrip()
-    name = display_path(spec)
-    if head.startswith(b"#bpe-tokenizer"):
-        return from_bpe(name, mod.Tokenizer.load(spec))
-    if head.startswith(b"{"):
-        return from_bpe(name, mod.Tokenizer.from_huggingface(spec))
-    if spec.endswith(".tiktoken") or head[:1].isalnum() or head[:1] in (b"+", b"/"):
-        meta = read_sidecar(spec)
-        if meta is not None and pattern is None:
-            pattern, specials = meta["pattern"], meta["special_tokens"]
-        else:
-            specials = meta["special_tokens"] if meta else None
-        tok = mod.Tokenizer.from_tiktoken(spec, pattern=pattern or "gpt2", special_tokens=specials)
-        return from_bpe(name, tok)
-    raise CLIError(f"cannot tell the format of {spec} (expected a native .bpe file, a "
-                   f"tokenizer.json or a .tiktoken file)")
+    return from_bpe(display_path(spec), mod.Tokenizer.from_file(spec, pattern=pattern))
 
 
 # ---------------------------------------------------------------------------
@@ -293,7 +267,7 @@ def get_text(args):
         return read_text(args.file)
     if sys.stdin is None or sys.stdin.isatty():
         raise CLIError("give a TEXT, --file F, or text on standard input", code=2)
-    return decode_text(sys.stdin.buffer.read(), "<stdin>")
+    return sys.stdin.buffer.read().decode("utf-8", "replace")
 
 
 # ---------------------------------------------------------------------------
@@ -446,27 +420,14 @@ def cmd_show(args, mod):
     return 0
 
 
-def gpt2_tiktoken(mod):
-    """tiktoken's Encoding of GPT-2, built offline from the files in tests/data."""
-    import tiktoken
-
-    with open(GPT2_VOCAB, encoding="utf-8") as f:
-        vocab = json.load(f)
-    ranks = {bytes(UNPRINT[c] for c in piece): i for piece, i in vocab.items() if piece != EOT}
-    return tiktoken.Encoding("gpt2-offline", pat_str=pattern_regex(mod, "gpt2"),
-                             mergeable_ranks=ranks, special_tokens={EOT: vocab[EOT]})
-
-
 def tiktoken_file(path, pattern, mod):
-    """tiktoken's Encoding of a .tiktoken file, read by tiktoken's own loader."""
+    """tiktoken's Encoding of a .tiktoken file, its ranks read by tiktoken's own loader (the
+    pattern and special tokens as Tokenizer.from_file finds them)."""
     import tiktoken
     import tiktoken.load
 
     check_input_file(path, "tiktoken file")
-    meta = read_sidecar(path)
-    specials = meta["special_tokens"] if meta else {}
-    if pattern is None:
-        pattern = meta["pattern"] if meta else "gpt2"
+    ours = mod.Tokenizer.from_file(path, pattern=pattern)
     saved = os.environ.get("TIKTOKEN_CACHE_DIR")
     os.environ["TIKTOKEN_CACHE_DIR"] = ""  # a local file: read it, keep no cached copy
     try:
@@ -478,9 +439,8 @@ def tiktoken_file(path, pattern, mod):
             del os.environ["TIKTOKEN_CACHE_DIR"]
         else:
             os.environ["TIKTOKEN_CACHE_DIR"] = saved
-    enc = tiktoken.Encoding(os.path.basename(path), pat_str=pattern_regex(mod, pattern),
-                            mergeable_ranks=ranks, special_tokens=specials)
-    return enc
+    return tiktoken.Encoding(os.path.basename(path), pat_str=ours.pattern, mergeable_ranks=ranks,
+                             special_tokens=ours.special_tokens)
 
 
 def cmd_compare(args, mod):
@@ -499,7 +459,8 @@ def cmd_compare(args, mod):
     elif not (os.path.isfile(GPT2_VOCAB) and os.path.isfile(GPT2_MERGES)):
         notes.append(f"tiktoken: skipped, GPT-2's files are not in {DATA}")
     else:
-        others.append(from_tiktoken("tiktoken: gpt2 (tests/data)", gpt2_tiktoken(mod)))
+        others.append(from_tiktoken("tiktoken: gpt2 (tests/data)",
+                                    mod.Tokenizer.from_gpt2(*gpt2_files()).to_tiktoken("gpt2")))
     if args.hf is not None:
         if importlib.util.find_spec("tokenizers") is None:
             notes.append("tokenizers: not installed, skipped")
@@ -509,8 +470,8 @@ def cmd_compare(args, mod):
             try:
                 hf = tokenizers.Tokenizer.from_file(args.hf)
             except Exception as e:  # tokenizers raises its own exception type
-                raise CLIError(f"{args.hf}: tokenizers cannot read it ({_one_line(e)})")
-            others.append(from_hf(f"tokenizers: {display_path(args.hf)}", hf))
+                raise CLIError(f"{args.hf}: tokenizers cannot read it ({one_line(e)})")
+            others.append(from_hf(f"tokenizers: {display_path(args.hf)}", hf, mod))
 
     color = use_color(args)
     nbytes = len(text.encode("utf-8"))
@@ -552,6 +513,11 @@ def first_difference(a, b):
 # ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit status 2
+        raise CLIError(f"{message} (see --help)", code=2)
 
 
 def build_parser():
@@ -616,12 +582,28 @@ def main(argv=None):
         args.text = extra.pop(0)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    one_line_warnings(PROG)
     mod = import_backend()
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise CLIError(f"--workers must be at least 1, got {args.workers}", code=2)
     return COMMANDS[args.command](args, mod)
 
 
+def run(argv=None):
+    """main(argv), with errors (and warnings) as one line on stderr: the exit status."""
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda message, *rest, **kw: sys.stderr.write(
+            f"{PROG}: warning: {one_line(message)}\n")
+        try:
+            return main(argv)
+        except CLIError as e:
+            code, message = e.code, str(e)
+        except (ValueError, TypeError, OSError, ImportError) as e:
+            if os.environ.get("BPE_DEBUG"):
+                raise
+            code, message = 1, str(e) or type(e).__name__
+    sys.stderr.write(f"{PROG}: error: {one_line(message)}\n")
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(run(main, PROG))
+    sys.exit(run())

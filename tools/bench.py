@@ -11,6 +11,13 @@ Rows (the performance targets of SPEC.md):
   encode_ordinary     bpe encode_ordinary, english10.txt, GPT-2's merges, 1 thread,
                       vs tiktoken built from the same ranks, in the same process: throughput
   encode_batch        bpe encode_batch with 2 threads vs our own 1 thread (1000-line docs)
+  encode_files        bpe Tokenizer.encode_files, english.txt -> .bin, GPT-2's merges, 2 workers,
+                      end to end (file in, array and sidecar out, in a fresh process, a fresh
+                      tokenizer) vs 2 x our single-thread encode_ordinary of the same text
+                      (pinned to one CPU, a fresh tokenizer)
+  dask_encode         tools/train_dask.py's encode_on_dask, english.txt, GPT-2's merges, a local
+                      cluster of 2 worker processes (its start not counted), vs encode_files
+                      with 2 workers; the shards joined must equal encode_files' array
   python_train_files  bpe_fallback.Tokenizer.train_files, english10.txt, vocab 8192,
                       vs Hugging Face tokenizers' BpeTrainer
   pathological        (alias patho) pathological cost stays ordinary:
@@ -36,7 +43,7 @@ every 0.1 s, of the summed proportional set size (PSS, /proc/PID/smaps_rollup; R
 that is unavailable) of the worker and all its descendants, so training in worker processes
 is counted, and pages they share with the parent are not counted twice.
 
-A missing corpus (make them with ../shared/bench/make_corpora.sh) or a missing anchor library
+A missing corpus (make them with tools/make_corpora.sh) or a missing anchor library
 skips the row with a note.  Hugging Face tokenizers runs in the pathological rows are
 stopped after `--slow-limit` seconds (default 60) and reported as "> N s (stopped)".
 `--quick` trains on english10.txt instead of english.txt and times one repetition instead
@@ -65,15 +72,18 @@ EOT = "<|endoftext|>"
 TOOLS = Path(__file__).resolve().parent
 REPO = TOOLS.parent
 DEFAULT_CORPORA = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-corpora"
-GPT2_DIRS = [REPO / "tests" / "data", REPO.parent / "shared" / "data"]
+GPT2_DIRS = [REPO / "tests" / "data"]
 RESULT_TAG = "BENCH-RESULT "
 
-ROWS = ["train_files", "encode_ordinary", "encode_batch", "python_train_files", "pathological"]
+ROWS = ["train_files", "encode_ordinary", "encode_batch", "encode_files", "dask_encode",
+        "python_train_files", "pathological"]
 ALIASES = {
     "train": "train_files",
     "memory": "train_files",
     "encode": "encode_ordinary",
     "batch": "encode_batch",
+    "files": "encode_files",
+    "dask": "dask_encode",
     "python": "python_train_files",
     "pure_python": "python_train_files",
     "train_python": "python_train_files",
@@ -90,36 +100,17 @@ if str(REPO) not in sys.path:
 # GPT-2 files and tiktoken ranks
 
 
-def gpt2_byte_decoder():
-    """GPT-2's printable-character alias of every byte, inverted: {char: byte}."""
-    keep = set(range(0x21, 0x7F)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
-    decoder, extra = {}, 0
-    for b in range(256):
-        if b in keep:
-            decoder[chr(b)] = b
-        else:
-            decoder[chr(256 + extra)] = b
-            extra += 1
-    return decoder
-
-
-def gpt2_ranks(vocab_json):
-    """tiktoken mergeable ranks from GPT-2's vocab.json: token bytes -> id."""
-    decoder = gpt2_byte_decoder()
-    with open(vocab_json, encoding="utf-8") as f:
-        vocab = json.load(f)
-    return {bytes(decoder[c] for c in tok): i for tok, i in vocab.items() if tok != EOT}
-
-
 def gpt2_tiktoken(vocab_json):
+    """tiktoken's Encoding of GPT-2 from vocab.json (its tokens in GPT-2's printable form)."""
     import tiktoken
 
-    return tiktoken.Encoding(
-        name="gpt2-bench",
-        pat_str=GPT2_PATTERN,
-        mergeable_ranks=gpt2_ranks(vocab_json),
-        special_tokens={EOT: 50256},
-    )
+    import bpe_fallback
+
+    with open(vocab_json, encoding="utf-8") as f:
+        vocab = json.load(f)
+    ranks = {bpe_fallback.str_to_token(t): i for t, i in vocab.items() if t != EOT}
+    return tiktoken.Encoding(name="gpt2-bench", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
+                             special_tokens={EOT: vocab[EOT]})
 
 
 def find_gpt2_files(explicit=None):
@@ -305,6 +296,80 @@ def job_batch(a):
     }
 
 
+def job_encode_files(a):
+    """Single-thread encode_ordinary of the text (pinned to one CPU, a fresh tokenizer), then
+    encode_files of the file with 2 workers (all CPUs, a fresh tokenizer, a cold start)."""
+    import bpe
+
+    with open(a["path"], encoding="utf-8", errors="replace", newline="") as f:
+        text = f.read()
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if cpus:
+        os.sched_setaffinity(0, {min(cpus)})
+    tok = bpe.Tokenizer.from_gpt2(a["vocab_json"], a["merges_txt"])
+    tok.encode_ordinary(text[:10_000])  # a short warm-up, as a fresh instance gets
+    t0 = time.perf_counter()
+    n = len(tok.encode_ordinary(text))
+    single = time.perf_counter() - t0
+    del text
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    tok = bpe.Tokenizer.from_gpt2(a["vocab_json"], a["merges_txt"])
+    out = os.path.join(a["out_dir"], "bench-encode-files.bin")
+    t0 = time.perf_counter()
+    meta = tok.encode_files([a["path"]], out, workers=2, disallowed_special=())
+    files = time.perf_counter() - t0
+    digest = hashlib.sha256(open(out, "rb").read()).hexdigest()
+    for path in (out, out + ".json"):
+        os.unlink(path)
+    return {"backend": bpe.BACKEND, "mb": os.path.getsize(a["path"]) / 1e6, "seconds": files,
+            "single_seconds": single, "tokens": n, "count": meta["count"], "digest": digest}
+
+
+def job_dask_encode(a):
+    """encode_on_dask on a local cluster of 2 worker processes (its start timed apart), and
+    encode_files with 2 workers, of the same file; the digests of their arrays."""
+    import logging
+    import shutil
+    import tempfile
+
+    import bpe
+    from distributed import Client, LocalCluster
+
+    sys.path.insert(0, str(TOOLS))
+    import train_dask
+
+    tok = bpe.Tokenizer.from_gpt2(a["vocab_json"], a["merges_txt"])
+    work = tempfile.mkdtemp(dir=a["out_dir"], prefix="bench-dask-")
+    try:
+        t0 = time.perf_counter()
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.ERROR)
+        client = Client(cluster)
+        started = time.perf_counter() - t0
+        try:
+            t0 = time.perf_counter()
+            index = train_dask.encode_on_dask([a["path"]], tok, work, client=client,
+                                              disallowed_special=())
+            seconds = time.perf_counter() - t0
+        finally:
+            client.close()
+            cluster.close()
+        h = hashlib.sha256()
+        for shard in index["shards"]:
+            with open(os.path.join(work, shard["path"]), "rb") as f:
+                h.update(f.read())
+        t0 = time.perf_counter()
+        tok.encode_files([a["path"]], os.path.join(work, "ref.bin"), workers=2, disallowed_special=())
+        files = time.perf_counter() - t0
+        ref = hashlib.sha256(open(os.path.join(work, "ref.bin"), "rb").read()).hexdigest()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"backend": bpe.BACKEND, "mb": os.path.getsize(a["path"]) / 1e6, "seconds": seconds,
+            "cluster_seconds": started, "files_seconds": files, "shards": len(index["shards"]),
+            "same": h.hexdigest() == ref}
+
+
 # Pathological inputs (issue 6, item 4): generated, seeded, the same in every process
 
 PATHO_SEED = 6
@@ -428,6 +493,8 @@ JOBS = {
     "train_hf": job_train_hf,
     "encode": job_encode,
     "batch": job_batch,
+    "encode_files": job_encode_files,
+    "dask_encode": job_dask_encode,
     "patho_encode": job_patho_encode,
     "patho_decode": job_patho_decode,
 }
@@ -718,6 +785,64 @@ def row_encode_batch(ctx, table):
         table.note("encode_batch: 1-thread and 2-thread results DIFFER")
 
 
+def row_encode_files(ctx, table):
+    name = "english.txt"
+    path = utf8_corpus(ctx, table, name)
+    what = "`encode_files` {} to .bin, GPT-2 merges, 2 workers, end to end".format(name)
+    if path is None or ctx.gpt2 is None:
+        table.note("{}: skipped, {} is missing".format(
+            what, ctx.corpora / name if path is None else "GPT-2's files"))
+        return
+    _progress("encode_files: bpe, single thread and 2 workers, on {} ...".format(name))
+    args = {"path": str(path), "vocab_json": ctx.gpt2[0], "merges_txt": ctx.gpt2[1],
+            "out_dir": str(ctx.corpora)}
+    best = None
+    for _ in range(ctx.reps):  # each in a fresh process: cold workers, fresh tokenizers
+        res = run_worker("encode_files", args, ctx.timeout)
+        if not res["ok"]:
+            table.row(what, _short(res["error"]), "-", "-", "≥ 0.8×", "-")
+            table.note("encode_files: {}".format(res["error"]))
+            return
+        if best is None:
+            best = res
+        else:
+            best["seconds"] = min(best["seconds"], res["seconds"])
+            best["single_seconds"] = min(best["single_seconds"], res["single_seconds"])
+    r = best["single_seconds"] / (2 * best["seconds"])
+    table.row(what, "{:.2f} s, {:.1f} MB/s ({})".format(best["seconds"], best["mb"] / best["seconds"],
+                                                        best["backend"]),
+              "2 × {:.1f} MB/s: encode_ordinary, 1 thread ({:.2f} s)".format(
+                  best["mb"] / best["single_seconds"], best["single_seconds"]),
+              "{:.2f}×".format(r), "≥ 0.8×", _met(r >= 0.8))
+    table.note("encode_files: {:,} ids written, {} the {:,} of encode_ordinary; best of {} fresh "
+               "processes".format(best["count"], "equal to" if best["count"] == best["tokens"]
+                                  else "NOT equal to", best["tokens"], ctx.reps))
+
+
+def row_dask_encode(ctx, table):
+    name = "english.txt"
+    path = utf8_corpus(ctx, table, name)
+    what = "Dask encode (`tools/train_dask.py`) {}, local cluster of 2 workers".format(name)
+    if path is None or ctx.gpt2 is None or not (_have("distributed") and _have("fsspec")):
+        table.note("{}: skipped (needs {}, GPT-2's files and dask[distributed])".format(what, name))
+        return
+    _progress("dask_encode: encode_on_dask and encode_files on {} ...".format(name))
+    res = run_worker("dask_encode", {"path": str(path), "vocab_json": ctx.gpt2[0],
+                                     "merges_txt": ctx.gpt2[1], "out_dir": str(ctx.corpora)},
+                     ctx.timeout)
+    if not res["ok"]:
+        table.row(what, _short(res["error"]), "-", "-", "-", "-")
+        table.note("dask_encode: {}".format(res["error"]))
+        return
+    r = res["files_seconds"] / res["seconds"]
+    table.row(what, "{:.2f} s, {:.1f} MB/s".format(res["seconds"], res["mb"] / res["seconds"]),
+              "{:.2f} s `encode_files`, 2 workers".format(res["files_seconds"]),
+              "{:.2f}×".format(r), "(none; shards = encode_files)", "yes" if res["same"] else "NO")
+    table.note("dask_encode: {} shards, joined {} encode_files' array; starting the local "
+               "cluster took {:.1f} s more".format(res["shards"], "equal to" if res["same"]
+                                                    else "DIFFERENT from", res["cluster_seconds"]))
+
+
 def row_python_train_files(ctx, table):
     name = "english10.txt"
     path = utf8_corpus(ctx, table, name)
@@ -988,6 +1113,8 @@ ROW_FUNCS = {
     "train_files": row_train_files,
     "encode_ordinary": row_encode_ordinary,
     "encode_batch": row_encode_batch,
+    "encode_files": row_encode_files,
+    "dask_encode": row_dask_encode,
     "python_train_files": row_python_train_files,
     "pathological": row_pathological,
 }
@@ -1073,7 +1200,7 @@ def main(argv=None):
 
     table = Table()
     if not ctx.corpora.is_dir():
-        table.note("corpora directory {} is missing; run ../shared/bench/make_corpora.sh".format(ctx.corpora))
+        table.note("corpora directory {} is missing; run tools/make_corpora.sh".format(ctx.corpora))
     for name in selected:
         try:
             ROW_FUNCS[name](ctx, table)
