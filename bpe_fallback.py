@@ -1540,8 +1540,8 @@ def _native_parse(text, where):
         c.fail("the pattern is not a JSON string")
     try:
         _compile_pattern(pattern)
-    except ValueError as e:
-        c.fail(str(e))
+    except (ValueError, RecursionError) as e:
+        c.fail(f"bad pattern: {str(e)[:200]}")
     tokens = {}
 
     def add(i, t):
@@ -1647,7 +1647,8 @@ def _gpt2_parse(vocab_text, merges_text, special_tokens, vocab_where, merges_whe
         merge_lines.append(line)
     if fingerprint is not None and fingerprint != _gpt2_fingerprint(raw, merge_lines):
         raise ValueError(f"{vocab_where} and {merges_where} do not belong together: merges.txt "
-                         f"was saved with another vocab.json (or one of them was edited since)")
+                         f"was saved with another vocab.json, or one of them was edited since (to "
+                         f"load an edited pair, delete 'bpe-pair:...' from merges.txt's first line)")
     tokens, specials = _gpt2_vocab(raw, merges, special_tokens, fingerprint is not None,
                                    f"{vocab_where} and {merges_where}")
     return tokens, merges, specials
@@ -2179,6 +2180,22 @@ class _RegexReader:
                 self.fail("(?i) with a letter pair that Oniguruma folds to one character")
 
 
+_MAX_CLASSES = 256  # an export scans every code point once per distinct class (a few ms each)
+
+
+def _class_atoms(alts, found):
+    """The distinct one-character atoms an export writes as code point ranges."""
+    for seq in alts:
+        for node in seq:
+            while node[0] == "repeat":
+                node = node[1]
+            if node[0] == "set" or (node[0] == "char" and node[2]):
+                found.add(node[1:])
+            elif node[0] == "group":
+                _class_atoms(node[2], found)
+    return found
+
+
 def _nullable(alts):
     return any(all(_node_nullable(n) for n in seq) for seq in alts)
 
@@ -2315,7 +2332,13 @@ def _onig_body(pattern):
             tree = _RegexReader(pattern, onig=False).parse()
             if _nullable(tree):
                 raise ValueError("it can match the empty string")
+            atoms = _class_atoms(tree, set())
+            if len(atoms) > _MAX_CLASSES:
+                raise ValueError(f"more than {_MAX_CLASSES} distinct character classes")
             out = _onig_text(tree)
+        except RecursionError:
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for Hugging Face tokenizers: "
+                             f"it nests too deeply") from None
         except ValueError as e:
             raise ValueError(f"cannot write the pattern {_short(pattern)} for Hugging Face tokenizers "
                              f"(Oniguruma) so that it means the same: {e}") from None
@@ -2340,11 +2363,14 @@ def _pattern_from_onig(text):
         except ValueError:
             pass  # edited since: read the regex itself
     try:
-        tree = _RegexReader(text, onig=True).parse()
-        if _nullable(tree):
-            raise ValueError("it can match the empty string")
-        pattern = _regex_text(tree)
-        _compile_pattern(pattern)
+        try:
+            tree = _RegexReader(text, onig=True).parse()
+            if _nullable(tree):
+                raise ValueError("it can match the empty string")
+            pattern = _regex_text(tree)
+            _compile_pattern(pattern)
+        except RecursionError:
+            raise ValueError("it nests too deeply") from None
     except ValueError as e:
         raise ValueError(f"the Split regex {_short(text)} cannot be read with the meaning it has "
                          f"in tokenizers: {e}") from None
