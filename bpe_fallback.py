@@ -1942,7 +1942,7 @@ class _RegexReader:
             if self.onig and self.peek("(?#"):  # a comment
                 self.comment()
                 continue
-            nodes.append(self.repeat(self.atom(icase)))
+            nodes.append(self.repeat(self.atom(icase), icase))
         if icase and self.onig:
             self.check_folds(nodes)
         return nodes
@@ -1951,6 +1951,8 @@ class _RegexReader:
         c = self.p[self.i]
         self.i += 1
         if c == "(":
+            if icase and self.onig:
+                self.fail("(?i) with a group inside")
             return self.group(icase)
         if c == "[":
             return self.char_class(icase)
@@ -2031,10 +2033,12 @@ class _RegexReader:
         self.i = m.end()
         return low, high, True
 
-    def repeat(self, node):
+    def repeat(self, node, icase):
         q = self.quantifier()
         if q is None:
             return node
+        if icase and self.onig:  # Oniguruma's folds can span repeats: refuse what is not tested
+            self.fail("(?i) with a repeat inside")
         if node[0] == "anchor" or (node[0] == "group" and node[1] in _LOOK):
             self.fail("a repeated anchor or look-around")
         low, high, braces = q
