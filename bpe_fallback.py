@@ -1717,6 +1717,10 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
                              f"{_short(s)} (id {i}); merges.txt is cut short or from another "
                              f"vocabulary")
     for s, i, _ in unmade:
+        try:
+            _check_special_text(s)
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
         specials[s] = i
     return tokens, specials
 
@@ -2325,14 +2329,20 @@ def _pattern_to_onig(pattern):
     """`pattern` written for tokenizers' Oniguruma with the same meaning,
     after a comment that holds the pattern itself (base64), from which an
     import gets it back exactly; ValueError if this library cannot write it."""
+    body = _onig_body(pattern)
     b64 = base64.b64encode(pattern.encode("utf-8")).decode("ascii")
-    return f"(?#bpe:{b64}){_onig_body(pattern)}"
+    return f"(?#bpe:{b64}){body}"
 
 
 def _onig_body(pattern):
     out = _TO_ONIG.get(pattern)
     if out is None:
         try:
+            if not pattern.isascii():
+                try:
+                    pattern.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValueError("it holds a lone surrogate") from None
             tree = _RegexReader(pattern, onig=False).parse()
             if _nullable(tree):
                 raise ValueError("it can match the empty string")
