@@ -39,7 +39,6 @@ import os
 import signal
 import stat
 import sys
-import tempfile
 import time
 import warnings
 from collections import Counter
@@ -162,7 +161,8 @@ def _check_specials(special_tokens):
     try:
         specials = tuple(special_tokens)
     except TypeError:
-        raise TypeError(f"special_tokens must be a sequence of str, not {type(special_tokens).__name__}") from None
+        raise TypeError(f"special_tokens must be a sequence of str, not "
+                        f"{type(special_tokens).__name__}") from None
     seen = set()
     for s in specials:
         _check_special_text(s)
@@ -681,7 +681,8 @@ class Tokenizer:
                 raise ValueError(f"merge {rank} must be a pair of bytes, not {_short(merge)}")
             new = encoder.get(merge[0] + merge[1])
             if new is None:
-                raise ValueError(f"merge {rank} {_short(merge)}: {_short(merge[0] + merge[1])} is not in the vocabulary")
+                raise ValueError(f"merge {rank} {_short(merge)}: {_short(merge[0] + merge[1])} is not in "
+                                 f"the vocabulary")
             if made.setdefault(new, rank) != rank:
                 raise ValueError(f"merge {rank} {_short(merge)} makes {_short(merge[0] + merge[1])} again "
                                  f"(merge {made[new]})")
@@ -694,7 +695,8 @@ class Tokenizer:
                 if i is None:
                     raise ValueError(f"merge {rank} {_short(merge)}: {_short(part)} is not in the vocabulary")
                 if made.get(i, -1) >= rank:
-                    raise ValueError(f"merge {rank} {_short(merge)} uses {_short(part)}, which a later merge makes")
+                    raise ValueError(f"merge {rank} {_short(merge)} uses {_short(part)}, which a later "
+                                     f"merge makes")
                 ids.append(i)
             pair = (ids[0], ids[1])
             if pair in pair_rank:
@@ -707,7 +709,8 @@ class Tokenizer:
             if not isinstance(s, str) or not s:
                 raise ValueError(f"special token {_short(s)} must be a non-empty str")
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
-                raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in [0, 2**31))")
+                raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in "
+                                 f"[0, 2**31))")
             if i in decoder:
                 raise ValueError(f"special token {_short(s)} has id {i}, which is already taken")
             decoder[i] = s.encode("utf-8")
