@@ -36,7 +36,6 @@ import bisect
 import collections
 import collections.abc as _abc
 import concurrent.futures
-import functools
 import gzip
 import hashlib
 import heapq
@@ -160,12 +159,6 @@ def _compile_pattern(pattern):
     return rx
 
 
-def _short(value, limit=60):
-    """repr(value), cut to about `limit` characters for error messages."""
-    r = repr(value)
-    return r if len(r) <= limit else r[:limit - 5] + "...'" + f" ({len(value)} long)"
-
-
 _NAMED_PATTERNS = frozenset(PATTERNS.values())
 
 
@@ -247,7 +240,8 @@ def _check_specials(special_tokens):
     try:
         specials = tuple(special_tokens)
     except TypeError:
-        raise TypeError(f"special_tokens must be a sequence of str, not {type(special_tokens).__name__}") from None
+        raise TypeError(f"special_tokens must be a sequence of str, not "
+                        f"{type(special_tokens).__name__}") from None
     seen = set()
     for s in specials:
         _check_special_text(s)
@@ -1099,7 +1093,8 @@ class Tokenizer:
                 raise ValueError(f"merge {rank} must be a pair of bytes, not {_short(merge)}")
             new = encoder.get(merge[0] + merge[1])
             if new is None:
-                raise ValueError(f"merge {rank} {_short(merge)}: {_short(merge[0] + merge[1])} is not in the vocabulary")
+                raise ValueError(f"merge {rank} {_short(merge)}: {_short(merge[0] + merge[1])} is not in "
+                                 f"the vocabulary")
             if made.setdefault(new, rank) != rank:
                 raise ValueError(f"merge {rank} {_short(merge)} makes {_short(merge[0] + merge[1])} again "
                                  f"(merge {made[new]})")
@@ -1112,7 +1107,8 @@ class Tokenizer:
                 if i is None:
                     raise ValueError(f"merge {rank} {_short(merge)}: {_short(part)} is not in the vocabulary")
                 if made.get(i, -1) >= rank:
-                    raise ValueError(f"merge {rank} {_short(merge)} uses {_short(part)}, which a later merge makes")
+                    raise ValueError(f"merge {rank} {_short(merge)} uses {_short(part)}, which a later "
+                                     f"merge makes")
                 ids.append(i)
             pair = (ids[0], ids[1])
             if pair in pair_rank:
@@ -1125,7 +1121,8 @@ class Tokenizer:
             if not isinstance(s, str) or not s:
                 raise ValueError(f"special token {_short(s)} must be a non-empty str")
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
-                raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in [0, 2**31))")
+                raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in "
+                                 f"[0, 2**31))")
             if i in decoder:
                 raise ValueError(f"special token {_short(s)} has id {i}, which is already taken")
             decoder[i] = s.encode("utf-8")
@@ -2659,8 +2656,8 @@ def _native_parse(text, where):
         c.fail("the pattern is not a JSON string")
     try:
         _compile_pattern(pattern)
-    except ValueError as e:
-        c.fail(str(e))
+    except (ValueError, RecursionError) as e:
+        c.fail(f"bad pattern: {str(e)[:200]}")
     tokens = {}
 
     def add(i, t):
@@ -2766,7 +2763,8 @@ def _gpt2_parse(vocab_text, merges_text, special_tokens, vocab_where, merges_whe
         merge_lines.append(line)
     if fingerprint is not None and fingerprint != _gpt2_fingerprint(raw, merge_lines):
         raise ValueError(f"{vocab_where} and {merges_where} do not belong together: merges.txt "
-                         f"was saved with another vocab.json (or one of them was edited since)")
+                         f"was saved with another vocab.json, or one of them was edited since (to "
+                         f"load an edited pair, delete 'bpe-pair:...' from merges.txt's first line)")
     tokens, specials = _gpt2_vocab(raw, merges, special_tokens, fingerprint is not None,
                                    f"{vocab_where} and {merges_where}")
     return tokens, merges, specials
@@ -2835,6 +2833,10 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
                              f"{_short(s)} (id {i}); merges.txt is cut short or from another "
                              f"vocabulary")
     for s, i, _ in unmade:
+        try:
+            _check_special_text(s)
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
         specials[s] = i
     return tokens, specials
 
@@ -3060,7 +3062,7 @@ class _RegexReader:
             if self.onig and self.peek("(?#"):  # a comment
                 self.comment()
                 continue
-            nodes.append(self.repeat(self.atom(icase)))
+            nodes.append(self.repeat(self.atom(icase), icase))
         if icase and self.onig:
             self.check_folds(nodes)
         return nodes
@@ -3069,6 +3071,8 @@ class _RegexReader:
         c = self.p[self.i]
         self.i += 1
         if c == "(":
+            if icase and self.onig:
+                self.fail("(?i) with a group inside")
             return self.group(icase)
         if c == "[":
             return self.char_class(icase)
@@ -3149,10 +3153,12 @@ class _RegexReader:
         self.i = m.end()
         return low, high, True
 
-    def repeat(self, node):
+    def repeat(self, node, icase):
         q = self.quantifier()
         if q is None:
             return node
+        if icase and self.onig:  # Oniguruma's folds can span repeats: refuse what is not tested
+            self.fail("(?i) with a repeat inside")
         if node[0] == "anchor" or (node[0] == "group" and node[1] in _LOOK):
             self.fail("a repeated anchor or look-around")
         low, high, braces = q
@@ -3298,6 +3304,22 @@ class _RegexReader:
                 self.fail("(?i) with a letter pair that Oniguruma folds to one character")
 
 
+_MAX_CLASSES = 256  # an export scans every code point once per distinct class (a few ms each)
+
+
+def _class_atoms(alts, found):
+    """The distinct one-character atoms an export writes as code point ranges."""
+    for seq in alts:
+        for node in seq:
+            while node[0] == "repeat":
+                node = node[1]
+            if node[0] == "set" or (node[0] == "char" and node[2]):
+                found.add(node[1:])
+            elif node[0] == "group":
+                _class_atoms(node[2], found)
+    return found
+
+
 def _nullable(alts):
     return any(all(_node_nullable(n) for n in seq) for seq in alts)
 
@@ -3423,18 +3445,30 @@ def _pattern_to_onig(pattern):
     """`pattern` written for tokenizers' Oniguruma with the same meaning,
     after a comment that holds the pattern itself (base64), from which an
     import gets it back exactly; ValueError if this library cannot write it."""
+    body = _onig_body(pattern)
     b64 = base64.b64encode(pattern.encode("utf-8")).decode("ascii")
-    return f"(?#bpe:{b64}){_onig_body(pattern)}"
+    return f"(?#bpe:{b64}){body}"
 
 
 def _onig_body(pattern):
     out = _TO_ONIG.get(pattern)
     if out is None:
         try:
+            if not pattern.isascii():
+                try:
+                    pattern.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValueError("it holds a lone surrogate") from None
             tree = _RegexReader(pattern, onig=False).parse()
             if _nullable(tree):
                 raise ValueError("it can match the empty string")
+            atoms = _class_atoms(tree, set())
+            if len(atoms) > _MAX_CLASSES:
+                raise ValueError(f"more than {_MAX_CLASSES} distinct character classes")
             out = _onig_text(tree)
+        except RecursionError:
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for Hugging Face tokenizers: "
+                             f"it nests too deeply") from None
         except ValueError as e:
             raise ValueError(f"cannot write the pattern {_short(pattern)} for Hugging Face tokenizers "
                              f"(Oniguruma) so that it means the same: {e}") from None
@@ -3459,11 +3493,14 @@ def _pattern_from_onig(text):
         except ValueError:
             pass  # edited since: read the regex itself
     try:
-        tree = _RegexReader(text, onig=True).parse()
-        if _nullable(tree):
-            raise ValueError("it can match the empty string")
-        pattern = _regex_text(tree)
-        _compile_pattern(pattern)
+        try:
+            tree = _RegexReader(text, onig=True).parse()
+            if _nullable(tree):
+                raise ValueError("it can match the empty string")
+            pattern = _regex_text(tree)
+            _compile_pattern(pattern)
+        except RecursionError:
+            raise ValueError("it nests too deeply") from None
     except ValueError as e:
         raise ValueError(f"the Split regex {_short(text)} cannot be read with the meaning it has "
                          f"in tokenizers: {e}") from None
@@ -4280,7 +4317,6 @@ def main(argv=None):
     2
     """
     status, message = 1, None
-    progress_line = [False]
     with warnings.catch_warnings():
         def show(message, category, filename, lineno, file=None, line=None):
             out = file or sys.stderr

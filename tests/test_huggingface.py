@@ -450,3 +450,28 @@ def test_wrong_json_shapes(mod, tmp_path, where, value, field):
     with pytest.raises(ValueError) as err:
         mod.Tokenizer.from_huggingface(path)
     assert field in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("onig", [r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[\s\S]", r"'(?i:[sdmt]|ll|ve|re)|[\s\S]"])
+def test_import_case_insensitive_contractions(mod, onig):
+    """The case-insensitive groups tokenizer.json files hold (Llama 3's, cl100k's) split
+    every code point after an apostrophe, and every letter that folds to an ASCII letter in
+    pairs, as tokenizers splits them."""
+    tok = trained(mod, "gpt2")
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        path, _ = exported(tok, Path(d))
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = onig
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        back = mod.Tokenizer.from_huggingface(path)
+    text = every_code_point()
+    folding = [c for c in text if any(x.isascii() and x.isalpha() for x in c.casefold() + c.upper() + c.lower())]
+    singles = "".join("'" + c for c in text)
+    pairs = "".join(f"'{a}{b} " for a in folding for b in folding)
+    for big in (singles, pairs):
+        for start in range(0, len(big), 300_000):
+            chunk = big[start:start + 300_000]
+            assert regex_pieces(back.pattern, chunk) == hf_pieces(onig, chunk), start
