@@ -1430,7 +1430,7 @@ class Tokenizer:
         return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
                 for t in texts]
 
-    _STREAM_BLOCK = 1 << 14   # characters encode_iterable gathers before it cuts
+    _STREAM_BLOCK = 1 << 16   # characters encode_iterable gathers before it cuts
     _STREAM_MARGIN = 32        # characters kept back so that a cut never changes a pre-token
 
     def encode_iterable(self, iterable, *, allowed_special=frozenset(), disallowed_special="all"):
@@ -1446,21 +1446,31 @@ class Tokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if isinstance(iterable, str):
             iterable = (iterable,)
+        # the windows' id lists, flattened in C (a generator per id costs as much as encoding)
+        return itertools.chain.from_iterable(self._stream_windows(iterable, allowed, disallowed))
+
+    def _stream_windows(self, iterable, allowed, disallowed):
+        """The ids of encode_iterable, a list per window of text."""
         longest = max((len(s) for s in allowed | disallowed), default=1)
         split_pretokens = _cut_kind(self._pattern, ()) is not None
         parts, size = [], 0
         checked = 0    # the window's first `checked` characters were searched for disallowed specials
         block = self._STREAM_BLOCK
-        for chunk in iterable:
-            if type(chunk) is not str:
-                if not isinstance(chunk, str):
-                    raise TypeError(f"encode_iterable expects str chunks, not {type(chunk).__name__}")
-                chunk = str.__str__(chunk)
-            parts.append(chunk)
-            size += len(chunk)
+        chunks = iter(iterable)
+        while True:
+            # chunks are taken 64 at a time: the per-chunk work stays in C
+            batch = list(itertools.islice(chunks, 64))
+            if not batch:
+                break
+            parts += batch
+            try:
+                size += sum(map(len, batch))
+            except TypeError:
+                self._join_chunks(batch)  # names the chunk that is not a str
+                raise
             if size < block:
                 continue
-            buf = "".join(parts)
+            buf = self._join_chunks(parts)
             # a high surrogate at the end may pair with the next chunk's low one
             tail = buf[-1] if "\ud800" <= buf[-1] <= "\udbff" else ""
             text = self._repair(buf[:len(buf) - len(tail)])
@@ -1471,10 +1481,19 @@ class Tokenizer:
             # scan again only once the window has doubled: linear in the input
             # even when nothing can be cut (one long pre-token, a custom pattern)
             block = max(self._STREAM_BLOCK, 2 * size)
-            yield from out
-        text = self._repair("".join(parts))
+            yield out
+        text = self._repair(self._join_chunks(parts))
         self._check_disallowed(text, disallowed, max(checked - longest + 1, 0))
-        yield from self._encode_allowed(text, allowed, [])
+        yield self._encode_allowed(text, allowed, [])
+
+    @staticmethod
+    def _join_chunks(parts):
+        """The chunks as one str (subclasses are strings); TypeError naming a chunk that is not."""
+        try:
+            return "".join(parts)
+        except TypeError:
+            bad = next(p for p in parts if not isinstance(p, str))
+            raise TypeError(f"encode_iterable expects str chunks, not {type(bad).__name__}") from None
 
     def _stream_cut(self, text, longest, split_pretokens, allowed):
         """Encode a prefix of `text` after which no later text can change the

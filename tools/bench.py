@@ -75,13 +75,15 @@ DEFAULT_CORPORA = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-corpora"
 GPT2_DIRS = [REPO / "tests" / "data"]
 RESULT_TAG = "BENCH-RESULT "
 
-ROWS = ["train_files", "encode_ordinary", "encode_batch", "encode_files", "dask_encode",
+ROWS = ["train_files", "encode_ordinary", "encode_batch", "encode_iterable", "encode_files", "dask_encode",
         "python_train_files", "pathological"]
 ALIASES = {
     "train": "train_files",
     "memory": "train_files",
     "encode": "encode_ordinary",
     "batch": "encode_batch",
+    "stream": "encode_iterable",
+    "iterable": "encode_iterable",
     "files": "encode_files",
     "dask": "dask_encode",
     "python": "python_train_files",
@@ -296,6 +298,45 @@ def job_batch(a):
     }
 
 
+def job_stream(a):
+    """encode_iterable (the text as its lines, or in fixed chunks) against encode of the
+    whole text, same fresh tokenizer, pinned to one CPU, alternating; best of reps."""
+    import io
+
+    import bpe
+
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if cpus:
+        os.sched_setaffinity(0, {min(cpus)})
+    if a.get("path"):
+        with open(a["path"], encoding="utf-8", errors="replace", newline="") as f:
+            text = f.read()
+    else:
+        text = patho_text(a["kind"], a["n"])
+    text = text[:a.get("limit") or len(text)]
+    tok = bpe.Tokenizer.from_gpt2(a["vocab_json"], a["merges_txt"], pattern=a.get("pattern") or "gpt2")
+    tok.encode(text[:10_000], disallowed_special=())  # a short warm-up, as a fresh instance gets
+    chunk = a.get("chunk")
+
+    # the chunks are made before the clock starts: producing them is the caller's cost
+    chunks = ([text[i:i + chunk] for i in range(0, len(text), chunk)] if chunk
+              else list(io.StringIO(text, newline="")))
+
+    def pieces():
+        return iter(chunks)
+
+    best_stream = best_encode = float("inf")
+    same = True
+    for _ in range(a["reps"]):
+        t, streamed = _best(lambda: list(tok.encode_iterable(pieces(), disallowed_special=())), 1)
+        best_stream = min(best_stream, t)
+        t, whole = _best(lambda: tok.encode(text, disallowed_special=()), 1)
+        best_encode = min(best_encode, t)
+        same = same and streamed == whole
+    return {"backend": bpe.BACKEND, "mb": len(text.encode("utf-8")) / 1e6,
+            "seconds_stream": best_stream, "seconds_encode": best_encode, "same_ids": same}
+
+
 def job_encode_files(a):
     """Single-thread encode_ordinary of the text (pinned to one CPU, a fresh tokenizer), then
     encode_files of the file with 2 workers (all CPUs, a fresh tokenizer, a cold start)."""
@@ -493,6 +534,7 @@ JOBS = {
     "train_hf": job_train_hf,
     "encode": job_encode,
     "batch": job_batch,
+    "stream": job_stream,
     "encode_files": job_encode_files,
     "dask_encode": job_dask_encode,
     "patho_encode": job_patho_encode,
@@ -783,6 +825,43 @@ def row_encode_batch(ctx, table):
               "≥ 1.7×", _met(s >= 1.7))
     if not res["same_ids"]:
         table.note("encode_batch: 1-thread and 2-thread results DIFFER")
+
+
+def row_encode_iterable(ctx, table):
+    """encode_iterable over a file's lines vs encode of its text, on the bench corpora, and
+    over 8 KB chunks of text that can hardly be cut: one 4 MB pre-token (GPT-2's pattern) and
+    4 MB under a custom pattern (never cut inside a stream)."""
+    if ctx.gpt2 is None:
+        table.note("encode_iterable: skipped, GPT-2 files not found")
+        return
+    cases = []
+    for name in ("english10.txt", "multilingual.txt", "code.txt"):
+        path = utf8_corpus(ctx, table, name)
+        if path is None:
+            table.note("encode_iterable {}: skipped, corpus is missing".format(name))
+            continue
+        cases.append(("`encode_iterable` {} (its lines), GPT-2".format(name), {"path": str(path)}))
+    cases.append(("`encode_iterable` pathological: 4 MB of random letters (one pre-token), 8 KB chunks",
+                  {"kind": "letters", "n": 4_000_000, "chunk": 8192}))
+    cases.append(("`encode_iterable` pathological: 4 MB of text, custom pattern `\\w+|\\W`, 8 KB chunks",
+                  {"path": str(utf8_corpus(ctx, table, "english10.txt") or ""), "chunk": 8192,
+                   "pattern": r"\w+|\W", "limit": 4_000_000}))
+    for what, extra in cases:
+        if extra.get("path") == "":
+            continue
+        _progress("encode_iterable: {} ...".format(what))
+        args = {"vocab_json": ctx.gpt2[0], "merges_txt": ctx.gpt2[1], "reps": ctx.reps, **extra}
+        res = run_worker("stream", args, ctx.timeout)
+        if not res["ok"]:
+            table.row(what, _short(res["error"]), "-", "-", "≥ 0.8×", "-")
+            table.note("encode_iterable: {}".format(res["error"]))
+            continue
+        r = res["seconds_encode"] / res["seconds_stream"]
+        table.row(what, "{:.2f} MB/s ({})".format(res["mb"] / res["seconds_stream"], res["backend"]),
+                  "{:.2f} MB/s `encode`".format(res["mb"] / res["seconds_encode"]),
+                  "{:.2f}×".format(r), "≥ 0.8×", _met(r >= 0.8 and res["same_ids"]))
+        if not res["same_ids"]:
+            table.note("encode_iterable: {}: ids DIFFER from encode".format(what))
 
 
 def row_encode_files(ctx, table):
@@ -1113,6 +1192,7 @@ ROW_FUNCS = {
     "train_files": row_train_files,
     "encode_ordinary": row_encode_ordinary,
     "encode_batch": row_encode_batch,
+    "encode_iterable": row_encode_iterable,
     "encode_files": row_encode_files,
     "dask_encode": row_dask_encode,
     "python_train_files": row_python_train_files,
