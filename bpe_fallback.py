@@ -1430,7 +1430,7 @@ class Tokenizer:
         return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
                 for t in texts]
 
-    _STREAM_BLOCK = 1 << 16   # characters encode_iterable gathers before it cuts
+    _STREAM_BLOCK = 1 << 15   # characters encode_iterable gathers before it cuts
     _STREAM_MARGIN = 32        # characters kept back so that a cut never changes a pre-token
 
     def encode_iterable(self, iterable, *, allowed_special=frozenset(), disallowed_special="all"):
@@ -1457,17 +1457,21 @@ class Tokenizer:
         checked = 0    # the window's first `checked` characters were searched for disallowed specials
         block = self._STREAM_BLOCK
         chunks = iter(iterable)
+        take = 1
         while True:
-            # chunks are taken 64 at a time: the per-chunk work stays in C
-            batch = list(itertools.islice(chunks, 64))
+            # small chunks are taken many at a time (the per-chunk work stays in C),
+            # large ones one by one (a batch holds about a quarter of a window)
+            batch = list(itertools.islice(chunks, take))
             if not batch:
                 break
             parts += batch
             try:
-                size += sum(map(len, batch))
+                got = sum(map(len, batch))
             except TypeError:
                 self._join_chunks(batch)  # names the chunk that is not a str
                 raise
+            size += got
+            take = max(1, min(64, self._STREAM_BLOCK * len(batch) // (4 * got + 1)))
             if size < block:
                 continue
             buf = self._join_chunks(parts)
