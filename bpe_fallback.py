@@ -1522,9 +1522,12 @@ class Tokenizer:
         limit = min(limit, end - self._STREAM_MARGIN)
         if not split_pretokens or limit <= start:
             return start, out
-        cut, ids = self._encode_prefix(text[start:end], limit - start)
-        out.extend(ids)
-        return start + cut, out
+        cut, ids = self._encode_prefix(text[start:end] if start or end < len(text) else text,
+                                       limit - start)
+        if out:
+            out.extend(ids)
+            return start + cut, out
+        return start + cut, ids  # no copy when no special token came first
 
     def _encode_prefix(self, text, limit):
         """(end, ids) of the pre-tokens of `text` (no special tokens in it, a
