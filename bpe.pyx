@@ -16,9 +16,10 @@ True
 
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memcmp, memset
-from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint16_t, uint8_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.ref cimport Py_INCREF
 
 import array
@@ -1129,13 +1130,477 @@ def _merge_packed(parts):
 
 
 # ===========================================================================
-# Encoding
+# Encoding: a double-array trie over the token bytes, and backtracking
 # ===========================================================================
+#
+# The core numbers tokens its own way: 0..255 are the single bytes and 256 + r
+# is the token that merge r makes, so a smaller number is a token that exists
+# earlier in the merge-by-rank process.  A token is *buildable* when
+# merge-by-rank of its own bytes gives that token alone.  Only buildable tokens
+# can appear in a merge-by-rank result (a token that its own bytes do not
+# build never forms inside a longer text either: until it forms, its bytes
+# merge exactly as they do alone), so the encoder walks only those.  Every
+# other token of the vocabulary -- one that no merge makes, or one whose merge
+# never fires -- is an *orphan*: the trie still holds it, for the rule that a
+# pre-token which is itself a token is that one id.
+#
+# Encoding a pre-token: the longest buildable token that starts the text is
+# taken if it is compatible with the token before it (merge-by-rank of the two
+# tokens' bytes gives exactly those two tokens); if not, the next shorter
+# buildable prefix is tried; when none fits, the previous token is taken back
+# and that position is remembered as a dead end.  The first sequence found
+# this way is the merge-by-rank result: it is the only sequence of buildable
+# tokens whose neighbours are all compatible.
 
-cdef enum: CACHE_ENTRIES = 1 << 18
-cdef enum: CACHE_MAX_BYTES = 256
-cdef enum: SHORT = 32
+cdef enum: CACHE_BITS = 16
+cdef enum: CACHE_SLOTS = 1 << CACHE_BITS
+cdef enum: CACHE_MAX_BYTES = 255
 
+
+cdef struct DANode:
+    int32_t base      # the children of this node are at base + byte
+    int32_t check     # the parent's index; -1: a free slot
+    int32_t val       # >= 0: a buildable token (core number); -1: none; <= -2: orphan number -2-val
+    int32_t spare
+
+
+cdef struct PairSlot:
+    uint64_t key      # left << 32 | right (core numbers); EMPTY_KEY: free
+    int32_t val       # the core number of the token that merge makes
+    int32_t spare
+
+
+cdef inline uint64_t pair_key(int32_t a, int32_t b) noexcept nogil:
+    return (<uint64_t> <uint32_t> a << 32) | <uint32_t> b
+
+
+cdef inline uint64_t word_hash(uint64_t x) noexcept nogil:
+    return x * 0x9E3779B97F4A7C15ULL
+
+
+cdef struct Scratch:
+    int32_t *toks     # the tokens of the pre-token so far
+    uint64_t *bits    # positions not (yet) known to be dead ends
+    Py_ssize_t cap    # bytes of pre-token the buffers hold
+    IVec heap         # the rank merge's work space
+
+
+cdef void scratch_free(Scratch *sc) noexcept nogil:
+    free(sc.toks)
+    free(sc.bits)
+    ivec_free(&sc.heap)
+    sc.toks = NULL
+    sc.bits = NULL
+    sc.cap = 0
+
+
+cdef int scratch_reserve(Scratch *sc, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t cap
+    if n <= sc.cap:
+        return 0
+    cap = sc.cap * 2 if sc.cap else 256
+    while cap < n:
+        cap *= 2
+    free(sc.toks)
+    free(sc.bits)
+    sc.toks = <int32_t *> malloc(cap * sizeof(int32_t))
+    sc.bits = <uint64_t *> malloc((cap // 64 + 2) * sizeof(uint64_t))
+    if sc.toks == NULL or sc.bits == NULL:
+        sc.cap = 0
+        return -1
+    sc.cap = cap
+    return 0
+
+
+# ---- the pre-token cache: UTF-8 bytes -> ids, no Python objects ----------
+
+cdef struct CSlot:
+    uint64_t hash     # 0: empty
+    uint32_t key_off
+    uint32_t val_off
+    uint16_t key_len
+    uint16_t val_len
+    uint32_t spare
+
+cdef struct PCache:
+    CSlot *slots      # CACHE_SLOTS of them; emptied when 3/4 are taken
+    Py_ssize_t count
+    uint8_t *keys
+    Py_ssize_t keys_len
+    Py_ssize_t keys_cap
+    IVec vals
+
+
+cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
+    """A multiplicative hash of a short byte string; never 0."""
+    cdef uint64_t h = <uint64_t> n * 0x9E3779B97F4A7C15ULL, w
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        h = (h ^ w) * 0xD6E8FEB86659FD93ULL
+        i += 8
+    if i < n:
+        w = 0
+        memcpy(&w, p + i, n - i)
+        h = (h ^ w) * 0xD6E8FEB86659FD93ULL
+    h ^= h >> 29
+    return h | 1
+
+
+cdef int pcache_init(PCache *c) noexcept nogil:
+    memset(c, 0, sizeof(PCache))
+    c.slots = <CSlot *> calloc(CACHE_SLOTS, sizeof(CSlot))
+    return -1 if c.slots == NULL else 0
+
+
+cdef void pcache_free(PCache *c) noexcept nogil:
+    free(c.slots)
+    free(c.keys)
+    ivec_free(&c.vals)
+    c.slots = NULL
+    c.keys = NULL
+
+
+cdef inline const CSlot *pcache_get(const PCache *c, const uint8_t *s, Py_ssize_t n,
+                                    uint64_t h) noexcept nogil:
+    cdef Py_ssize_t i = <Py_ssize_t> (h >> (64 - CACHE_BITS))
+    cdef const CSlot *e
+    while True:
+        e = &c.slots[i]
+        if e.hash == h and e.key_len == n and memcmp(c.keys + e.key_off, s, n) == 0:
+            return e
+        if e.hash == 0:
+            return NULL
+        i = (i + 1) & (CACHE_SLOTS - 1)
+
+
+cdef int pcache_put(PCache *c, const uint8_t *s, Py_ssize_t n, uint64_t h,
+                    const int32_t *ids, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef CSlot *e
+    if c.count >= (CACHE_SLOTS // 4) * 3 or c.keys_len + n > <Py_ssize_t> 0xFFFFFFF0 or c.vals.len + k > <Py_ssize_t> 0xFFFFFFF0:
+        memset(c.slots, 0, CACHE_SLOTS * sizeof(CSlot))
+        c.count = 0
+        c.keys_len = 0
+        c.vals.len = 0
+    i = <Py_ssize_t> (h >> (64 - CACHE_BITS))
+    while c.slots[i].hash != 0:
+        i = (i + 1) & (CACHE_SLOTS - 1)
+    if bytes_reserve(&c.keys, &c.keys_cap, c.keys_len + n) < 0 or ivec_reserve(&c.vals, c.vals.len + k) < 0:
+        return -1
+    memcpy(c.keys + c.keys_len, s, n)
+    memcpy(c.vals.data + c.vals.len, ids, k * sizeof(int32_t))
+    e = &c.slots[i]
+    e.hash = h
+    e.key_off = <uint32_t> c.keys_len
+    e.key_len = <uint16_t> n
+    e.val_off = <uint32_t> c.vals.len
+    e.val_len = <uint16_t> k
+    c.keys_len += n
+    c.vals.len += k
+    c.count += 1
+    return 0
+
+
+cdef class _Cache:
+    """A bounded pre-token (UTF-8) -> ids cache; one per thread at a time."""
+    cdef PCache c
+    cdef bint busy
+
+    def __cinit__(self):
+        if pcache_init(&self.c) < 0:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        pcache_free(&self.c)
+
+
+# ---- building the double-array trie --------------------------------------
+
+cdef struct TrieBuild:
+    DANode *da
+    int32_t *next_free     # a doubly linked list of the free slots, in index order
+    int32_t *prev_free
+    Py_ssize_t cap
+    Py_ssize_t free_head   # -1: no free slot below cap
+    Py_ssize_t free_tail
+    Py_ssize_t high        # one past the highest slot in use
+
+
+cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
+    """Make slots [0, need) exist; new slots are free, linked at the tail."""
+    cdef Py_ssize_t cap = b.cap, i
+    cdef void *p
+    if need <= cap:
+        return 0
+    if need > 0x7FFFFF00:
+        return -1
+    cap = cap + cap // 2
+    if cap < need:
+        cap = need
+    if cap > 0x7FFFFF00:
+        cap = 0x7FFFFF00
+    p = realloc(b.da, cap * sizeof(DANode))
+    if p == NULL:
+        return -1
+    b.da = <DANode *> p
+    p = realloc(b.next_free, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    b.next_free = <int32_t *> p
+    p = realloc(b.prev_free, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    b.prev_free = <int32_t *> p
+    for i in range(b.cap, cap):
+        b.da[i].base = 0
+        b.da[i].check = -1
+        b.da[i].val = -1
+        b.da[i].spare = 0
+        b.prev_free[i] = <int32_t> (i - 1) if i > b.cap else <int32_t> b.free_tail
+        b.next_free[i] = <int32_t> (i + 1) if i + 1 < cap else -1
+    if b.free_tail >= 0:
+        b.next_free[b.free_tail] = <int32_t> b.cap
+    else:
+        b.free_head = b.cap
+    b.free_tail = cap - 1
+    b.cap = cap
+    return 0
+
+
+cdef inline void tb_take(TrieBuild *b, Py_ssize_t s, int32_t parent) noexcept nogil:
+    cdef int32_t p = b.prev_free[s], q = b.next_free[s]
+    if p >= 0:
+        b.next_free[p] = q
+    else:
+        b.free_head = q
+    if q >= 0:
+        b.prev_free[q] = p
+    else:
+        b.free_tail = p
+    b.da[s].check = parent
+    if s + 1 > b.high:
+        b.high = s + 1
+
+
+cdef Py_ssize_t tb_find_base(TrieBuild *b, const uint8_t *labels, int k) noexcept nogil:
+    """A base such that base + label is free for every label (ascending); -1: no memory."""
+    cdef Py_ssize_t f = b.free_head, base
+    cdef int j, tries = 0
+    while True:
+        if f < 0 or tries > 256:
+            # past every slot in use, everything is free
+            base = b.high - labels[0]
+            if base < 1:
+                base = 1
+            if tb_grow(b, base + 257) < 0:
+                return -1
+            return base
+        base = f - labels[0]
+        if base >= 1:
+            if tb_grow(b, base + 257) < 0:
+                return -1
+            j = 1
+            while j < k and b.da[base + labels[j]].check == -1:
+                j += 1
+            if j == k:
+                return base
+            tries += 1
+        f = b.next_free[f]
+
+
+cdef void sort_tokens(int32_t *order, Py_ssize_t n, const uint8_t *arena, const int64_t *off,
+                      const int32_t *lens, int32_t *tmp, Py_ssize_t *stack) noexcept nogil:
+    """Sort token numbers by their bytes: most-significant-byte radix sort,
+    insertion sort for small ranges.  `stack` holds 3 * (n + 1) entries."""
+    cdef Py_ssize_t top = 0, lo, hi, d, i, j, x, y
+    cdef Py_ssize_t count[258]
+    cdef int c
+    cdef int32_t v
+    cdef int r
+    stack[0] = 0
+    stack[1] = n
+    stack[2] = 0
+    top = 3
+    while top > 0:
+        top -= 3
+        lo = stack[top]
+        hi = stack[top + 1]
+        d = stack[top + 2]
+        if hi - lo <= 16:
+            for i in range(lo + 1, hi):
+                v = order[i]
+                j = i
+                while j > lo:
+                    x = order[j - 1]
+                    # compare from byte d on (the first d bytes are equal)
+                    r = memcmp(arena + off[x] + d, arena + off[v] + d,
+                               (lens[x] if lens[x] < lens[v] else lens[v]) - d)
+                    if r < 0 or (r == 0 and lens[x] <= lens[v]):
+                        break
+                    order[j] = x
+                    j -= 1
+                order[j] = v
+            continue
+        memset(count, 0, sizeof(count))
+        for i in range(lo, hi):
+            x = order[i]
+            c = arena[off[x] + d] + 1 if lens[x] > d else 0
+            count[c + 1] += 1
+        for c in range(1, 258):
+            count[c] += count[c - 1]
+        for i in range(lo, hi):
+            x = order[i]
+            c = arena[off[x] + d] + 1 if lens[x] > d else 0
+            tmp[count[c]] = <int32_t> x
+            count[c] += 1
+        memcpy(order + lo, tmp, (hi - lo) * sizeof(int32_t))
+        # after the scatter, count[c] is the end of bucket c; bucket 0 (ended) holds at most one
+        for c in range(1, 257):
+            y = lo + (count[c - 1] if c > 0 else 0)
+            x = lo + count[c]
+            if x - y > 1:
+                stack[top] = y
+                stack[top + 1] = x
+                stack[top + 2] = d + 1
+                top += 3
+
+
+cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int64_t *off,
+                    const int32_t *lens, const int32_t *vals, int32_t *prefix) noexcept nogil:
+    """Place every token in a double array (root at slot 0); -1: no memory."""
+    cdef int32_t *order = <int32_t *> malloc((n + 1) * sizeof(int32_t))
+    cdef int32_t *tmp = <int32_t *> malloc((n + 1) * sizeof(int32_t))
+    cdef Py_ssize_t *stack = <Py_ssize_t *> malloc(3 * (n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t i
+    cdef int err = -1
+    if order != NULL and tmp != NULL and stack != NULL:
+        for i in range(n):
+            order[i] = <int32_t> i
+        sort_tokens(order, n, arena, off, lens, tmp, stack)
+        err = place_nodes(b, n, order, arena, off, lens, vals, prefix)
+    free(order)
+    free(tmp)
+    free(stack)
+    return err
+
+
+cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uint8_t *arena,
+                     const int64_t *off, const int32_t *lens, const int32_t *vals,
+                     int32_t *prefix) noexcept nogil:
+    """Depth first over the sorted tokens: each node takes the first base at
+    which all its children's slots are free.  prefix[v] is set, for each
+    buildable token v, to the longest buildable token on the path above it."""
+    cdef Py_ssize_t *todo
+    cdef Py_ssize_t todo_len, todo_cap = 1024, lo, hi, d, slot, base, g, i, above, m = 0
+    cdef Py_ssize_t glo[256]
+    cdef uint8_t labels[256]
+    cdef int k, j
+    cdef int32_t x, v
+    cdef void *p
+    for i in range(n):
+        m += lens[i]
+    if tb_grow(b, m + m // 8 + 1024) < 0:  # at most one node per byte, and a few holes
+        return -1
+    tb_take(b, 0, -2)
+    # (slot, lo, hi, depth, above): the tokens order[lo:hi] share this node's
+    # prefix of `depth` bytes; `above` is the longest buildable token above it
+    todo = <Py_ssize_t *> malloc(todo_cap * 5 * sizeof(Py_ssize_t))
+    if todo == NULL:
+        return -1
+    todo[0] = 0
+    todo[1] = 0
+    todo[2] = n
+    todo[3] = 0
+    todo[4] = -1
+    todo_len = 1
+    while todo_len > 0:
+        todo_len -= 1
+        slot = todo[5 * todo_len]
+        lo = todo[5 * todo_len + 1]
+        hi = todo[5 * todo_len + 2]
+        d = todo[5 * todo_len + 3]
+        above = todo[5 * todo_len + 4]
+        if lo < hi and lens[order[lo]] == d:
+            v = vals[order[lo]]
+            b.da[slot].val = v
+            if v >= 0:
+                prefix[v] = <int32_t> above
+                above = v
+            lo += 1
+        if lo == hi:
+            continue
+        k = 0
+        for i in range(lo, hi):
+            x = order[i]
+            if k == 0 or arena[off[x] + d] != labels[k - 1]:
+                labels[k] = arena[off[x] + d]
+                glo[k] = i
+                k += 1
+        base = tb_find_base(b, labels, k)
+        if base < 0:
+            free(todo)
+            return -1
+        b.da[slot].base = <int32_t> base
+        for j in range(k):
+            tb_take(b, base + labels[j], <int32_t> slot)
+        if todo_len + k > todo_cap:
+            todo_cap = 2 * (todo_len + k)
+            p = realloc(todo, todo_cap * 5 * sizeof(Py_ssize_t))
+            if p == NULL:
+                free(todo)
+                return -1
+            todo = <Py_ssize_t *> p
+        for j in range(k - 1, -1, -1):
+            g = 5 * todo_len
+            todo[g] = base + labels[j]
+            todo[g + 1] = glo[j]
+            todo[g + 2] = glo[j + 1] if j + 1 < k else hi
+            todo[g + 3] = d + 1
+            todo[g + 4] = above
+            todo_len += 1
+    free(todo)
+    return 0
+
+
+# ---- id -> number maps for the build (dense unless the ids are sparse) ----
+
+cdef struct IdMap:
+    int32_t *dense     # NULL: sparse, in the hash map
+    Py_ssize_t n
+    U64Map sparse
+
+cdef int idmap_init(IdMap *m, Py_ssize_t max_id, Py_ssize_t count) noexcept nogil:
+    cdef Py_ssize_t i
+    if max_id < 8 * count + (1 << 20):
+        m.n = max_id + 1
+        m.dense = <int32_t *> malloc(m.n * sizeof(int32_t))
+        if m.dense == NULL:
+            return -1
+        for i in range(m.n):
+            m.dense[i] = -1
+        return 0
+    return u64map_init(&m.sparse, count)
+
+cdef void idmap_free(IdMap *m) noexcept nogil:
+    free(m.dense)
+    m.dense = NULL
+    u64map_free(&m.sparse)
+
+cdef inline int idmap_put(IdMap *m, int32_t i, int32_t v) noexcept nogil:
+    if m.dense != NULL:
+        m.dense[i] = v
+        return 0
+    return u64map_put(&m.sparse, <uint64_t> i, v)
+
+cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
+    """The number put for id i; -1 if none."""
+    if m.dense != NULL:
+        return m.dense[i] if 0 <= i < m.n else -1
+    return <int32_t> u64map_get(&m.sparse, <uint64_t> i, -1)
+
+
+# ---- the core ---------------------------------------------------------------
 
 cdef inline void i64heap_push(int64_t *heap, Py_ssize_t *hlen, int64_t item) noexcept nogil:
     cdef Py_ssize_t j = hlen[0]
@@ -1166,25 +1631,23 @@ cdef inline int64_t i64heap_pop(int64_t *heap, Py_ssize_t *hlen) noexcept nogil:
     return top
 
 
-cdef class _Cache:
-    """A bounded pre-token (UTF-8) -> ids cache; one per thread at a time."""
-    cdef BytesMap m
-    cdef bint busy
-
-    def __cinit__(self):
-        if bmap_init(&self.m, 1024) < 0:
-            raise MemoryError()
-
-    def __dealloc__(self):
-        bmap_free(&self.m)
-
-
 cdef class _Core:
-    """The C tables of one tokenizer: merge ranks keyed by the pair of ids,
-    the byte ids, and whole tokens (a pre-token that is a token is one id)."""
-    cdef U64Map ranks          # (a << 32 | b) -> rank << 32 | new id
-    cdef BytesMap tokens       # bytes -> id
-    cdef int32_t byte_ids[256]
+    """The C tables of one tokenizer: the trie over every token's bytes, the
+    core's token numbers (bytes, then one per merge), the merges by pair, and
+    the id tables for decoding.  Read-only once built: threads share it."""
+    cdef DANode *da
+    cdef Py_ssize_t da_len
+    cdef Py_ssize_t n_core       # 256 + number of merges
+    cdef int32_t *t_len          # core number -> byte length
+    cdef int32_t *t_id           # core number -> the tokenizer's id
+    cdef int32_t *t_left         # core number -> the two tokens its merge joins (-1: a byte,
+    cdef int32_t *t_right        #   or a merge of a part no merge makes)
+    cdef int32_t *t_prefix       # buildable core number -> its longest buildable proper prefix
+    cdef uint8_t *t_ok           # core number -> 1 if buildable
+    cdef int32_t *orphan_id      # orphan number -> id
+    cdef PairSlot *pairs         # (left, right) -> core number of the merge's token
+    cdef Py_ssize_t pair_mask
+    cdef int pair_shift
     cdef int which
     cdef object rx_findall
     cdef list id_objs          # the int object of every id, shared by all results
@@ -1194,31 +1657,39 @@ cdef class _Core:
     cdef Py_ssize_t n_ids
 
     def __cinit__(self, tok):
+        self.which = _which(tok._pattern)
+        if self.which != P_NONE:
+            _build_flags()
+        self.rx_findall = tok._findall
+        self.build(tok._encoder, tok._rank_pair, tok._rank_id, tok._byte_ids)
+        self.build_decoder(tok._decoder)
+
+    def __dealloc__(self):
+        free(self.da)
+        free(self.t_len)
+        free(self.t_id)
+        free(self.t_left)
+        free(self.t_right)
+        free(self.t_prefix)
+        free(self.t_ok)
+        free(self.orphan_id)
+        free(self.pairs)
+        free(self.dec_off)
+        free(self.dec_len)
+
+    cdef int build_decoder(self, dict decoder) except -1:
+        """Dense tables by id (every token's bytes end to end), unless the ids
+        are sparse: then the reference paths decode."""
+        cdef Py_ssize_t total = 0, off = 0, n
         cdef int32_t i
         cdef bytes t
-        cdef int32_t one
-        if u64map_init(&self.ranks, len(tok._rank_pair) + 16) < 0 or bmap_init(&self.tokens, len(tok._encoder)) < 0:
-            raise MemoryError()
-        for rank, ((a, b), new) in enumerate(zip(tok._rank_pair, tok._rank_id)):
-            if u64map_put(&self.ranks, (<uint64_t> <uint32_t> a << 32) | <uint32_t> b,
-                          (<int64_t> rank << 32) | <uint32_t> new) < 0:
-                raise MemoryError()
-        for t, i in tok._encoder.items():
-            one = i
-            if bmap_put(&self.tokens, <const uint8_t *> PyBytes_AS_STRING(t), len(t),
-                        hash_bytes(<const uint8_t *> PyBytes_AS_STRING(t), len(t)), &one, 1) < 0:
-                raise MemoryError()
-        for i in range(256):
-            self.byte_ids[i] = tok._byte_ids[i]
-        self.which = _which(tok._pattern)
-        self.rx_findall = tok._findall
-        # dense tables by id, unless the ids are sparse (then the slower paths)
-        self.n_ids = max(tok._decoder) + 1
-        if self.n_ids > 8 * len(tok._decoder) + (1 << 20):
+        cdef char *p
+        self.n_ids = max(decoder) + 1
+        if self.n_ids > 8 * len(decoder) + (1 << 20):
             self.n_ids = 0
             self.id_objs = None
             self.dec_buf = b""
-            return
+            return 0
         self.id_objs = list(range(self.n_ids))
         self.dec_off = <int64_t *> malloc(self.n_ids * sizeof(int64_t))
         self.dec_len = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
@@ -1226,22 +1697,181 @@ cdef class _Core:
             raise MemoryError()
         for i in range(self.n_ids):
             self.dec_len[i] = -1
-        parts = []
-        off = 0
-        for i, t in sorted(tok._decoder.items()):
+        for t in decoder.values():
+            total += PyBytes_GET_SIZE(t)
+        self.dec_buf = PyBytes_FromStringAndSize(NULL, total)
+        p = PyBytes_AS_STRING(self.dec_buf)
+        for i, t in decoder.items():
+            n = PyBytes_GET_SIZE(t)
+            memcpy(p + off, PyBytes_AS_STRING(t), n)
             self.dec_off[i] = off
-            self.dec_len[i] = len(t)
-            off += len(t)
-            parts.append(t)
-        self.dec_buf = b"".join(parts)
-        if self.which != P_NONE:
-            _build_flags()
+            self.dec_len[i] = <int32_t> n
+            off += n
+        return 0
 
-    def __dealloc__(self):
-        u64map_free(&self.ranks)
-        bmap_free(&self.tokens)
-        free(self.dec_off)
-        free(self.dec_len)
+    cdef int build(self, dict encoder, list rank_pair, list rank_id, list byte_ids) except -1:
+        """The trie and the core's tables from the vocabulary (bytes -> id),
+        the merges as pairs of ids in rank order, their ids, and the byte ids."""
+        cdef Py_ssize_t n_tok = len(encoder), n_merges = len(rank_id), total = 0, k, r, m
+        cdef Py_ssize_t n_core = 256 + n_merges, cap, max_id = 0
+        cdef uint8_t *arena = NULL
+        cdef int64_t *off = NULL
+        cdef int32_t *lens = NULL
+        cdef int32_t *ids = NULL
+        cdef int32_t *vals = NULL
+        cdef int32_t *merge_ids = NULL
+        cdef int32_t byte_id[256]
+        cdef IdMap by_id, core_of
+        cdef TrieBuild tb
+        cdef bytes t
+        cdef tuple pair
+        cdef int err = 0
+        memset(&tb, 0, sizeof(TrieBuild))
+        tb.free_head = -1
+        tb.free_tail = -1
+        memset(&by_id, 0, sizeof(IdMap))
+        memset(&core_of, 0, sizeof(IdMap))
+        for t, i in encoder.items():
+            total += PyBytes_GET_SIZE(t)
+            if i > max_id:
+                max_id = i
+        if total > 0x3FFFFFFF or n_core > 0x3FFFFFFF:
+            raise MemoryError("vocabulary too large for the compiled core")
+        self.n_core = n_core
+        self.t_len = <int32_t *> malloc(n_core * sizeof(int32_t))
+        self.t_id = <int32_t *> malloc(n_core * sizeof(int32_t))
+        self.t_left = <int32_t *> malloc(n_core * sizeof(int32_t))
+        self.t_right = <int32_t *> malloc(n_core * sizeof(int32_t))
+        self.t_prefix = <int32_t *> malloc(n_core * sizeof(int32_t))
+        self.t_ok = <uint8_t *> calloc(n_core, 1)
+        self.orphan_id = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        cap = 16
+        while cap < 2 * n_merges:
+            cap *= 2
+        self.pair_mask = cap - 1
+        self.pair_shift = 64
+        while (<Py_ssize_t> 1 << (64 - self.pair_shift)) < cap:
+            self.pair_shift -= 1
+        self.pairs = <PairSlot *> malloc(cap * sizeof(PairSlot))
+        arena = <uint8_t *> malloc(total + 1)
+        off = <int64_t *> malloc((n_tok + 1) * sizeof(int64_t))
+        lens = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        ids = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        merge_ids = <int32_t *> malloc((3 * n_merges + 1) * sizeof(int32_t))
+        try:
+            if (self.t_len == NULL or self.t_id == NULL or self.t_left == NULL or self.t_right == NULL
+                    or self.t_prefix == NULL or self.t_ok == NULL or self.orphan_id == NULL
+                    or self.pairs == NULL or arena == NULL or off == NULL or lens == NULL or ids == NULL
+                    or vals == NULL or merge_ids == NULL
+                    or idmap_init(&by_id, max_id, n_tok) < 0 or idmap_init(&core_of, max_id, n_core) < 0):
+                raise MemoryError()
+            k = 0
+            m = 0
+            for t, i in encoder.items():
+                memcpy(arena + m, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t))
+                off[k] = m
+                lens[k] = <int32_t> PyBytes_GET_SIZE(t)
+                ids[k] = i
+                m += lens[k]
+                k += 1
+            for r in range(n_merges):
+                pair = <tuple> rank_pair[r]
+                merge_ids[3 * r] = <object> PyTuple_GET_ITEM(pair, 0)
+                merge_ids[3 * r + 1] = <object> PyTuple_GET_ITEM(pair, 1)
+                merge_ids[3 * r + 2] = rank_id[r]
+            for r in range(256):
+                byte_id[r] = byte_ids[r]
+            with nogil:
+                err = self.build_tables(n_tok, arena, off, lens, ids, vals, n_merges, merge_ids,
+                                        byte_id, &by_id, &core_of, &tb)
+            if err < 0:
+                raise MemoryError()
+        finally:
+            free(arena)
+            free(off)
+            free(lens)
+            free(ids)
+            free(vals)
+            free(merge_ids)
+            free(tb.next_free)
+            free(tb.prev_free)
+            idmap_free(&by_id)
+            idmap_free(&core_of)
+            if self.da == NULL:
+                free(tb.da)
+        return 0
+
+    cdef int build_tables(self, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
+                          const int32_t *lens, const int32_t *ids, int32_t *vals,
+                          Py_ssize_t n_merges, const int32_t *merge_ids, const int32_t *byte_id,
+                          IdMap *by_id, IdMap *core_of, TrieBuild *tb) noexcept nogil:
+        cdef Py_ssize_t k, r, i, n_orphan = 0
+        cdef int32_t a, b, t, x
+        cdef uint64_t key
+        cdef void *p
+        for k in range(n_tok):
+            if idmap_put(by_id, ids[k], <int32_t> k) < 0:
+                return -1
+        # core numbers: the bytes, then one per merge
+        for r in range(256):
+            self.t_len[r] = 1
+            self.t_id[r] = byte_id[r]
+            self.t_left[r] = -1
+            self.t_right[r] = -1
+            self.t_prefix[r] = -1
+            self.t_ok[r] = 1
+            if idmap_put(core_of, byte_id[r], <int32_t> r) < 0:
+                return -1
+        for r in range(n_merges):
+            t = <int32_t> (256 + r)
+            self.t_id[t] = merge_ids[3 * r + 2]
+            self.t_len[t] = lens[idmap_get(by_id, merge_ids[3 * r + 2])]
+            self.t_prefix[t] = -1
+            if idmap_put(core_of, merge_ids[3 * r + 2], t) < 0:
+                return -1
+        for i in range(self.pair_mask + 1):
+            self.pairs[i].key = EMPTY_KEY
+        for r in range(n_merges):
+            t = <int32_t> (256 + r)
+            a = idmap_get(core_of, merge_ids[3 * r])
+            b = idmap_get(core_of, merge_ids[3 * r + 1])
+            self.t_left[t] = a
+            self.t_right[t] = b
+            if a < 0 or b < 0 or a >= t or b >= t:
+                continue  # a part that no earlier merge makes: this merge never fires
+            key = pair_key(a, b)
+            i = <Py_ssize_t> (word_hash(key) >> self.pair_shift)
+            while self.pairs[i].key != EMPTY_KEY and self.pairs[i].key != key:
+                i = (i + 1) & self.pair_mask
+            if self.pairs[i].key == EMPTY_KEY:
+                self.pairs[i].key = key
+                self.pairs[i].val = t
+        # buildable: both parts are, and the boundary between them survives until
+        # this merge (nothing across it merges first)
+        for r in range(n_merges):
+            t = <int32_t> (256 + r)
+            a = self.t_left[t]
+            b = self.t_right[t]
+            if a >= 0 and b >= 0 and a < t and b < t and self.t_ok[a] and self.t_ok[b]:
+                self.t_ok[t] = self.compatible(a, b, t)
+        for k in range(n_tok):
+            x = idmap_get(core_of, ids[k])
+            if x >= 0 and self.t_ok[x]:
+                vals[k] = x
+            else:
+                vals[k] = <int32_t> (-2 - n_orphan)
+                self.orphan_id[n_orphan] = ids[k]
+                n_orphan += 1
+        if build_trie(tb, n_tok, arena, off, lens, vals, self.t_prefix) < 0:
+            return -1
+        # every base + byte stays inside the array: keep up to the last base + 255
+        self.da_len = tb.high + 256
+        p = realloc(tb.da, self.da_len * sizeof(DANode)) if self.da_len < tb.cap else tb.da
+        if p == NULL:
+            return -1
+        self.da = <DANode *> p
+        return 0
 
     cdef object decode(self, list ids):
         """The bytes of `ids` through the byte table, or None when an id is not
@@ -1270,67 +1900,114 @@ cdef class _Core:
             p += self.dec_len[v]
         return out
 
-    cdef inline int64_t rank_of(self, int32_t a, int32_t b) noexcept nogil:
-        return u64map_get(&self.ranks, (<uint64_t> <uint32_t> a << 32) | <uint32_t> b, -1)
+    cdef inline int32_t pair_get(self, int32_t a, int32_t b) noexcept nogil:
+        """The core number of the token that merges a and b; -1 if none."""
+        cdef uint64_t key = pair_key(a, b)
+        cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> self.pair_shift)
+        while True:
+            if self.pairs[i].key == key:
+                return self.pairs[i].val
+            if self.pairs[i].key == EMPTY_KEY:
+                return -1
+            i = (i + 1) & self.pair_mask
 
-    cdef int bpe(self, const uint8_t *s, Py_ssize_t n, IVec *out, IVec *work) noexcept nogil:
-        """Append the ids of one pre-token's bytes to `out`."""
-        cdef Py_ssize_t i, start, m, best_i
-        cdef int64_t r, best
-        cdef int32_t *w
-        start = out.len
-        if ivec_reserve(out, out.len + n) < 0:
-            return -1
-        for i in range(n):
-            out.data[start + i] = self.byte_ids[s[i]]
-        out.len = start + n
-        if n < 2:
-            return 0
-        if n > SHORT:
-            return self.bpe_long(out, start, work)
-        w = out.data + start
-        m = n
-        while m > 1:
-            best = -1
-            best_i = -1
-            for i in range(m - 1):
-                r = self.rank_of(w[i], w[i + 1])
-                if r >= 0 and (best < 0 or r < best):
-                    best = r
-                    best_i = i
-            if best < 0:
+    cdef bint compatible(self, int32_t a, int32_t b, int32_t limit) noexcept nogil:
+        """Does merge-by-rank of a's bytes then b's bytes keep the boundary
+        between them until `limit` (a core number: the merge steps before it)?
+        Undo the two tokens' merges, the latest first; at each step the tokens
+        touching the boundary must have no merge of their own that comes
+        before the next undone one.  (limit n_core: for good.)"""
+        cdef int32_t m
+        while True:
+            m = self.pair_get(a, b)
+            if m >= 0 and m < limit:
+                return False
+            if a >= 256 and a > b:
+                limit = a          # before a formed, its right part touched b
+                a = self.t_right[a]
+            elif b >= 256:
+                limit = b + 1      # before b formed, a touched b's left part; a merge of
+                b = self.t_left[b]  # that pair at b's own rank would take the left one first
+            else:
+                return True
+
+    cdef inline int32_t longest(self, const uint8_t *s, Py_ssize_t n) noexcept nogil:
+        """The longest buildable token that starts s (a single byte at least)."""
+        cdef const DANode *da = self.da
+        cdef int32_t node = 0, t, best = -1
+        cdef Py_ssize_t k
+        for k in range(n):
+            t = da[node].base + s[k]
+            if da[t].check != node:
                 break
-            w[best_i] = <int32_t> <uint32_t> best
-            m -= 1
-            for i in range(best_i + 1, m):
-                w[i] = w[i + 1]
-        out.len = start + m
+            node = t
+            if da[t].val >= 0:
+                best = da[t].val
+        return best
+
+    cdef int backtrack(self, const uint8_t *s, Py_ssize_t n, int32_t first, IVec *out,
+                       Scratch *sc) noexcept nogil:
+        """Append the ids of pre-token s (not itself a token): the longest
+        compatible token first, backtracking at dead ends.  -2: no encoding
+        found (cannot happen for a consistent vocabulary)."""
+        cdef Py_ssize_t pos = 0, ntok = 0, end, k
+        cdef int32_t tok, last, nxt = first
+        cdef int32_t *toks
+        cdef uint64_t *bits
+        if scratch_reserve(sc, n + 1) < 0:
+            return -1
+        toks = sc.toks
+        bits = sc.bits
+        memset(bits, 0xFF, (n // 64 + 1) * sizeof(uint64_t))
+        while pos < n:
+            tok = nxt
+            last = toks[ntok - 1] if ntok > 0 else -1
+            while True:
+                end = pos + self.t_len[tok]
+                if (bits[end >> 6] >> (end & 63)) & 1 and (last < 0 or self.compatible(last, tok, <int32_t> self.n_core)):
+                    toks[ntok] = tok
+                    ntok += 1
+                    pos = end
+                    if pos < n:
+                        nxt = self.longest(s + pos, n - pos)
+                    break
+                tok = self.t_prefix[tok]
+                if tok < 0:
+                    # nothing fits at pos: a dead end; take the last token back
+                    if ntok == 0:
+                        return -2
+                    bits[pos >> 6] &= ~(<uint64_t> 1 << (pos & 63))
+                    ntok -= 1
+                    pos -= self.t_len[last]
+                    nxt = last
+                    break
+        if ivec_reserve(out, out.len + ntok) < 0:
+            return -1
+        for k in range(ntok):
+            out.data[out.len + k] = self.t_id[toks[k]]
+        out.len += ntok
         return 0
 
-    cdef inline void push_pair(self, int64_t *heap, Py_ssize_t *hlen, const int32_t *sym,
-                               int32_t p, int32_t q) noexcept nogil:
-        """Push the pair at positions p, q if it is a merge: key rank << 32 | p."""
-        cdef int64_t r = self.rank_of(sym[p], sym[q])
-        if r >= 0:
-            i64heap_push(heap, hlen, ((r >> 32) << 32) | p)
-
-    cdef int bpe_long(self, IVec *out, Py_ssize_t start, IVec *work) noexcept nogil:
-        """Rank merging with a binary heap of (rank, position) over a linked
-        list: O(n log n) for long pre-tokens."""
-        cdef Py_ssize_t n = out.len - start, i, hlen = 0, j
-        cdef int32_t *sym = out.data + start
+    cdef int rank_merge(self, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+        """Append the ids of s by merging the lowest-ranked pair first: a heap
+        of (rank, position) over a linked list, O(n log n).  The reference the
+        trie is checked against, and its guard."""
+        cdef Py_ssize_t i, hlen = 0, j
+        cdef int32_t *sym
         cdef int32_t *nxt
         cdef int32_t *prv
         cdef int64_t *heap
-        cdef int64_t item, r
-        cdef int32_t p, q, right, left
-        work.len = 0
-        if ivec_reserve(work, 8 * n + 16) < 0:  # links, then up to 3n heap entries of int64
+        cdef int64_t item
+        cdef int32_t p, q, right, left, m
+        sc.heap.len = 0
+        if ivec_reserve(&sc.heap, 9 * n + 16) < 0:  # symbols, links, then up to 3n int64 entries
             return -1
-        nxt = work.data
-        prv = work.data + n
-        heap = <int64_t *> (work.data + 2 * n + 2)
+        sym = sc.heap.data
+        nxt = sym + n
+        prv = sym + 2 * n
+        heap = <int64_t *> (sym + 3 * n + (n & 1))
         for i in range(n):
+            sym[i] = s[i]
             nxt[i] = <int32_t> (i + 1) if i + 1 < n else -1
             prv[i] = <int32_t> (i - 1)
         for i in range(n - 1):
@@ -1343,10 +2020,10 @@ cdef class _Core:
             q = nxt[p]
             if q < 0:
                 continue
-            r = self.rank_of(sym[p], sym[q])
-            if r < 0 or (r >> 32) != (item >> 32):
+            m = self.pair_get(sym[p], sym[q])
+            if m < 0 or m - 256 != (item >> 32):
                 continue  # stale: this position's pair changed since the push
-            sym[p] = <int32_t> <uint32_t> r
+            sym[p] = m
             sym[q] = -1
             right = nxt[q]
             nxt[p] = right
@@ -1356,62 +2033,85 @@ cdef class _Core:
             left = prv[p]
             if left >= 0:
                 self.push_pair(heap, &hlen, sym, left, p)
-        j = 0
+        if ivec_reserve(out, out.len + n) < 0:
+            return -1
+        j = out.len
         for i in range(n):
             if sym[i] >= 0:
-                sym[j] = sym[i]
+                out.data[j] = self.t_id[sym[i]]
                 j += 1
-        out.len = start + j
+        out.len = j
         return 0
 
-    cdef int piece(self, const uint8_t *s, Py_ssize_t n, BytesMap *cache, IVec *out,
-                   IVec *work) noexcept nogil:
-        """Append the ids of one pre-token (UTF-8 bytes), through the cache."""
-        cdef uint64_t h = hash_bytes(s, n)
-        cdef Py_ssize_t slot, start
-        cdef BEntry *e
-        slot = bmap_find(cache, s, n, h)
-        e = &cache.slots[slot]
-        if e.val_len >= 0:
-            if ivec_reserve(out, out.len + e.val_len) < 0:
-                return -1
-            memcpy(out.data + out.len, cache.vals.data + e.val_off, e.val_len * sizeof(int32_t))
-            out.len += e.val_len
+    cdef inline void push_pair(self, int64_t *heap, Py_ssize_t *hlen, const int32_t *sym,
+                               int32_t p, int32_t q) noexcept nogil:
+        """Push the pair at positions p, q if it is a merge: key rank << 32 | p."""
+        cdef int32_t m = self.pair_get(sym[p], sym[q])
+        if m >= 0:
+            i64heap_push(heap, hlen, (<int64_t> (m - 256) << 32) | p)
+
+    cdef int piece(self, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
+                   Scratch *sc) noexcept nogil:
+        """Append the ids of one pre-token (UTF-8 bytes)."""
+        cdef const DANode *da = self.da
+        cdef int32_t node = 0, t, best = -1, v
+        cdef Py_ssize_t k = 0, start
+        cdef uint64_t h
+        cdef const CSlot *e
+        cdef int err
+        if n == 0:
             return 0
-        slot = bmap_find(&self.tokens, s, n, h)
-        e = &self.tokens.slots[slot]
-        if e.val_len >= 0:
-            return ivec_push(out, self.tokens.vals.data[e.val_off])
+        while k < n:
+            t = da[node].base + s[k]
+            if da[t].check != node:
+                break
+            node = t
+            k += 1
+            if da[t].val >= 0:
+                best = da[t].val
+        if k == n and da[node].val != -1:
+            # the pre-token is a token: that one id
+            v = da[node].val
+            return ivec_push(out, self.t_id[v] if v >= 0 else self.orphan_id[-2 - v])
+        h = piece_hash(s, n)
+        if n <= CACHE_MAX_BYTES:
+            e = pcache_get(cache, s, n, h)
+            if e != NULL:
+                if ivec_reserve(out, out.len + e.val_len) < 0:
+                    return -1
+                memcpy(out.data + out.len, cache.vals.data + e.val_off, e.val_len * sizeof(int32_t))
+                out.len += e.val_len
+                return 0
         start = out.len
-        if self.bpe(s, n, out, work) < 0:
+        err = self.backtrack(s, n, best, out, sc)
+        if err == -2:
+            err = self.rank_merge(s, n, out, sc)
+        if err < 0:
             return -1
         if n <= CACHE_MAX_BYTES:
-            if cache.size >= CACHE_ENTRIES:
-                bmap_clear(cache)
-            if bmap_put(cache, s, n, h, out.data + start, out.len - start) < 0:
-                return -1
+            return pcache_put(cache, s, n, h, out.data + start, out.len - start)
         return 0
 
-    cdef int scan(self, const void *data, int kind, Py_ssize_t n, BytesMap *cache,
+    cdef int scan(self, const void *data, int kind, Py_ssize_t n, PCache *cache,
                   IVec *out) noexcept nogil:
         """Pre-tokenize natively and encode every pre-token."""
         cdef Py_ssize_t i = 0, e, m
         cdef const uint8_t *u
         cdef Utf8Buf buf
-        cdef IVec work
+        cdef Scratch sc
         cdef int err = 0
         buf.big = NULL
         buf.big_cap = 0
-        memset(&work, 0, sizeof(IVec))
+        memset(&sc, 0, sizeof(Scratch))
         while i < n:
             e = next_token(self.which, data, kind, i, n)
             u = to_utf8(data, kind, i, e, &buf, &m)
-            if u == NULL or self.piece(u, m, cache, out, &work) < 0:
+            if u == NULL or self.piece(u, m, cache, out, &sc) < 0:
                 err = -1
                 break
             i = e
         free(buf.big)
-        ivec_free(&work)
+        scratch_free(&sc)
         return err
 
     cdef list to_list(self, IVec *out):
@@ -1430,47 +2130,78 @@ cdef class _Core:
     cdef list encode_pieces(self, pieces, _Cache cache):
         """Ids of pre-tokens already split (str each)."""
         cdef IVec out
-        cdef IVec work
+        cdef Scratch sc
         cdef bytes b
         memset(&out, 0, sizeof(IVec))
-        memset(&work, 0, sizeof(IVec))
+        memset(&sc, 0, sizeof(Scratch))
         try:
             for piece in pieces:
                 b = piece.encode("utf-8")
-                if self.piece(<const uint8_t *> PyBytes_AS_STRING(b), len(b), &cache.m, &out, &work):
+                if self.piece(<const uint8_t *> PyBytes_AS_STRING(b), len(b), &cache.c, &out, &sc):
                     raise MemoryError()
             return self.to_list(&out)
         finally:
             ivec_free(&out)
-            ivec_free(&work)
+            scratch_free(&sc)
 
     cdef list encode_text(self, str text, _Cache cache):
         """Ids of text that holds no special tokens (lone surrogates already
         repaired).  The GIL is released while the named patterns scan."""
         cdef IVec out
-        cdef IVec work
         cdef int err = 0, kind
         cdef const void *data
-        cdef Py_ssize_t n, i
-        cdef bytes b
-        cdef list result
+        cdef Py_ssize_t n
+        if self.which == P_NONE:
+            return self.encode_pieces(self.rx_findall(text), cache)
         memset(&out, 0, sizeof(IVec))
-        memset(&work, 0, sizeof(IVec))
         try:
-            if self.which != P_NONE:
-                n = PyUnicode_GET_LENGTH(text)
-                kind = PyUnicode_KIND(text)
-                data = PyUnicode_DATA(text)
-                with nogil:
-                    err = self.scan(data, kind, n, &cache.m, &out)
-            else:
-                return self.encode_pieces(self.rx_findall(text), cache)
+            n = PyUnicode_GET_LENGTH(text)
+            kind = PyUnicode_KIND(text)
+            data = PyUnicode_DATA(text)
+            with nogil:
+                err = self.scan(data, kind, n, &cache.c, &out)
             if err:
                 raise MemoryError()
             return self.to_list(&out)
         finally:
             ivec_free(&out)
-            ivec_free(&work)
+
+    def rank_merge_ids(self, bytes data):
+        """Ids of `data` by merge rank alone (no trie, no whole-token rule):
+        for tests, which check the trie against it."""
+        cdef IVec out
+        cdef Scratch sc
+        memset(&out, 0, sizeof(IVec))
+        memset(&sc, 0, sizeof(Scratch))
+        try:
+            if self.rank_merge(<const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc) < 0:
+                raise MemoryError()
+            return [out.data[i] for i in range(out.len)]
+        finally:
+            ivec_free(&out)
+            scratch_free(&sc)
+
+    def trie_ids(self, bytes data):
+        """Ids of `data` by the trie alone (no whole-token rule, no cache): for tests."""
+        cdef IVec out
+        cdef Scratch sc
+        cdef int err
+        memset(&out, 0, sizeof(IVec))
+        memset(&sc, 0, sizeof(Scratch))
+        try:
+            if len(data) == 0:
+                return []
+            err = self.backtrack(<const uint8_t *> PyBytes_AS_STRING(data), len(data),
+                                 self.longest(<const uint8_t *> PyBytes_AS_STRING(data), len(data)),
+                                 &out, &sc)
+            if err == -2:
+                raise AssertionError("the trie found no encoding")
+            if err < 0:
+                raise MemoryError()
+            return [out.data[i] for i in range(out.len)]
+        finally:
+            ivec_free(&out)
+            scratch_free(&sc)
 
 
 cdef bint has_surrogate(const void *data, int kind, Py_ssize_t n) noexcept nogil:
