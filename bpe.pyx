@@ -22,6 +22,8 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.ref cimport Py_INCREF
 
+cimport cython
+
 import array
 import os
 import threading
@@ -36,6 +38,7 @@ __all__ = list(_py.__all__)
 BACKEND = "cython"
 
 cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object)
     int PyErr_CheckSignals() except? -1
     int PyUnicode_KIND(object)
     void *PyUnicode_DATA(object)
@@ -647,7 +650,10 @@ cdef enum: P_CL100K = 2
 cdef enum: P_O200K = 3
 cdef enum: P_WORDS = 4
 
-cdef uint8_t *FLAGS = NULL
+cdef enum: F_MB = 64     # BYTE_FLAGS only: a byte of a multi-byte UTF-8 character
+
+cdef uint8_t *FLAGS = NULL       # code point -> flags
+cdef uint8_t BYTE_FLAGS[256]     # UTF-8 byte -> flags (ASCII) or F_MB
 _flags_lock = threading.Lock()
 
 
@@ -671,218 +677,355 @@ cdef void _build_flags() except *:
             for m in regex.finditer(pat, everything):
                 for i in range(m.start(), m.end()):
                     table[i] |= <uint8_t> flag
+        for i in range(256):
+            BYTE_FLAGS[i] = table[i] if i < 0x80 else F_MB
         FLAGS = table
 
 
-cdef inline uint32_t cp_at(const void *data, int kind, Py_ssize_t i) noexcept nogil:
-    if kind == 1:
-        return (<const uint8_t *> data)[i]
-    if kind == 2:
-        return (<const unsigned short *> data)[i]
-    return (<const uint32_t *> data)[i]
+# The scanner reads UTF-8: an ASCII str's own buffer, or the text converted
+# once (utf8_of).  A pre-token is then a slice of that buffer, handed to the
+# encoder without a copy.  BYTE_FLAGS classifies an ASCII byte in one lookup
+# and marks the bytes of multi-byte characters (F_MB), which are decoded and
+# looked up in FLAGS.  A class is returned as flags | width << 8.
 
-cdef inline uint8_t fl(const void *data, int kind, Py_ssize_t i) noexcept nogil:
-    cdef uint32_t c = cp_at(data, kind, i)
-    return FLAGS[c] if c < 0x110000 else 0
+ctypedef fused ch_t:
+    uint8_t
+    uint16_t
+    uint32_t
 
-cdef inline bint is_other(uint8_t f) noexcept nogil:
+
+cdef inline uint32_t mb_class(const uint8_t *s, Py_ssize_t i) noexcept nogil:
+    """Flags | width << 8 of the multi-byte character at byte i of valid UTF-8."""
+    cdef uint32_t b = s[i]
+    if b < 0xE0:
+        return FLAGS[((b & 0x1F) << 6) | (s[i + 1] & 0x3F)] | (2 << 8)
+    if b < 0xF0:
+        return FLAGS[((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)] | (3 << 8)
+    return FLAGS[((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
+                 | (s[i + 3] & 0x3F)] | (4 << 8)
+
+cdef inline uint32_t cls(const uint8_t *s, Py_ssize_t i) noexcept nogil:
+    """Flags | width << 8 of the character at byte i."""
+    cdef uint32_t f = BYTE_FLAGS[s[i]]
+    if f & F_MB:
+        return mb_class(s, i)
+    return f | (1 << 8)
+
+cdef inline Py_ssize_t prev_start(const uint8_t *s, Py_ssize_t j) noexcept nogil:
+    """The start of the character that ends at byte j."""
+    j -= 1
+    while (s[j] & 0xC0) == 0x80:
+        j -= 1
+    return j
+
+cdef inline bint is_other(uint32_t f) noexcept nogil:
     return (f & (F_L | F_N | F_S)) == 0
-
-cdef inline Py_ssize_t run_of(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                              uint8_t mask) noexcept nogil:
-    while i < n and (fl(data, kind, i) & mask):
-        i += 1
-    return i
-
-cdef inline Py_ssize_t run_other(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    while i < n and is_other(fl(data, kind, i)):
-        i += 1
-    return i
-
-cdef inline bint lower_is(const void *data, int kind, Py_ssize_t i, Py_ssize_t n, char ch,
-                          bint fold) noexcept nogil:
-    """text[i] == ch (ASCII lowercase), or its case variants when `fold`."""
-    cdef uint32_t c
-    if i >= n:
-        return False
-    c = cp_at(data, kind, i)
-    if c == <uint32_t> ch:
-        return True
-    if not fold:
-        return False
-    if ch == c's':
-        return (FLAGS[c] & F_CASE_S) != 0 if c < 0x110000 else False
-    return c == <uint32_t> (ch - 32)
-
-cdef inline Py_ssize_t contraction(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                                   bint fold) noexcept nogil:
-    """Length of 's 't 'd 'm 'll 've 're at i (0 if none)."""
-    if i + 1 >= n or cp_at(data, kind, i) != 39:
-        return 0
-    if (lower_is(data, kind, i + 1, n, c's', fold) or lower_is(data, kind, i + 1, n, c't', fold)
-            or lower_is(data, kind, i + 1, n, c'd', fold) or lower_is(data, kind, i + 1, n, c'm', fold)):
-        return 2
-    if ((lower_is(data, kind, i + 1, n, c'l', fold) and lower_is(data, kind, i + 2, n, c'l', fold))
-            or (lower_is(data, kind, i + 1, n, c'v', fold) and lower_is(data, kind, i + 2, n, c'e', fold))
-            or (lower_is(data, kind, i + 1, n, c'r', fold) and lower_is(data, kind, i + 2, n, c'e', fold))):
-        return 3
-    return 0
 
 cdef inline bint is_crlf(uint32_t c) noexcept nogil:
     return c == 10 or c == 13
 
-cdef inline Py_ssize_t ws_tail(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    """`\\s+(?!\\S)|\\s+` at a whitespace char i."""
-    cdef Py_ssize_t r = run_of(data, kind, i, n, F_S)
-    if r == n or r - i == 1:
-        return r
-    return r - 1
-
-cdef Py_ssize_t next_gpt2(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef uint8_t f = fl(data, kind, i), g
-    cdef Py_ssize_t k = contraction(data, kind, i, n, False)
-    if k:
-        return i + k
-    if cp_at(data, kind, i) == 32 and i + 1 < n:
-        g = fl(data, kind, i + 1)
-        if g & F_L:
-            return run_of(data, kind, i + 1, n, F_L)
-        if g & F_N:
-            return run_of(data, kind, i + 1, n, F_N)
-        if is_other(g):
-            return run_other(data, kind, i + 1, n)
-    if f & F_L:
-        return run_of(data, kind, i, n, F_L)
-    if f & F_N:
-        return run_of(data, kind, i, n, F_N)
-    if is_other(f):
-        return run_other(data, kind, i, n)
-    return ws_tail(data, kind, i, n)
-
-cdef Py_ssize_t next_words(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t r
-    if fl(data, kind, i) & F_S:
-        return run_of(data, kind, i, n, F_S)
-    r = i + 1
-    while r < n and not (fl(data, kind, r) & F_S):
-        r += 1
-    return r + 1 if r < n else r
-
-cdef inline Py_ssize_t crlf_run(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                                bint slash) noexcept nogil:
-    cdef uint32_t c
+cdef inline Py_ssize_t run_of(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, uint8_t mask) noexcept nogil:
+    """The end of the run of characters in class `mask` from byte i."""
+    cdef uint8_t f
+    cdef uint32_t x
     while i < n:
-        c = cp_at(data, kind, i)
+        f = BYTE_FLAGS[s[i]]
+        if f & mask:
+            i += 1
+        elif f & F_MB:
+            x = mb_class(s, i)
+            if not (x & mask):
+                break
+            i += x >> 8
+        else:
+            break
+    return i
+
+cdef inline Py_ssize_t run_other(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The end of the run of characters that are neither letters, numbers nor white space."""
+    cdef uint8_t f
+    cdef uint32_t x
+    while i < n:
+        f = BYTE_FLAGS[s[i]]
+        if not (f & (F_L | F_N | F_S | F_MB)):
+            i += 1
+        elif f & F_MB:
+            x = mb_class(s, i)
+            if not is_other(x):
+                break
+            i += x >> 8
+        else:
+            break
+    return i
+
+cdef inline Py_ssize_t lower_is(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, char ch, bint fold) noexcept nogil:
+    """The width of the character at i if it is ch (ASCII lowercase), or one
+    of its case variants when `fold`; else 0."""
+    cdef uint8_t b
+    cdef uint32_t x
+    if i >= n:
+        return 0
+    b = s[i]
+    if b == <uint8_t> ch:
+        return 1
+    if not fold:
+        return 0
+    if b < 0x80:
+        return 1 if b == <uint8_t> (ch - 32) else 0
+    if ch == c's':
+        x = mb_class(s, i)
+        if x & F_CASE_S:
+            return x >> 8
+    return 0
+
+cdef inline Py_ssize_t two(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, char a, char b, bint fold) noexcept nogil:
+    cdef Py_ssize_t k = lower_is(s, i, n, a, fold), j
+    if not k:
+        return 0
+    j = lower_is(s, i + k, n, b, fold)
+    return k + j if j else 0
+
+cdef Py_ssize_t contraction(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, bint fold) noexcept nogil:
+    """Byte length of 's 't 'd 'm 'll 've 're at i (0 if none)."""
+    cdef Py_ssize_t k
+    if i + 1 >= n or s[i] != 39:
+        return 0
+    k = lower_is(s, i + 1, n, c's', fold)
+    if not k:
+        k = lower_is(s, i + 1, n, c't', fold)
+    if not k:
+        k = lower_is(s, i + 1, n, c'd', fold)
+    if not k:
+        k = lower_is(s, i + 1, n, c'm', fold)
+    if k:
+        return 1 + k
+    k = two(s, i + 1, n, c'l', c'l', fold)
+    if not k:
+        k = two(s, i + 1, n, c'v', c'e', fold)
+    if not k:
+        k = two(s, i + 1, n, c'r', c'e', fold)
+    return 1 + k if k else 0
+
+cdef inline Py_ssize_t ws_tail(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """`\\s+(?!\\S)|\\s+` at a white-space character i."""
+    cdef Py_ssize_t r = run_of(s, i, n, F_S), q
+    if r == n:
+        return r
+    q = prev_start(s, r)
+    return r if q == i else q
+
+cdef inline Py_ssize_t next_gpt2(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i]
+    cdef uint32_t x = cls(s, i), f = x & 0xFF, g
+    cdef Py_ssize_t k, w = x >> 8
+    if f & F_L:
+        return run_of(s, i + w, n, F_L)
+    if c == 39:
+        k = contraction(s, i, n, False)
+        if k:
+            return i + k
+    if c == 32 and i + 1 < n:
+        g = cls(s, i + 1)
+        if g & F_L:
+            return run_of(s, i + 1 + (g >> 8), n, F_L)
+        if g & F_N:
+            return run_of(s, i + 1 + (g >> 8), n, F_N)
+        if is_other(g):
+            return run_other(s, i + 1 + (g >> 8), n)
+    if f & F_N:
+        return run_of(s, i + w, n, F_N)
+    if is_other(f):
+        return run_other(s, i + w, n)
+    return ws_tail(s, i, n)
+
+cdef inline Py_ssize_t next_words(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint32_t x = cls(s, i)
+    cdef Py_ssize_t r
+    if x & F_S:
+        return run_of(s, i + (x >> 8), n, F_S)
+    r = i + (x >> 8)
+    while r < n:
+        x = cls(s, r)
+        if x & F_S:
+            return r + (x >> 8)
+        r += x >> 8
+    return r
+
+cdef inline Py_ssize_t crlf_run(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, bint slash) noexcept nogil:
+    cdef uint8_t c
+    while i < n:
+        c = s[i]
         if not (is_crlf(c) or (slash and c == 47)):
             break
         i += 1
     return i
 
-cdef Py_ssize_t space_cl100k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                             bint plus) noexcept nogil:
+cdef Py_ssize_t space_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, bint plus) noexcept nogil:
     """`\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s` (cl100k), or with [\\r\\n]+ and
     without the `$` branch (o200k: `\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`)."""
-    cdef Py_ssize_t r = run_of(data, kind, i, n, F_S), q
+    cdef Py_ssize_t r = run_of(s, i, n, F_S), q
     if r == n and not plus:
         return n
     q = r - 1
-    while q >= i and not is_crlf(cp_at(data, kind, q)):
+    while q >= i and not is_crlf(s[q]):  # CR and LF are never part of another character
         q -= 1
     if q >= i:
         return q + 1
     if r == n:
         return n
-    return r - 1 if r - i >= 2 else i + 1
+    q = prev_start(s, r)
+    if q > i:
+        return q  # two characters or more: all but the last
+    return r
 
-cdef Py_ssize_t next_cl100k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef uint8_t f = fl(data, kind, i), g
-    cdef uint32_t c = cp_at(data, kind, i)
-    cdef Py_ssize_t k = contraction(data, kind, i, n, True)
-    if k:
-        return i + k
-    if f & F_L:
-        return run_of(data, kind, i, n, F_L)
-    if not is_crlf(c) and not (f & F_N) and i + 1 < n and (fl(data, kind, i + 1) & F_L):
-        return run_of(data, kind, i + 1, n, F_L)
-    return digits_punct_space(data, kind, i, n, f, c, False)
-
-cdef Py_ssize_t digits_punct_space(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                                   uint8_t f, uint32_t c, bint o200k) noexcept nogil:
+cdef inline Py_ssize_t digits_punct_space(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, uint32_t f,
+                                          Py_ssize_t w, bint o200k) noexcept nogil:
     """What cl100k and o200k share after their letter branches: up to three
     digits; an optional space, a punctuation run and the line breaks after it
     (and slashes, in o200k); then the white-space rules."""
     cdef Py_ssize_t k
+    cdef uint32_t x
+    cdef int count
     if f & F_N:
-        k = i + 1
-        while k < n and k < i + 3 and (fl(data, kind, k) & F_N):
-            k += 1
+        k = i + w
+        count = 1
+        while k < n and count < 3:
+            x = cls(s, k)
+            if not (x & F_N):
+                break
+            k += x >> 8
+            count += 1
         return k
-    if c == 32 and i + 1 < n and is_other(fl(data, kind, i + 1)):
-        return crlf_run(data, kind, run_other(data, kind, i + 1, n), n, o200k)
     if is_other(f):
-        return crlf_run(data, kind, run_other(data, kind, i, n), n, o200k)
-    return space_cl100k(data, kind, i, n, o200k)
+        return crlf_run(s, run_other(s, i + w, n), n, o200k)
+    if s[i] == 32 and i + 1 < n:
+        x = cls(s, i + 1)
+        if is_other(x):
+            return crlf_run(s, run_other(s, i + 1 + (x >> 8), n), n, o200k)
+    return space_cl100k(s, i, n, o200k)
 
-cdef Py_ssize_t o200k_letters(const void *data, int kind, Py_ssize_t k, Py_ssize_t n,
-                              bint need_lower) noexcept nogil:
+cdef inline Py_ssize_t next_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i]
+    cdef uint32_t x = cls(s, i), f = x & 0xFF
+    cdef Py_ssize_t k, w = x >> 8
+    if f & F_L:
+        return run_of(s, i + w, n, F_L)
+    if c == 39:
+        k = contraction(s, i, n, True)
+        if k:
+            return i + k
+    if not is_crlf(c) and not (f & F_N) and i + w < n:
+        x = cls(s, i + w)
+        if x & F_L:
+            return run_of(s, i + w + (x >> 8), n, F_L)
+    return digits_punct_space(s, i, n, f, w, False)
+
+cdef Py_ssize_t last_w(const uint8_t *s, Py_ssize_t k, Py_ssize_t u) noexcept nogil:
+    """The start of the last character of [k, u) that is in W, or -1."""
+    cdef Py_ssize_t j = u
+    while j > k:
+        j = prev_start(s, j)
+        if cls(s, j) & F_W:
+            return j
+    return -1
+
+cdef Py_ssize_t o200k_letters(const uint8_t *s, Py_ssize_t k, Py_ssize_t n, bint need_lower) noexcept nogil:
     """Match [U]*[W]+ (need_lower) or [U]+[W]* at k, then the optional
     contraction; return the end, or -1."""
-    cdef Py_ssize_t u = run_of(data, kind, k, n, F_U), j, e
+    cdef Py_ssize_t u = run_of(s, k, n, F_U), j, e
     if need_lower:
-        if u < n and (fl(data, kind, u) & F_W):
-            e = run_of(data, kind, u, n, F_W)
+        if u < n and (cls(s, u) & F_W):
+            e = run_of(s, u, n, F_W)
         else:
-            j = u - 1
-            while j >= k and not (fl(data, kind, j) & F_W):
-                j -= 1
-            if j < k:
+            j = last_w(s, k, u)
+            if j < 0:
                 return -1
-            e = run_of(data, kind, j, n, F_W)
+            e = run_of(s, j, n, F_W)
     else:
         if u == k:
             return -1
-        e = run_of(data, kind, u, n, F_W)
-    return e + contraction(data, kind, e, n, True)
+        e = run_of(s, u, n, F_W)
+    return e + contraction(s, e, n, True)
 
-cdef Py_ssize_t next_o200k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef uint8_t f = fl(data, kind, i)
-    cdef uint32_t c = cp_at(data, kind, i)
-    cdef bint prefix = not is_crlf(c) and not (f & (F_L | F_N)) and i + 1 < n
-    cdef Py_ssize_t e, k
+cdef inline Py_ssize_t o200k_word(const uint8_t *s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """[U]*[W]+ at k, else [U]+[W]*, then the optional contraction, where the
+    character at k is in U or W (so one of them matches)."""
+    cdef Py_ssize_t u = run_of(s, k, n, F_U), e, j
+    if u < n and (cls(s, u) & F_W):
+        e = run_of(s, u, n, F_W)
+    else:
+        # [U]* gives back its last character that is in W too (Lm, Lo, marks),
+        # else [U]+ alone
+        j = last_w(s, k, u)
+        e = j + (cls(s, j) >> 8) if j >= 0 else u
+    if e < n and s[e] == 39:
+        e += contraction(s, e, n, True)
+    return e
+
+cdef inline Py_ssize_t next_o200k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i]
+    cdef uint32_t x = cls(s, i), f = x & 0xFF
+    cdef Py_ssize_t e, w = x >> 8
     cdef int need
+    if f & F_L:
+        return o200k_word(s, i, n)  # a letter is never the optional prefix
+    if not (f & (F_U | F_W)):
+        if not (f & F_N) and not is_crlf(c) and i + w < n and (cls(s, i + w) & (F_U | F_W)):
+            return o200k_word(s, i + w, n)
+        return digits_punct_space(s, i, n, f, w, True)
+    # a mark: it may be the prefix or start the word; regex's order
     for need in range(1, -1, -1):
-        if prefix:
-            e = o200k_letters(data, kind, i + 1, n, need)
+        if i + w < n:
+            e = o200k_letters(s, i + w, n, need)
             if e >= 0:
                 return e
-        e = o200k_letters(data, kind, i, n, need)
+        e = o200k_letters(s, i, n, need)
         if e >= 0:
             return e
-    return digits_punct_space(data, kind, i, n, f, c, True)
+    return digits_punct_space(s, i, n, f, w, True)
 
-cdef struct Utf8Buf:
-    uint8_t small[1024]
-    uint8_t *big
-    Py_ssize_t big_cap
 
-cdef const uint8_t *to_utf8(const void *data, int kind, Py_ssize_t i, Py_ssize_t e, Utf8Buf *b,
-                            Py_ssize_t *size) noexcept nogil:
-    """The UTF-8 bytes of code points [i, e) of a str's data (NULL: no memory)."""
-    cdef Py_ssize_t need = (2 if kind == 1 else 4) * (e - i), m = 0, j
-    cdef uint8_t *u
+cdef inline Py_ssize_t next_pretoken(int which, const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The end of the pre-token that starts at byte i."""
+    if which == P_O200K:
+        return next_o200k(s, i, n)
+    if which == P_CL100K:
+        return next_cl100k(s, i, n)
+    if which == P_GPT2:
+        return next_gpt2(s, i, n)
+    return next_words(s, i, n)
+
+
+# ---- str -> UTF-8 --------------------------------------------------------
+
+cdef Py_ssize_t encode_utf8(const ch_t *s, Py_ssize_t n, uint8_t *u) noexcept nogil:
+    """Write the UTF-8 of n code points (no surrogates) to u; its length."""
+    cdef Py_ssize_t i = 0, m = 0
     cdef uint32_t c
-    if need <= 1024:
-        u = b.small
-    else:
-        if need > b.big_cap:
-            free(b.big)
-            b.big = <uint8_t *> malloc(need)
-            b.big_cap = need if b.big != NULL else 0
-            if b.big == NULL:
-                return NULL
-        u = b.big
-    for j in range(i, e):
-        c = cp_at(data, kind, j)
+    cdef uint64_t x
+    while i < n:
+        if ch_t is uint8_t:
+            # eight ASCII characters at a time
+            if i + 8 <= n:
+                memcpy(&x, s + i, 8)
+                if (x & 0x8080808080808080ULL) == 0:
+                    memcpy(u + m, &x, 8)
+                    i += 8
+                    m += 8
+                    continue
+        elif ch_t is uint16_t:
+            if i + 4 <= n:
+                memcpy(&x, s + i, 8)
+                if (x & 0xFF80FF80FF80FF80ULL) == 0:
+                    u[m] = <uint8_t> s[i]
+                    u[m + 1] = <uint8_t> s[i + 1]
+                    u[m + 2] = <uint8_t> s[i + 2]
+                    u[m + 3] = <uint8_t> s[i + 3]
+                    i += 4
+                    m += 4
+                    continue
+        c = s[i]
+        i += 1
         if c < 0x80:
             u[m] = <uint8_t> c
             m += 1
@@ -901,40 +1044,59 @@ cdef const uint8_t *to_utf8(const void *data, int kind, Py_ssize_t i, Py_ssize_t
             u[m + 2] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
             u[m + 3] = <uint8_t> (0x80 | (c & 0x3F))
             m += 4
-    size[0] = m
-    return u
+    return m
 
 
-cdef inline Py_ssize_t next_token(int which, const void *data, int kind, Py_ssize_t i,
-                                  Py_ssize_t n) noexcept nogil:
-    if which == P_GPT2:
-        return next_gpt2(data, kind, i, n)
-    if which == P_CL100K:
-        return next_cl100k(data, kind, i, n)
-    if which == P_O200K:
-        return next_o200k(data, kind, i, n)
-    return next_words(data, kind, i, n)
+cdef struct Utf8:
+    const uint8_t *data
+    Py_ssize_t len
+    uint8_t *owned      # what to free (NULL: the str's own ASCII buffer)
 
 
-def _native_pretokens(text, pattern):
+cdef int utf8_of(str text, Utf8 *out) except -1:
+    """The UTF-8 of a str with no surrogates: an ASCII str's own buffer, or a
+    converted copy (the GIL is released while converting)."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    out.owned = NULL
+    if PyUnicode_IS_ASCII(text):
+        out.data = <const uint8_t *> data
+        out.len = n
+        return 0
+    out.owned = <uint8_t *> malloc(kind * n + (n if kind < 4 else 0) + 1)  # 2, 3 or 4 bytes a code point at most
+    if out.owned == NULL:
+        raise MemoryError()
+    with nogil:
+        if kind == 1:
+            out.len = encode_utf8(<const uint8_t *> data, n, out.owned)
+        elif kind == 2:
+            out.len = encode_utf8(<const uint16_t *> data, n, out.owned)
+        else:
+            out.len = encode_utf8(<const uint32_t *> data, n, out.owned)
+    out.data = out.owned
+    return 0
+
+
+def _native_pretokens(str text, pattern):
     """The pre-tokens of `text` by the native scanner (for tests: they must
     equal regex.findall(pattern, text))."""
     cdef int which = _which(pattern)
-    cdef Py_ssize_t i = 0, n, e
-    cdef int kind
-    cdef const void *data
+    cdef Py_ssize_t i = 0, e
+    cdef Utf8 u
     if which == P_NONE:
         raise ValueError("no native scanner for this pattern")
     _build_flags()
-    n = PyUnicode_GET_LENGTH(text)
-    kind = PyUnicode_KIND(text)
-    data = PyUnicode_DATA(text)
-    out = []
-    while i < n:
-        e = next_token(which, data, kind, i, n)
-        out.append(text[i:e])
-        i = e
-    return out
+    utf8_of(_repair(text), &u)
+    try:
+        out = []
+        while i < u.len:
+            e = next_pretoken(which, u.data, i, u.len)
+            out.append(PyBytes_FromStringAndSize(<const char *> u.data + i, e - i).decode("utf-8"))
+            i = e
+        return out
+    finally:
+        free(u.owned)
 
 
 cdef int _which(pattern):
@@ -997,39 +1159,22 @@ cdef class _Counter:
         self.n += 1
         return bmap_put(&self.m, s, n, h, &idx, 1)
 
-    cdef int scan(self, const void *data, int kind, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t i = 0, e, m
-        cdef const uint8_t *u
-        cdef Utf8Buf buf
-        cdef int err = 0
-        buf.big = NULL
-        buf.big_cap = 0
-        while i < n:
-            e = next_token(self.which, data, kind, i, n)
-            u = to_utf8(data, kind, i, e, &buf, &m)
-            if u == NULL or self.add(u, m, 1) < 0:
-                err = -1
-                break
-            i = e
-        free(buf.big)
-        return err
-
     def add_document(self, text):
         cdef bytes b
-        cdef const void *data
-        cdef int kind, err = 0
-        cdef Py_ssize_t n
+        cdef Utf8 u
+        cdef int err = 0
         text = _repair(text)
         pieces = self.special_re.split(text) if self.special_re is not None else (text,)
         for piece in pieces:
             if not piece:
                 continue
             if self.which != P_NONE:
-                data = PyUnicode_DATA(piece)
-                kind = PyUnicode_KIND(piece)
-                n = PyUnicode_GET_LENGTH(piece)
-                with nogil:
-                    err = self.scan(data, kind, n)
+                utf8_of(piece, &u)
+                try:
+                    with nogil:
+                        err = count_text(self, u.data, u.len)
+                finally:
+                    free(u.owned)
             else:
                 for token in self.findall(piece):
                     if not token:
@@ -1088,6 +1233,17 @@ cdef class _Counter:
                 out[PyBytes_FromStringAndSize(<char *> self.m.keys + e.key_off, e.key_len)] = \
                     self.counts[self.m.vals.data[e.val_off]]
         return out
+
+
+cdef int count_text(_Counter counter, const uint8_t *s, Py_ssize_t n) noexcept nogil:
+    """Count every pre-token of s (UTF-8) by the native scanner."""
+    cdef Py_ssize_t i = 0, e
+    while i < n:
+        e = next_pretoken(counter.which, s, i, n)
+        if counter.add(s + i, e - i, 1) < 0:
+            return -1
+        i = e
+    return 0
 
 
 def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
@@ -1160,8 +1316,8 @@ cdef enum: CACHE_MAX_BYTES = 255
 cdef struct DANode:
     int32_t base      # the children of this node are at base + byte
     int32_t check     # the parent's index; -1: a free slot
-    int32_t val       # >= 0: a buildable token (core number); -1: none; <= -2: orphan number -2-val
-    int32_t spare
+    int32_t val       # the buildable token ending here (core number), -1: none
+    int32_t id        # the id of the token ending here (buildable or not), -1: none
 
 
 cdef struct PairSlot:
@@ -1356,7 +1512,7 @@ cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
         b.da[i].base = 0
         b.da[i].check = -1
         b.da[i].val = -1
-        b.da[i].spare = 0
+        b.da[i].id = -1
         b.prev_free[i] = <int32_t> (i - 1) if i > b.cap else <int32_t> b.free_tail
         b.next_free[i] = <int32_t> (i + 1) if i + 1 < cap else -1
     if b.free_tail >= 0:
@@ -1467,7 +1623,8 @@ cdef void sort_tokens(int32_t *order, Py_ssize_t n, const uint8_t *arena, const 
 
 
 cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int64_t *off,
-                    const int32_t *lens, const int32_t *vals, int32_t *prefix) noexcept nogil:
+                    const int32_t *lens, const int32_t *vals, const int32_t *ids,
+                    int32_t *prefix) noexcept nogil:
     """Place every token in a double array (root at slot 0); -1: no memory."""
     cdef int32_t *order = <int32_t *> malloc((n + 1) * sizeof(int32_t))
     cdef int32_t *tmp = <int32_t *> malloc((n + 1) * sizeof(int32_t))
@@ -1478,7 +1635,7 @@ cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int6
         for i in range(n):
             order[i] = <int32_t> i
         sort_tokens(order, n, arena, off, lens, tmp, stack)
-        err = place_nodes(b, n, order, arena, off, lens, vals, prefix)
+        err = place_nodes(b, n, order, arena, off, lens, vals, ids, prefix)
     free(order)
     free(tmp)
     free(stack)
@@ -1487,7 +1644,7 @@ cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int6
 
 cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uint8_t *arena,
                      const int64_t *off, const int32_t *lens, const int32_t *vals,
-                     int32_t *prefix) noexcept nogil:
+                     const int32_t *ids, int32_t *prefix) noexcept nogil:
     """Depth first over the sorted tokens: each node takes the first base at
     which all its children's slots are free.  prefix[v] is set, for each
     buildable token v, to the longest buildable token on the path above it."""
@@ -1524,6 +1681,7 @@ cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uin
         if lo < hi and lens[order[lo]] == d:
             v = vals[order[lo]]
             b.da[slot].val = v
+            b.da[slot].id = ids[order[lo]]
             if v >= 0:
                 prefix[v] = <int32_t> above
                 above = v
@@ -1602,6 +1760,247 @@ cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
 
 # ---- the core ---------------------------------------------------------------
 
+cdef struct CoreT:
+    DANode *da           # the trie: every token of the vocabulary
+    Py_ssize_t da_len
+    Py_ssize_t n_core    # 256 + number of merges
+    int32_t *t_len       # core number -> byte length
+    int32_t *t_id        # core number -> the tokenizer's id
+    int32_t *t_left      # core number -> the two tokens its merge joins (-1: a byte,
+    int32_t *t_right     #   or a part that no earlier merge makes)
+    int32_t *t_prefix    # buildable core number -> its longest buildable proper prefix (-1: none)
+    PairSlot *pairs      # (left, right) -> the core number of the merge's token
+    Py_ssize_t pair_mask
+    int pair_shift
+    int which            # the native scanner, or P_NONE
+
+
+cdef inline int32_t pair_get(const CoreT *T, int32_t a, int32_t b) noexcept nogil:
+    """The core number of the token that merges a and b; -1 if none."""
+    cdef uint64_t key = pair_key(a, b)
+    cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+    while True:
+        if T.pairs[i].key == key:
+            return T.pairs[i].val
+        if T.pairs[i].key == EMPTY_KEY:
+            return -1
+        i = (i + 1) & T.pair_mask
+
+
+cdef bint compatible(const CoreT *T, int32_t a, int32_t b, int32_t limit) noexcept nogil:
+    """Does merge-by-rank of a's bytes then b's bytes keep the boundary between
+    them until `limit` (a core number: the merge steps before it)?  Undo the
+    two tokens' merges, the latest first; at each step the tokens touching the
+    boundary must have no merge of their own that comes before the next undone
+    one.  (limit n_core: for good.)"""
+    cdef int32_t m
+    while True:
+        m = pair_get(T, a, b)
+        if m >= 0 and m < limit:
+            return False
+        if a >= 256 and a > b:
+            limit = a            # before a formed, its right part touched b
+            a = T.t_right[a]
+        elif b >= 256:
+            limit = b + 1        # before b formed, a touched b's left part; a merge of
+            b = T.t_left[b]      # that pair at b's own rank would take the left one first
+        else:
+            return True
+
+
+cdef inline int32_t longest(const CoreT *T, const uint8_t *s, Py_ssize_t n) noexcept nogil:
+    """The longest buildable token that starts s (a single byte at least)."""
+    cdef const DANode *da = T.da
+    cdef int32_t node = 0, t, best = -1
+    cdef Py_ssize_t k
+    for k in range(n):
+        t = da[node].base + s[k]
+        if da[t].check != node:
+            break
+        node = t
+        if da[t].val >= 0:
+            best = da[t].val
+    return best
+
+
+cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of s by the trie: the longest compatible token first,
+    backtracking at dead ends.  -2: no encoding found (cannot happen for a
+    consistent vocabulary; the caller then merges by rank)."""
+    cdef Py_ssize_t pos = 0, ntok = 0, end, k
+    cdef int32_t tok, last, nxt
+    cdef int32_t *toks
+    cdef uint64_t *bits
+    if n == 0:
+        return 0
+    if scratch_reserve(sc, n + 1) < 0:
+        return -1
+    toks = sc.toks
+    bits = sc.bits
+    memset(bits, 0xFF, (n // 64 + 1) * sizeof(uint64_t))
+    nxt = longest(T, s, n)
+    while pos < n:
+        tok = nxt
+        last = toks[ntok - 1] if ntok > 0 else -1
+        while True:
+            end = pos + T.t_len[tok]
+            if (bits[end >> 6] >> (end & 63)) & 1 and (last < 0 or compatible(T, last, tok, <int32_t> T.n_core)):
+                toks[ntok] = tok
+                ntok += 1
+                pos = end
+                if pos < n:
+                    nxt = longest(T, s + pos, n - pos)
+                break
+            tok = T.t_prefix[tok]
+            if tok < 0:
+                # nothing fits at pos: a dead end; take the last token back
+                if ntok == 0:
+                    return -2
+                bits[pos >> 6] &= ~(<uint64_t> 1 << (pos & 63))
+                ntok -= 1
+                pos -= T.t_len[last]
+                nxt = last
+                break
+    if ivec_reserve(out, out.len + ntok) < 0:
+        return -1
+    for k in range(ntok):
+        out.data[out.len + k] = T.t_id[toks[k]]
+    out.len += ntok
+    return 0
+
+
+cdef inline void push_pair(const CoreT *T, int64_t *heap, Py_ssize_t *hlen, const int32_t *sym,
+                           int32_t p, int32_t q) noexcept nogil:
+    """Push the pair at positions p, q if it is a merge: key rank << 32 | p."""
+    cdef int32_t m = pair_get(T, sym[p], sym[q])
+    if m >= 0:
+        i64heap_push(heap, hlen, (<int64_t> (m - 256) << 32) | p)
+
+
+cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of s by merging the lowest-ranked pair first: a heap of
+    (rank, position) over a linked list, O(n log n).  The reference the trie
+    is checked against, and its guard."""
+    cdef Py_ssize_t i, hlen = 0, j
+    cdef int32_t *sym
+    cdef int32_t *nxt
+    cdef int32_t *prv
+    cdef int64_t *heap
+    cdef int64_t item
+    cdef int32_t p, q, right, left, m
+    sc.heap.len = 0
+    if ivec_reserve(&sc.heap, 9 * n + 16) < 0:  # symbols, links, then up to 3n int64 entries
+        return -1
+    sym = sc.heap.data
+    nxt = sym + n
+    prv = sym + 2 * n
+    heap = <int64_t *> (sym + 3 * n + (n & 1))
+    for i in range(n):
+        sym[i] = s[i]
+        nxt[i] = <int32_t> (i + 1) if i + 1 < n else -1
+        prv[i] = <int32_t> (i - 1)
+    for i in range(n - 1):
+        push_pair(T, heap, &hlen, sym, <int32_t> i, <int32_t> (i + 1))
+    while hlen > 0:
+        item = i64heap_pop(heap, &hlen)
+        p = <int32_t> <uint32_t> item
+        if sym[p] < 0:
+            continue
+        q = nxt[p]
+        if q < 0:
+            continue
+        m = pair_get(T, sym[p], sym[q])
+        if m < 0 or m - 256 != (item >> 32):
+            continue  # stale: this position's pair changed since the push
+        sym[p] = m
+        sym[q] = -1
+        right = nxt[q]
+        nxt[p] = right
+        if right >= 0:
+            prv[right] = p
+            push_pair(T, heap, &hlen, sym, p, right)
+        left = prv[p]
+        if left >= 0:
+            push_pair(T, heap, &hlen, sym, left, p)
+    if ivec_reserve(out, out.len + n) < 0:
+        return -1
+    j = out.len
+    for i in range(n):
+        if sym[i] >= 0:
+            out.data[j] = T.t_id[sym[i]]
+            j += 1
+    out.len = j
+    return 0
+
+
+cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
+                    Scratch *sc) noexcept nogil:
+    """A pre-token that is not a token: through the cache, else the trie."""
+    cdef uint64_t h = 0
+    cdef const CSlot *e
+    cdef Py_ssize_t start = out.len
+    cdef int err
+    if n <= CACHE_MAX_BYTES:
+        h = piece_hash(s, n)
+        e = pcache_get(cache, s, n, h)
+        if e != NULL:
+            if ivec_reserve(out, out.len + e.val_len) < 0:
+                return -1
+            memcpy(out.data + out.len, cache.vals.data + e.val_off, e.val_len * sizeof(int32_t))
+            out.len += e.val_len
+            return 0
+    err = backtrack(T, s, n, out, sc)
+    if err == -2:
+        err = rank_merge(T, s, n, out, sc)
+    if err < 0:
+        return -1
+    if n <= CACHE_MAX_BYTES:
+        return pcache_put(cache, s, n, h, out.data + start, out.len - start)
+    return 0
+
+
+cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
+                      Scratch *sc) noexcept nogil:
+    """Append the ids of one pre-token (UTF-8 bytes): a pre-token that is a
+    token is that id (one walk down the trie), any other goes the slow way."""
+    cdef const DANode *da = T.da
+    cdef int32_t node = 0, t
+    cdef Py_ssize_t k = 0
+    while k < n:
+        t = da[node].base + s[k]
+        if da[t].check != node:
+            return piece_slow(T, s, n, cache, out, sc)
+        node = t
+        k += 1
+    if da[node].id < 0:
+        return piece_slow(T, s, n, cache, out, sc)
+    if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
+        return -1
+    out.data[out.len] = da[node].id
+    out.len += 1
+    return 0
+
+
+cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
+                   IVec *out) noexcept nogil:
+    """Pre-tokenize UTF-8 natively and encode every pre-token."""
+    cdef int which = T.which
+    cdef Py_ssize_t i = 0, e
+    cdef Scratch sc
+    cdef int err = 0
+    memset(&sc, 0, sizeof(Scratch))
+    if ivec_reserve(out, n // 4 + 64) < 0:
+        return -1
+    while i < n:
+        e = next_pretoken(which, s, i, n)
+        if piece(T, s + i, e - i, cache, out, &sc) < 0:
+            err = -1
+            break
+        i = e
+    scratch_free(&sc)
+    return err
+
+
 cdef inline void i64heap_push(int64_t *heap, Py_ssize_t *hlen, int64_t item) noexcept nogil:
     cdef Py_ssize_t j = hlen[0]
     hlen[0] += 1
@@ -1631,24 +2030,12 @@ cdef inline int64_t i64heap_pop(int64_t *heap, Py_ssize_t *hlen) noexcept nogil:
     return top
 
 
+@cython.final
 cdef class _Core:
-    """The C tables of one tokenizer: the trie over every token's bytes, the
-    core's token numbers (bytes, then one per merge), the merges by pair, and
-    the id tables for decoding.  Read-only once built: threads share it."""
-    cdef DANode *da
-    cdef Py_ssize_t da_len
-    cdef Py_ssize_t n_core       # 256 + number of merges
-    cdef int32_t *t_len          # core number -> byte length
-    cdef int32_t *t_id           # core number -> the tokenizer's id
-    cdef int32_t *t_left         # core number -> the two tokens its merge joins (-1: a byte,
-    cdef int32_t *t_right        #   or a merge of a part no merge makes)
-    cdef int32_t *t_prefix       # buildable core number -> its longest buildable proper prefix
-    cdef uint8_t *t_ok           # core number -> 1 if buildable
-    cdef int32_t *orphan_id      # orphan number -> id
-    cdef PairSlot *pairs         # (left, right) -> core number of the merge's token
-    cdef Py_ssize_t pair_mask
-    cdef int pair_shift
-    cdef int which
+    """The C tables of one tokenizer (CoreT: the trie over every token's bytes,
+    the core's token numbers, the merges by pair) and the id tables for
+    decoding.  Read-only once built: threads share it."""
+    cdef CoreT T
     cdef object rx_findall
     cdef list id_objs          # the int object of every id, shared by all results
     cdef bytes dec_buf         # every token's bytes, end to end
@@ -1657,23 +2044,21 @@ cdef class _Core:
     cdef Py_ssize_t n_ids
 
     def __cinit__(self, tok):
-        self.which = _which(tok._pattern)
-        if self.which != P_NONE:
+        self.T.which = _which(tok._pattern)
+        if self.T.which != P_NONE:
             _build_flags()
         self.rx_findall = tok._findall
         self.build(tok._encoder, tok._rank_pair, tok._rank_id, tok._byte_ids)
         self.build_decoder(tok._decoder)
 
     def __dealloc__(self):
-        free(self.da)
-        free(self.t_len)
-        free(self.t_id)
-        free(self.t_left)
-        free(self.t_right)
-        free(self.t_prefix)
-        free(self.t_ok)
-        free(self.orphan_id)
-        free(self.pairs)
+        free(self.T.da)
+        free(self.T.t_len)
+        free(self.T.t_id)
+        free(self.T.t_left)
+        free(self.T.t_right)
+        free(self.T.t_prefix)
+        free(self.T.pairs)
         free(self.dec_off)
         free(self.dec_len)
 
@@ -1720,12 +2105,14 @@ cdef class _Core:
         cdef int32_t *ids = NULL
         cdef int32_t *vals = NULL
         cdef int32_t *merge_ids = NULL
+        cdef uint8_t *ok = NULL
         cdef int32_t byte_id[256]
         cdef IdMap by_id, core_of
         cdef TrieBuild tb
         cdef bytes t
         cdef tuple pair
         cdef int err = 0
+        cdef CoreT *T = &self.T
         memset(&tb, 0, sizeof(TrieBuild))
         tb.free_head = -1
         tb.free_tail = -1
@@ -1737,22 +2124,21 @@ cdef class _Core:
                 max_id = i
         if total > 0x3FFFFFFF or n_core > 0x3FFFFFFF:
             raise MemoryError("vocabulary too large for the compiled core")
-        self.n_core = n_core
-        self.t_len = <int32_t *> malloc(n_core * sizeof(int32_t))
-        self.t_id = <int32_t *> malloc(n_core * sizeof(int32_t))
-        self.t_left = <int32_t *> malloc(n_core * sizeof(int32_t))
-        self.t_right = <int32_t *> malloc(n_core * sizeof(int32_t))
-        self.t_prefix = <int32_t *> malloc(n_core * sizeof(int32_t))
-        self.t_ok = <uint8_t *> calloc(n_core, 1)
-        self.orphan_id = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        T.n_core = n_core
+        T.t_len = <int32_t *> malloc(n_core * sizeof(int32_t))
+        T.t_id = <int32_t *> malloc(n_core * sizeof(int32_t))
+        T.t_left = <int32_t *> malloc(n_core * sizeof(int32_t))
+        T.t_right = <int32_t *> malloc(n_core * sizeof(int32_t))
+        T.t_prefix = <int32_t *> malloc(n_core * sizeof(int32_t))
         cap = 16
         while cap < 2 * n_merges:
             cap *= 2
-        self.pair_mask = cap - 1
-        self.pair_shift = 64
-        while (<Py_ssize_t> 1 << (64 - self.pair_shift)) < cap:
-            self.pair_shift -= 1
-        self.pairs = <PairSlot *> malloc(cap * sizeof(PairSlot))
+        T.pair_mask = cap - 1
+        T.pair_shift = 64
+        while (<Py_ssize_t> 1 << (64 - T.pair_shift)) < cap:
+            T.pair_shift -= 1
+        T.pairs = <PairSlot *> malloc(cap * sizeof(PairSlot))
+        ok = <uint8_t *> calloc(n_core, 1)
         arena = <uint8_t *> malloc(total + 1)
         off = <int64_t *> malloc((n_tok + 1) * sizeof(int64_t))
         lens = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
@@ -1760,10 +2146,9 @@ cdef class _Core:
         vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
         merge_ids = <int32_t *> malloc((3 * n_merges + 1) * sizeof(int32_t))
         try:
-            if (self.t_len == NULL or self.t_id == NULL or self.t_left == NULL or self.t_right == NULL
-                    or self.t_prefix == NULL or self.t_ok == NULL or self.orphan_id == NULL
-                    or self.pairs == NULL or arena == NULL or off == NULL or lens == NULL or ids == NULL
-                    or vals == NULL or merge_ids == NULL
+            if (T.t_len == NULL or T.t_id == NULL or T.t_left == NULL or T.t_right == NULL
+                    or T.t_prefix == NULL or T.pairs == NULL or ok == NULL or arena == NULL
+                    or off == NULL or lens == NULL or ids == NULL or vals == NULL or merge_ids == NULL
                     or idmap_init(&by_id, max_id, n_tok) < 0 or idmap_init(&core_of, max_id, n_core) < 0):
                 raise MemoryError()
             k = 0
@@ -1783,11 +2168,12 @@ cdef class _Core:
             for r in range(256):
                 byte_id[r] = byte_ids[r]
             with nogil:
-                err = self.build_tables(n_tok, arena, off, lens, ids, vals, n_merges, merge_ids,
-                                        byte_id, &by_id, &core_of, &tb)
+                err = build_tables(T, n_tok, arena, off, lens, ids, vals, n_merges, merge_ids,
+                                   byte_id, ok, &by_id, &core_of, &tb)
             if err < 0:
                 raise MemoryError()
         finally:
+            free(ok)
             free(arena)
             free(off)
             free(lens)
@@ -1798,79 +2184,8 @@ cdef class _Core:
             free(tb.prev_free)
             idmap_free(&by_id)
             idmap_free(&core_of)
-            if self.da == NULL:
+            if T.da == NULL:
                 free(tb.da)
-        return 0
-
-    cdef int build_tables(self, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
-                          const int32_t *lens, const int32_t *ids, int32_t *vals,
-                          Py_ssize_t n_merges, const int32_t *merge_ids, const int32_t *byte_id,
-                          IdMap *by_id, IdMap *core_of, TrieBuild *tb) noexcept nogil:
-        cdef Py_ssize_t k, r, i, n_orphan = 0
-        cdef int32_t a, b, t, x
-        cdef uint64_t key
-        cdef void *p
-        for k in range(n_tok):
-            if idmap_put(by_id, ids[k], <int32_t> k) < 0:
-                return -1
-        # core numbers: the bytes, then one per merge
-        for r in range(256):
-            self.t_len[r] = 1
-            self.t_id[r] = byte_id[r]
-            self.t_left[r] = -1
-            self.t_right[r] = -1
-            self.t_prefix[r] = -1
-            self.t_ok[r] = 1
-            if idmap_put(core_of, byte_id[r], <int32_t> r) < 0:
-                return -1
-        for r in range(n_merges):
-            t = <int32_t> (256 + r)
-            self.t_id[t] = merge_ids[3 * r + 2]
-            self.t_len[t] = lens[idmap_get(by_id, merge_ids[3 * r + 2])]
-            self.t_prefix[t] = -1
-            if idmap_put(core_of, merge_ids[3 * r + 2], t) < 0:
-                return -1
-        for i in range(self.pair_mask + 1):
-            self.pairs[i].key = EMPTY_KEY
-        for r in range(n_merges):
-            t = <int32_t> (256 + r)
-            a = idmap_get(core_of, merge_ids[3 * r])
-            b = idmap_get(core_of, merge_ids[3 * r + 1])
-            self.t_left[t] = a
-            self.t_right[t] = b
-            if a < 0 or b < 0 or a >= t or b >= t:
-                continue  # a part that no earlier merge makes: this merge never fires
-            key = pair_key(a, b)
-            i = <Py_ssize_t> (word_hash(key) >> self.pair_shift)
-            while self.pairs[i].key != EMPTY_KEY and self.pairs[i].key != key:
-                i = (i + 1) & self.pair_mask
-            if self.pairs[i].key == EMPTY_KEY:
-                self.pairs[i].key = key
-                self.pairs[i].val = t
-        # buildable: both parts are, and the boundary between them survives until
-        # this merge (nothing across it merges first)
-        for r in range(n_merges):
-            t = <int32_t> (256 + r)
-            a = self.t_left[t]
-            b = self.t_right[t]
-            if a >= 0 and b >= 0 and a < t and b < t and self.t_ok[a] and self.t_ok[b]:
-                self.t_ok[t] = self.compatible(a, b, t)
-        for k in range(n_tok):
-            x = idmap_get(core_of, ids[k])
-            if x >= 0 and self.t_ok[x]:
-                vals[k] = x
-            else:
-                vals[k] = <int32_t> (-2 - n_orphan)
-                self.orphan_id[n_orphan] = ids[k]
-                n_orphan += 1
-        if build_trie(tb, n_tok, arena, off, lens, vals, self.t_prefix) < 0:
-            return -1
-        # every base + byte stays inside the array: keep up to the last base + 255
-        self.da_len = tb.high + 256
-        p = realloc(tb.da, self.da_len * sizeof(DANode)) if self.da_len < tb.cap else tb.da
-        if p == NULL:
-            return -1
-        self.da = <DANode *> p
         return 0
 
     cdef object decode(self, list ids):
@@ -1900,220 +2215,6 @@ cdef class _Core:
             p += self.dec_len[v]
         return out
 
-    cdef inline int32_t pair_get(self, int32_t a, int32_t b) noexcept nogil:
-        """The core number of the token that merges a and b; -1 if none."""
-        cdef uint64_t key = pair_key(a, b)
-        cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> self.pair_shift)
-        while True:
-            if self.pairs[i].key == key:
-                return self.pairs[i].val
-            if self.pairs[i].key == EMPTY_KEY:
-                return -1
-            i = (i + 1) & self.pair_mask
-
-    cdef bint compatible(self, int32_t a, int32_t b, int32_t limit) noexcept nogil:
-        """Does merge-by-rank of a's bytes then b's bytes keep the boundary
-        between them until `limit` (a core number: the merge steps before it)?
-        Undo the two tokens' merges, the latest first; at each step the tokens
-        touching the boundary must have no merge of their own that comes
-        before the next undone one.  (limit n_core: for good.)"""
-        cdef int32_t m
-        while True:
-            m = self.pair_get(a, b)
-            if m >= 0 and m < limit:
-                return False
-            if a >= 256 and a > b:
-                limit = a          # before a formed, its right part touched b
-                a = self.t_right[a]
-            elif b >= 256:
-                limit = b + 1      # before b formed, a touched b's left part; a merge of
-                b = self.t_left[b]  # that pair at b's own rank would take the left one first
-            else:
-                return True
-
-    cdef inline int32_t longest(self, const uint8_t *s, Py_ssize_t n) noexcept nogil:
-        """The longest buildable token that starts s (a single byte at least)."""
-        cdef const DANode *da = self.da
-        cdef int32_t node = 0, t, best = -1
-        cdef Py_ssize_t k
-        for k in range(n):
-            t = da[node].base + s[k]
-            if da[t].check != node:
-                break
-            node = t
-            if da[t].val >= 0:
-                best = da[t].val
-        return best
-
-    cdef int backtrack(self, const uint8_t *s, Py_ssize_t n, int32_t first, IVec *out,
-                       Scratch *sc) noexcept nogil:
-        """Append the ids of pre-token s (not itself a token): the longest
-        compatible token first, backtracking at dead ends.  -2: no encoding
-        found (cannot happen for a consistent vocabulary)."""
-        cdef Py_ssize_t pos = 0, ntok = 0, end, k
-        cdef int32_t tok, last, nxt = first
-        cdef int32_t *toks
-        cdef uint64_t *bits
-        if scratch_reserve(sc, n + 1) < 0:
-            return -1
-        toks = sc.toks
-        bits = sc.bits
-        memset(bits, 0xFF, (n // 64 + 1) * sizeof(uint64_t))
-        while pos < n:
-            tok = nxt
-            last = toks[ntok - 1] if ntok > 0 else -1
-            while True:
-                end = pos + self.t_len[tok]
-                if (bits[end >> 6] >> (end & 63)) & 1 and (last < 0 or self.compatible(last, tok, <int32_t> self.n_core)):
-                    toks[ntok] = tok
-                    ntok += 1
-                    pos = end
-                    if pos < n:
-                        nxt = self.longest(s + pos, n - pos)
-                    break
-                tok = self.t_prefix[tok]
-                if tok < 0:
-                    # nothing fits at pos: a dead end; take the last token back
-                    if ntok == 0:
-                        return -2
-                    bits[pos >> 6] &= ~(<uint64_t> 1 << (pos & 63))
-                    ntok -= 1
-                    pos -= self.t_len[last]
-                    nxt = last
-                    break
-        if ivec_reserve(out, out.len + ntok) < 0:
-            return -1
-        for k in range(ntok):
-            out.data[out.len + k] = self.t_id[toks[k]]
-        out.len += ntok
-        return 0
-
-    cdef int rank_merge(self, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
-        """Append the ids of s by merging the lowest-ranked pair first: a heap
-        of (rank, position) over a linked list, O(n log n).  The reference the
-        trie is checked against, and its guard."""
-        cdef Py_ssize_t i, hlen = 0, j
-        cdef int32_t *sym
-        cdef int32_t *nxt
-        cdef int32_t *prv
-        cdef int64_t *heap
-        cdef int64_t item
-        cdef int32_t p, q, right, left, m
-        sc.heap.len = 0
-        if ivec_reserve(&sc.heap, 9 * n + 16) < 0:  # symbols, links, then up to 3n int64 entries
-            return -1
-        sym = sc.heap.data
-        nxt = sym + n
-        prv = sym + 2 * n
-        heap = <int64_t *> (sym + 3 * n + (n & 1))
-        for i in range(n):
-            sym[i] = s[i]
-            nxt[i] = <int32_t> (i + 1) if i + 1 < n else -1
-            prv[i] = <int32_t> (i - 1)
-        for i in range(n - 1):
-            self.push_pair(heap, &hlen, sym, <int32_t> i, <int32_t> (i + 1))
-        while hlen > 0:
-            item = i64heap_pop(heap, &hlen)
-            p = <int32_t> <uint32_t> item
-            if sym[p] < 0:
-                continue
-            q = nxt[p]
-            if q < 0:
-                continue
-            m = self.pair_get(sym[p], sym[q])
-            if m < 0 or m - 256 != (item >> 32):
-                continue  # stale: this position's pair changed since the push
-            sym[p] = m
-            sym[q] = -1
-            right = nxt[q]
-            nxt[p] = right
-            if right >= 0:
-                prv[right] = p
-                self.push_pair(heap, &hlen, sym, p, right)
-            left = prv[p]
-            if left >= 0:
-                self.push_pair(heap, &hlen, sym, left, p)
-        if ivec_reserve(out, out.len + n) < 0:
-            return -1
-        j = out.len
-        for i in range(n):
-            if sym[i] >= 0:
-                out.data[j] = self.t_id[sym[i]]
-                j += 1
-        out.len = j
-        return 0
-
-    cdef inline void push_pair(self, int64_t *heap, Py_ssize_t *hlen, const int32_t *sym,
-                               int32_t p, int32_t q) noexcept nogil:
-        """Push the pair at positions p, q if it is a merge: key rank << 32 | p."""
-        cdef int32_t m = self.pair_get(sym[p], sym[q])
-        if m >= 0:
-            i64heap_push(heap, hlen, (<int64_t> (m - 256) << 32) | p)
-
-    cdef int piece(self, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
-                   Scratch *sc) noexcept nogil:
-        """Append the ids of one pre-token (UTF-8 bytes)."""
-        cdef const DANode *da = self.da
-        cdef int32_t node = 0, t, best = -1, v
-        cdef Py_ssize_t k = 0, start
-        cdef uint64_t h
-        cdef const CSlot *e
-        cdef int err
-        if n == 0:
-            return 0
-        while k < n:
-            t = da[node].base + s[k]
-            if da[t].check != node:
-                break
-            node = t
-            k += 1
-            if da[t].val >= 0:
-                best = da[t].val
-        if k == n and da[node].val != -1:
-            # the pre-token is a token: that one id
-            v = da[node].val
-            return ivec_push(out, self.t_id[v] if v >= 0 else self.orphan_id[-2 - v])
-        h = piece_hash(s, n)
-        if n <= CACHE_MAX_BYTES:
-            e = pcache_get(cache, s, n, h)
-            if e != NULL:
-                if ivec_reserve(out, out.len + e.val_len) < 0:
-                    return -1
-                memcpy(out.data + out.len, cache.vals.data + e.val_off, e.val_len * sizeof(int32_t))
-                out.len += e.val_len
-                return 0
-        start = out.len
-        err = self.backtrack(s, n, best, out, sc)
-        if err == -2:
-            err = self.rank_merge(s, n, out, sc)
-        if err < 0:
-            return -1
-        if n <= CACHE_MAX_BYTES:
-            return pcache_put(cache, s, n, h, out.data + start, out.len - start)
-        return 0
-
-    cdef int scan(self, const void *data, int kind, Py_ssize_t n, PCache *cache,
-                  IVec *out) noexcept nogil:
-        """Pre-tokenize natively and encode every pre-token."""
-        cdef Py_ssize_t i = 0, e, m
-        cdef const uint8_t *u
-        cdef Utf8Buf buf
-        cdef Scratch sc
-        cdef int err = 0
-        buf.big = NULL
-        buf.big_cap = 0
-        memset(&sc, 0, sizeof(Scratch))
-        while i < n:
-            e = next_token(self.which, data, kind, i, n)
-            u = to_utf8(data, kind, i, e, &buf, &m)
-            if u == NULL or self.piece(u, m, cache, out, &sc) < 0:
-                err = -1
-                break
-            i = e
-        free(buf.big)
-        scratch_free(&sc)
-        return err
-
     cdef list to_list(self, IVec *out):
         cdef list result
         cdef Py_ssize_t i
@@ -2135,9 +2236,9 @@ cdef class _Core:
         memset(&out, 0, sizeof(IVec))
         memset(&sc, 0, sizeof(Scratch))
         try:
-            for piece in pieces:
-                b = piece.encode("utf-8")
-                if self.piece(<const uint8_t *> PyBytes_AS_STRING(b), len(b), &cache.c, &out, &sc):
+            for p in pieces:
+                b = p.encode("utf-8")
+                if piece(&self.T, <const uint8_t *> PyBytes_AS_STRING(b), len(b), &cache.c, &out, &sc):
                     raise MemoryError()
             return self.to_list(&out)
         finally:
@@ -2148,52 +2249,42 @@ cdef class _Core:
         """Ids of text that holds no special tokens (lone surrogates already
         repaired).  The GIL is released while the named patterns scan."""
         cdef IVec out
-        cdef int err = 0, kind
-        cdef const void *data
-        cdef Py_ssize_t n
-        if self.which == P_NONE:
+        cdef int err = 0
+        cdef Utf8 u
+        if self.T.which == P_NONE:
             return self.encode_pieces(self.rx_findall(text), cache)
         memset(&out, 0, sizeof(IVec))
+        utf8_of(text, &u)
         try:
-            n = PyUnicode_GET_LENGTH(text)
-            kind = PyUnicode_KIND(text)
-            data = PyUnicode_DATA(text)
             with nogil:
-                err = self.scan(data, kind, n, &cache.c, &out)
+                err = scan_text(&self.T, u.data, u.len, &cache.c, &out)
             if err:
                 raise MemoryError()
             return self.to_list(&out)
         finally:
+            free(u.owned)
             ivec_free(&out)
 
     def rank_merge_ids(self, bytes data):
         """Ids of `data` by merge rank alone (no trie, no whole-token rule):
         for tests, which check the trie against it."""
-        cdef IVec out
-        cdef Scratch sc
-        memset(&out, 0, sizeof(IVec))
-        memset(&sc, 0, sizeof(Scratch))
-        try:
-            if self.rank_merge(<const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc) < 0:
-                raise MemoryError()
-            return [out.data[i] for i in range(out.len)]
-        finally:
-            ivec_free(&out)
-            scratch_free(&sc)
+        return self.by(data, False)
 
     def trie_ids(self, bytes data):
         """Ids of `data` by the trie alone (no whole-token rule, no cache): for tests."""
+        return self.by(data, True)
+
+    cdef list by(self, bytes data, bint trie):
         cdef IVec out
         cdef Scratch sc
         cdef int err
         memset(&out, 0, sizeof(IVec))
         memset(&sc, 0, sizeof(Scratch))
         try:
-            if len(data) == 0:
-                return []
-            err = self.backtrack(<const uint8_t *> PyBytes_AS_STRING(data), len(data),
-                                 self.longest(<const uint8_t *> PyBytes_AS_STRING(data), len(data)),
-                                 &out, &sc)
+            if trie:
+                err = backtrack(&self.T, <const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc)
+            else:
+                err = rank_merge(&self.T, <const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc)
             if err == -2:
                 raise AssertionError("the trie found no encoding")
             if err < 0:
@@ -2204,12 +2295,79 @@ cdef class _Core:
             scratch_free(&sc)
 
 
-cdef bint has_surrogate(const void *data, int kind, Py_ssize_t n) noexcept nogil:
+cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
+                      const int32_t *lens, const int32_t *ids, int32_t *vals,
+                      Py_ssize_t n_merges, const int32_t *merge_ids, const int32_t *byte_id,
+                      uint8_t *ok, IdMap *by_id, IdMap *core_of, TrieBuild *tb) noexcept nogil:
+    """Core numbers, the pair table, which tokens are buildable, then the trie."""
+    cdef Py_ssize_t k, r, i
+    cdef int32_t a, b, t, x
+    cdef uint64_t key
+    cdef void *p
+    for k in range(n_tok):
+        if idmap_put(by_id, ids[k], <int32_t> k) < 0:
+            return -1
+    # core numbers: the bytes, then one per merge
+    for r in range(256):
+        T.t_len[r] = 1
+        T.t_id[r] = byte_id[r]
+        T.t_left[r] = -1
+        T.t_right[r] = -1
+        T.t_prefix[r] = -1
+        ok[r] = 1
+        if idmap_put(core_of, byte_id[r], <int32_t> r) < 0:
+            return -1
+    for r in range(n_merges):
+        t = <int32_t> (256 + r)
+        T.t_id[t] = merge_ids[3 * r + 2]
+        T.t_len[t] = lens[idmap_get(by_id, merge_ids[3 * r + 2])]
+        T.t_prefix[t] = -1
+        if idmap_put(core_of, merge_ids[3 * r + 2], t) < 0:
+            return -1
+    for i in range(T.pair_mask + 1):
+        T.pairs[i].key = EMPTY_KEY
+    for r in range(n_merges):
+        t = <int32_t> (256 + r)
+        a = idmap_get(core_of, merge_ids[3 * r])
+        b = idmap_get(core_of, merge_ids[3 * r + 1])
+        T.t_left[t] = a
+        T.t_right[t] = b
+        if a < 0 or b < 0 or a >= t or b >= t:
+            continue  # a part that no earlier merge makes: this merge never fires
+        key = pair_key(a, b)
+        i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+        while T.pairs[i].key != EMPTY_KEY and T.pairs[i].key != key:
+            i = (i + 1) & T.pair_mask
+        if T.pairs[i].key == EMPTY_KEY:
+            T.pairs[i].key = key
+            T.pairs[i].val = t
+    # buildable: both parts are, and the boundary between them survives until
+    # this merge (nothing across it merges first)
+    for r in range(n_merges):
+        t = <int32_t> (256 + r)
+        a = T.t_left[t]
+        b = T.t_right[t]
+        if a >= 0 and b >= 0 and a < t and b < t and ok[a] and ok[b]:
+            ok[t] = compatible(T, a, b, t)
+    for k in range(n_tok):
+        x = idmap_get(core_of, ids[k])
+        vals[k] = x if x >= 0 and ok[x] else -1
+    if build_trie(tb, n_tok, arena, off, lens, vals, ids, T.t_prefix) < 0:
+        return -1
+    # every base + byte stays inside the array: keep up to the last base + 255
+    T.da_len = tb.high + 256
+    p = realloc(tb.da, T.da_len * sizeof(DANode)) if T.da_len < tb.cap else tb.da
+    if p == NULL:
+        return -1
+    T.da = <DANode *> p
+    return 0
+
+
+
+cdef bint has_surrogate(const ch_t *s, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
-    cdef uint32_t c
     for i in range(n):
-        c = cp_at(data, kind, i)
-        if 0xD800 <= c <= 0xDFFF:
+        if 0xD800 <= s[i] <= 0xDFFF:
             return True
     return False
 
@@ -2237,7 +2395,10 @@ def _repair(text):
     data = PyUnicode_DATA(text)
     n = PyUnicode_GET_LENGTH(text)
     with nogil:
-        bad = has_surrogate(data, kind, n)
+        if kind == 2:
+            bad = has_surrogate(<const uint16_t *> data, n)
+        else:
+            bad = has_surrogate(<const uint32_t *> data, n)
     return _py._repair(text) if bad else text
 
 
