@@ -814,7 +814,7 @@ cdef inline Py_ssize_t ws_tail(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noe
     q = prev_start(s, r)
     return r if q == i else q
 
-cdef inline Py_ssize_t next_gpt2(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t next_gpt2_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     cdef uint8_t c = s[i]
     cdef uint32_t x = cls(s, i), f = x & 0xFF, g
     cdef Py_ssize_t k, w = x >> 8
@@ -904,7 +904,7 @@ cdef inline Py_ssize_t digits_punct_space(const uint8_t *s, Py_ssize_t i, Py_ssi
             return crlf_run(s, run_other(s, i + 1 + (x >> 8), n), n, o200k)
     return space_cl100k(s, i, n, o200k)
 
-cdef inline Py_ssize_t next_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t next_cl100k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     cdef uint8_t c = s[i]
     cdef uint32_t x = cls(s, i), f = x & 0xFF
     cdef Py_ssize_t k, w = x >> 8
@@ -962,7 +962,7 @@ cdef inline Py_ssize_t o200k_word(const uint8_t *s, Py_ssize_t k, Py_ssize_t n) 
         e += contraction(s, e, n, True)
     return e
 
-cdef inline Py_ssize_t next_o200k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t next_o200k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     cdef uint8_t c = s[i]
     cdef uint32_t x = cls(s, i), f = x & 0xFF
     cdef Py_ssize_t e, w = x >> 8
@@ -983,6 +983,135 @@ cdef inline Py_ssize_t next_o200k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) 
         if e >= 0:
             return e
     return digits_punct_space(s, i, n, f, w, True)
+
+
+# The common cases first, for ASCII: words, digits, punctuation and white
+# space that end at an ASCII byte.  Whenever a byte of another script is
+# involved (it may be a letter, a digit or a space), the general functions
+# above decide.  F_U and F_W: ASCII upper case is in U only, lower case in W only.
+
+cdef inline Py_ssize_t ascii_run(const uint8_t *s, Py_ssize_t k, Py_ssize_t n, uint8_t mask) noexcept nogil:
+    while k < n and (BYTE_FLAGS[s[k]] & mask):
+        k += 1
+    return k
+
+cdef inline Py_ssize_t ascii_other(const uint8_t *s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """The end of a run of ASCII punctuation (-1: it ends at a multi-byte character)."""
+    while k < n and not (BYTE_FLAGS[s[k]] & (F_L | F_N | F_S | F_MB)):
+        k += 1
+    return -1 if k < n and s[k] >= 0x80 else k
+
+cdef inline Py_ssize_t ascii_space(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, int which) noexcept nogil:
+    """The white-space rules of each pattern on a run of ASCII white space
+    (-1: it ends at a multi-byte character)."""
+    cdef Py_ssize_t e = ascii_run(s, i + 1, n, F_S), q
+    if e < n and s[e] >= 0x80:
+        return -1
+    if which == P_GPT2:
+        return e if e == n or e - i == 1 else e - 1
+    if e == n and which == P_CL100K:
+        return n                          # \s++$
+    q = e - 1
+    while q >= i and not is_crlf(s[q]):
+        q -= 1
+    if q >= i:
+        return q + 1                      # up to the last line break
+    if e == n:
+        return n
+    return e - 1 if e - i >= 2 else e     # all but the last, or the one
+
+cdef inline Py_ssize_t o200k_ascii_word(const uint8_t *s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """[A-Z]*[a-z]+ or [A-Z]+ and the contraction at k (-1: a multi-byte character follows)."""
+    cdef Py_ssize_t e = ascii_run(s, ascii_run(s, k, n, F_U), n, F_W)
+    if e < n:
+        if s[e] >= 0x80:
+            return -1
+        if s[e] == 39:
+            e += contraction(s, e, n, True)
+    return e
+
+cdef inline Py_ssize_t next_o200k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g = 0
+    cdef Py_ssize_t e = -1
+    if f & F_L:
+        e = o200k_ascii_word(s, i, n)
+    elif f & F_N:
+        e = i + 1
+        while e < n and e < i + 3 and (BYTE_FLAGS[s[e]] & F_N):
+            e += 1
+        if e < n and e < i + 3 and s[e] >= 0x80:
+            e = -1
+    elif not (f & F_MB) and i + 1 < n:
+        g = BYTE_FLAGS[s[i + 1]]
+        if g & F_MB:
+            e = -1
+        elif g & F_L and not is_crlf(c):
+            e = o200k_ascii_word(s, i + 1, n)   # the optional prefix, then the word
+        elif not (f & F_S):
+            e = ascii_other(s, i + 1, n)
+            if e >= 0:
+                e = crlf_run(s, e, n, True)
+        elif c == 32 and not (g & (F_L | F_N | F_S)):
+            e = ascii_other(s, i + 2, n)
+            if e >= 0:
+                e = crlf_run(s, e, n, True)
+        else:
+            e = ascii_space(s, i, n, P_O200K)
+    return e if e >= 0 else next_o200k_any(s, i, n)
+
+cdef inline Py_ssize_t next_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g = 0
+    cdef Py_ssize_t e = -1
+    if f & F_L:
+        e = ascii_run(s, i + 1, n, F_L)
+        if e < n and s[e] >= 0x80:
+            e = -1
+    elif f & F_N:
+        e = i + 1
+        while e < n and e < i + 3 and (BYTE_FLAGS[s[e]] & F_N):
+            e += 1
+        if e < n and e < i + 3 and s[e] >= 0x80:
+            e = -1
+    elif not (f & F_MB) and c != 39 and i + 1 < n:
+        g = BYTE_FLAGS[s[i + 1]]
+        if g & F_MB:
+            e = -1
+        elif g & F_L and not is_crlf(c):
+            e = ascii_run(s, i + 2, n, F_L)
+            if e < n and s[e] >= 0x80:
+                e = -1
+        elif not (f & F_S):
+            e = ascii_other(s, i + 1, n)
+            if e >= 0:
+                e = crlf_run(s, e, n, False)
+        elif c == 32 and not (g & (F_L | F_N | F_S)):
+            e = ascii_other(s, i + 2, n)
+            if e >= 0:
+                e = crlf_run(s, e, n, False)
+        else:
+            e = ascii_space(s, i, n, P_CL100K)
+    return e if e >= 0 else next_cl100k_any(s, i, n)
+
+cdef inline Py_ssize_t next_gpt2(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g
+    cdef Py_ssize_t e = -1, k = i
+    if not (f & F_MB) and c != 39:
+        if c == 32 and i + 1 < n:
+            g = BYTE_FLAGS[s[i + 1]]
+            if not (g & (F_S | F_MB)):
+                k = i + 1          # the optional space before a word, digits or punctuation
+                f = g
+        if f & F_L:
+            e = ascii_run(s, k + 1, n, F_L)
+        elif f & F_N:
+            e = ascii_run(s, k + 1, n, F_N)
+        elif not (f & F_S):
+            e = ascii_other(s, k + 1, n)
+        else:
+            e = ascii_space(s, i, n, P_GPT2)
+        if e >= 0 and e < n and s[e] >= 0x80:
+            e = -1
+    return e if e >= 0 else next_gpt2_any(s, i, n)
 
 
 cdef inline Py_ssize_t next_pretoken(int which, const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -1314,16 +1443,49 @@ cdef enum: CACHE_MAX_BYTES = 255
 
 
 cdef struct DANode:
-    int32_t base      # the children of this node are at base + byte
+    int32_t base      # the children of this node are at (base & DA_BASE) + byte; DA_OK: a
+                      # buildable token ends here (its core number: node_val[node])
     int32_t check     # the parent's index; -1: a free slot
-    int32_t val       # the buildable token ending here (core number), -1: none
-    int32_t id        # the id of the token ending here (buildable or not), -1: none
+
+cdef enum: DA_BASE = 0x3FFFFFFF
+cdef enum: DA_OK = 0x40000000
 
 
+# The merges by pair: one word a slot, left << 42 | right << 21 | made (core
+# numbers, 0: a free slot), for vocabularies of fewer than 2**21 tokens; two
+# words (PairSlot) for larger ones.
 cdef struct PairSlot:
     uint64_t key      # left << 32 | right (core numbers); EMPTY_KEY: free
     int32_t val       # the core number of the token that merge makes
     int32_t spare
+
+cdef enum: NARROW_LIMIT = 1 << 21
+cdef uint64_t LOW21 = (1 << 21) - 1
+
+
+cdef struct Tok:
+    int32_t left      # the two tokens its merge joins (-1: a byte, or a part that
+    int32_t right     #   no earlier merge makes)
+
+
+cdef struct ShortSlot:
+    uint64_t key      # the token's bytes, zero-padded (little-endian load)
+    int32_t id
+    int32_t len       # 0: a free slot
+
+
+cdef inline uint64_t short_key(const uint8_t *s, Py_ssize_t n, bint may_overread) noexcept nogil:
+    """Bytes s[:n] (n <= 8) as a zero-padded word; may_overread: 8 bytes are readable."""
+    cdef uint64_t x = 0
+    if may_overread:
+        memcpy(&x, s, 8)
+        return x & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n))
+    memcpy(&x, s, n)
+    return x
+
+
+cdef inline Py_ssize_t short_home(uint64_t key, Py_ssize_t n, int shift) noexcept nogil:
+    return <Py_ssize_t> (((key + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> shift)
 
 
 cdef inline uint64_t pair_key(int32_t a, int32_t b) noexcept nogil:
@@ -1335,15 +1497,26 @@ cdef inline uint64_t word_hash(uint64_t x) noexcept nogil:
 
 
 cdef struct Scratch:
-    int32_t *toks     # the tokens of the pre-token so far
+    int32_t *toks     # the tokens of the pre-token so far (core numbers)
+    int32_t *nodes    # their trie nodes
+    int32_t *lens     # their lengths
     uint64_t *bits    # positions not (yet) known to be dead ends
     Py_ssize_t cap    # bytes of pre-token the buffers hold
+    uint64_t *memo    # compatible(a, b), remembered: MEMO_SLOTS of (a << 28 | b) << 2 | 2 | answer
     IVec heap         # the rank merge's work space
+
+cdef enum: MEMO_BITS = 13
 
 
 cdef void scratch_free(Scratch *sc) noexcept nogil:
     free(sc.toks)
+    free(sc.nodes)
+    free(sc.lens)
     free(sc.bits)
+    free(sc.memo)
+    sc.memo = NULL
+    sc.nodes = NULL
+    sc.lens = NULL
     ivec_free(&sc.heap)
     sc.toks = NULL
     sc.bits = NULL
@@ -1358,10 +1531,16 @@ cdef int scratch_reserve(Scratch *sc, Py_ssize_t n) noexcept nogil:
     while cap < n:
         cap *= 2
     free(sc.toks)
+    free(sc.nodes)
+    free(sc.lens)
     free(sc.bits)
     sc.toks = <int32_t *> malloc(cap * sizeof(int32_t))
+    sc.nodes = <int32_t *> malloc(cap * sizeof(int32_t))
+    sc.lens = <int32_t *> malloc(cap * sizeof(int32_t))
     sc.bits = <uint64_t *> malloc((cap // 64 + 2) * sizeof(uint64_t))
-    if sc.toks == NULL or sc.bits == NULL:
+    if sc.memo == NULL:
+        sc.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
+    if sc.toks == NULL or sc.nodes == NULL or sc.lens == NULL or sc.bits == NULL or sc.memo == NULL:
         sc.cap = 0
         return -1
     sc.cap = cap
@@ -1378,7 +1557,17 @@ cdef struct CSlot:
     uint16_t val_len
     uint32_t spare
 
+cdef struct HotSlot:
+    uint64_t k0       # the pre-token's bytes, zero-padded to 16
+    uint64_t k1
+    int32_t len       # 0: empty
+    int32_t n         # 1 or 2 ids
+    int32_t ids[2]
+
+cdef enum: HOT_BITS = 14
+
 cdef struct PCache:
+    HotSlot *hot      # the last pre-token of up to 16 bytes and 2 ids seen at each slot
     CSlot *slots      # CACHE_SLOTS of them; emptied when 3/4 are taken
     Py_ssize_t count
     uint8_t *keys
@@ -1406,10 +1595,13 @@ cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
 cdef int pcache_init(PCache *c) noexcept nogil:
     memset(c, 0, sizeof(PCache))
     c.slots = <CSlot *> calloc(CACHE_SLOTS, sizeof(CSlot))
-    return -1 if c.slots == NULL else 0
+    c.hot = <HotSlot *> calloc(1 << HOT_BITS, sizeof(HotSlot))
+    return -1 if c.slots == NULL or c.hot == NULL else 0
 
 
 cdef void pcache_free(PCache *c) noexcept nogil:
+    free(c.hot)
+    c.hot = NULL
     free(c.slots)
     free(c.keys)
     ivec_free(&c.vals)
@@ -1475,6 +1667,8 @@ cdef class _Cache:
 
 cdef struct TrieBuild:
     DANode *da
+    int32_t *node_val
+    int32_t *node_id
     int32_t *next_free     # a doubly linked list of the free slots, in index order
     int32_t *prev_free
     Py_ssize_t cap
@@ -1508,11 +1702,19 @@ cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
     if p == NULL:
         return -1
     b.prev_free = <int32_t *> p
+    p = realloc(b.node_val, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    b.node_val = <int32_t *> p
+    p = realloc(b.node_id, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    b.node_id = <int32_t *> p
     for i in range(b.cap, cap):
         b.da[i].base = 0
         b.da[i].check = -1
-        b.da[i].val = -1
-        b.da[i].id = -1
+        b.node_val[i] = -1
+        b.node_id[i] = -1
         b.prev_free[i] = <int32_t> (i - 1) if i > b.cap else <int32_t> b.free_tail
         b.next_free[i] = <int32_t> (i + 1) if i + 1 < cap else -1
     if b.free_tail >= 0:
@@ -1623,8 +1825,7 @@ cdef void sort_tokens(int32_t *order, Py_ssize_t n, const uint8_t *arena, const 
 
 
 cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int64_t *off,
-                    const int32_t *lens, const int32_t *vals, const int32_t *ids,
-                    int32_t *prefix) noexcept nogil:
+                    const int32_t *lens, const int32_t *vals, const int32_t *ids) noexcept nogil:
     """Place every token in a double array (root at slot 0); -1: no memory."""
     cdef int32_t *order = <int32_t *> malloc((n + 1) * sizeof(int32_t))
     cdef int32_t *tmp = <int32_t *> malloc((n + 1) * sizeof(int32_t))
@@ -1635,7 +1836,7 @@ cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int6
         for i in range(n):
             order[i] = <int32_t> i
         sort_tokens(order, n, arena, off, lens, tmp, stack)
-        err = place_nodes(b, n, order, arena, off, lens, vals, ids, prefix)
+        err = place_nodes(b, n, order, arena, off, lens, vals, ids)
     free(order)
     free(tmp)
     free(stack)
@@ -1644,12 +1845,11 @@ cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int6
 
 cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uint8_t *arena,
                      const int64_t *off, const int32_t *lens, const int32_t *vals,
-                     const int32_t *ids, int32_t *prefix) noexcept nogil:
+                     const int32_t *ids) noexcept nogil:
     """Depth first over the sorted tokens: each node takes the first base at
-    which all its children's slots are free.  prefix[v] is set, for each
-    buildable token v, to the longest buildable token on the path above it."""
+    which all its children's slots are free."""
     cdef Py_ssize_t *todo
-    cdef Py_ssize_t todo_len, todo_cap = 1024, lo, hi, d, slot, base, g, i, above, m = 0
+    cdef Py_ssize_t todo_len, todo_cap = 1024, lo, hi, d, slot, base, g, i, m = 0
     cdef Py_ssize_t glo[256]
     cdef uint8_t labels[256]
     cdef int k, j
@@ -1660,31 +1860,28 @@ cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uin
     if tb_grow(b, m + m // 8 + 1024) < 0:  # at most one node per byte, and a few holes
         return -1
     tb_take(b, 0, -2)
-    # (slot, lo, hi, depth, above): the tokens order[lo:hi] share this node's
-    # prefix of `depth` bytes; `above` is the longest buildable token above it
-    todo = <Py_ssize_t *> malloc(todo_cap * 5 * sizeof(Py_ssize_t))
+    # (slot, lo, hi, depth): the tokens order[lo:hi] share this node's prefix
+    # of `depth` bytes
+    todo = <Py_ssize_t *> malloc(todo_cap * 4 * sizeof(Py_ssize_t))
     if todo == NULL:
         return -1
     todo[0] = 0
     todo[1] = 0
     todo[2] = n
     todo[3] = 0
-    todo[4] = -1
     todo_len = 1
     while todo_len > 0:
         todo_len -= 1
-        slot = todo[5 * todo_len]
-        lo = todo[5 * todo_len + 1]
-        hi = todo[5 * todo_len + 2]
-        d = todo[5 * todo_len + 3]
-        above = todo[5 * todo_len + 4]
+        slot = todo[4 * todo_len]
+        lo = todo[4 * todo_len + 1]
+        hi = todo[4 * todo_len + 2]
+        d = todo[4 * todo_len + 3]
         if lo < hi and lens[order[lo]] == d:
             v = vals[order[lo]]
-            b.da[slot].val = v
-            b.da[slot].id = ids[order[lo]]
+            b.node_val[slot] = v
+            b.node_id[slot] = ids[order[lo]]
             if v >= 0:
-                prefix[v] = <int32_t> above
-                above = v
+                b.da[slot].base = DA_OK
             lo += 1
         if lo == hi:
             continue
@@ -1699,23 +1896,22 @@ cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uin
         if base < 0:
             free(todo)
             return -1
-        b.da[slot].base = <int32_t> base
+        b.da[slot].base |= <int32_t> base
         for j in range(k):
             tb_take(b, base + labels[j], <int32_t> slot)
         if todo_len + k > todo_cap:
             todo_cap = 2 * (todo_len + k)
-            p = realloc(todo, todo_cap * 5 * sizeof(Py_ssize_t))
+            p = realloc(todo, todo_cap * 4 * sizeof(Py_ssize_t))
             if p == NULL:
                 free(todo)
                 return -1
             todo = <Py_ssize_t *> p
         for j in range(k - 1, -1, -1):
-            g = 5 * todo_len
+            g = 4 * todo_len
             todo[g] = base + labels[j]
             todo[g + 1] = glo[j]
             todo[g + 2] = glo[j + 1] if j + 1 < k else hi
             todo[g + 3] = d + 1
-            todo[g + 4] = above
             todo_len += 1
     free(todo)
     return 0
@@ -1762,29 +1958,66 @@ cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
 
 cdef struct CoreT:
     DANode *da           # the trie: every token of the vocabulary
+    int32_t *node_val    # trie node -> the buildable token ending there (core number)
+    int32_t *node_id     # trie node -> the id of the token ending there, -1: none
     Py_ssize_t da_len
     Py_ssize_t n_core    # 256 + number of merges
-    int32_t *t_len       # core number -> byte length
+    Tok *tok             # core number -> its length, parts and prefix
     int32_t *t_id        # core number -> the tokenizer's id
-    int32_t *t_left      # core number -> the two tokens its merge joins (-1: a byte,
-    int32_t *t_right     #   or a part that no earlier merge makes)
-    int32_t *t_prefix    # buildable core number -> its longest buildable proper prefix (-1: none)
-    PairSlot *pairs      # (left, right) -> the core number of the merge's token
+    uint64_t *pairs      # (left, right) -> the core number of the merge's token
+    PairSlot *wide_pairs # the same, for vocabularies of 2**21 tokens or more
     Py_ssize_t pair_mask
     int pair_shift
+    ShortSlot *shorts    # every token of at most 8 bytes -> its id
+    Py_ssize_t short_mask
+    int short_shift
     int which            # the native scanner, or P_NONE
 
 
 cdef inline int32_t pair_get(const CoreT *T, int32_t a, int32_t b) noexcept nogil:
     """The core number of the token that merges a and b; -1 if none."""
-    cdef uint64_t key = pair_key(a, b)
-    cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+    cdef uint64_t key, x
+    cdef Py_ssize_t i
+    if T.pairs != NULL:
+        key = (<uint64_t> a << 42) | (<uint64_t> b << 21)
+        i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+        while True:
+            x = T.pairs[i]
+            if (x & ~LOW21) == key:
+                return <int32_t> (x & LOW21)
+            if x == 0:
+                return -1
+            i = (i + 1) & T.pair_mask
+    key = pair_key(a, b)
+    i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
     while True:
-        if T.pairs[i].key == key:
-            return T.pairs[i].val
-        if T.pairs[i].key == EMPTY_KEY:
+        if T.wide_pairs[i].key == key:
+            return T.wide_pairs[i].val
+        if T.wide_pairs[i].key == EMPTY_KEY:
             return -1
         i = (i + 1) & T.pair_mask
+
+
+cdef int pair_put(CoreT *T, int32_t a, int32_t b, int32_t m) noexcept nogil:
+    """Add merge (a, b) -> m unless the pair is there (the earlier merge stays)."""
+    cdef uint64_t key
+    cdef Py_ssize_t i
+    if T.pairs != NULL:
+        key = (<uint64_t> a << 42) | (<uint64_t> b << 21)
+        i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+        while T.pairs[i] != 0 and (T.pairs[i] & ~LOW21) != key:
+            i = (i + 1) & T.pair_mask
+        if T.pairs[i] == 0:
+            T.pairs[i] = key | <uint64_t> m
+        return 0
+    key = pair_key(a, b)
+    i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+    while T.wide_pairs[i].key != EMPTY_KEY and T.wide_pairs[i].key != key:
+        i = (i + 1) & T.pair_mask
+    if T.wide_pairs[i].key == EMPTY_KEY:
+        T.wide_pairs[i].key = key
+        T.wide_pairs[i].val = m
+    return 0
 
 
 cdef bint compatible(const CoreT *T, int32_t a, int32_t b, int32_t limit) noexcept nogil:
@@ -1800,72 +2033,110 @@ cdef bint compatible(const CoreT *T, int32_t a, int32_t b, int32_t limit) noexce
             return False
         if a >= 256 and a > b:
             limit = a            # before a formed, its right part touched b
-            a = T.t_right[a]
+            a = T.tok[a].right
         elif b >= 256:
             limit = b + 1        # before b formed, a touched b's left part; a merge of
-            b = T.t_left[b]      # that pair at b's own rank would take the left one first
+            b = T.tok[b].left    # that pair at b's own rank would take the left one first
         else:
             return True
 
 
-cdef inline int32_t longest(const CoreT *T, const uint8_t *s, Py_ssize_t n) noexcept nogil:
-    """The longest buildable token that starts s (a single byte at least)."""
+cdef inline int32_t longest(const CoreT *T, const uint8_t *s, Py_ssize_t n, int32_t *length) noexcept nogil:
+    """The trie node of the longest buildable token that starts s (a single
+    byte at least), and its length."""
     cdef const DANode *da = T.da
-    cdef int32_t node = 0, t, best = -1
+    cdef int32_t node = 0, t, best = 0
     cdef Py_ssize_t k
     for k in range(n):
-        t = da[node].base + s[k]
+        t = (da[node].base & DA_BASE) + s[k]
         if da[t].check != node:
             break
         node = t
-        if da[t].val >= 0:
-            best = da[t].val
+        if da[t].base & DA_OK:
+            best = t
+            length[0] = <int32_t> (k + 1)
     return best
+
+
+cdef inline int32_t shorter(const DANode *da, int32_t node, int32_t *length) noexcept nogil:
+    """The node of the next shorter buildable token on the path to `node`
+    (its longest buildable proper prefix), or 0 (the root) if none."""
+    while node != 0:
+        node = da[node].check
+        length[0] -= 1
+        if da[node].base & DA_OK:
+            return node
+    return 0
+
+
+cdef inline bint compatible_memo(const CoreT *T, uint64_t *memo, int32_t a, int32_t b) noexcept nogil:
+    """compatible(a, b) for good, remembered in a small direct-mapped table."""
+    cdef uint64_t key = (<uint64_t> a << 28) | <uint64_t> b
+    cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> (64 - MEMO_BITS))
+    cdef uint64_t x = memo[i]
+    cdef bint r
+    if (x >> 2) == key:
+        return <bint> (x & 1)
+    r = compatible(T, a, b, <int32_t> T.n_core)
+    memo[i] = (key << 2) | 2 | <uint64_t> r
+    return r
 
 
 cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
     """Append the ids of s by the trie: the longest compatible token first,
-    backtracking at dead ends.  -2: no encoding found (cannot happen for a
-    consistent vocabulary; the caller then merges by rank)."""
-    cdef Py_ssize_t pos = 0, ntok = 0, end, k
-    cdef int32_t tok, last, nxt
+    backtracking at dead ends.  The candidates at a position are the buildable
+    tokens on the trie path of the text there, longest first; a dead end
+    (a position from which nothing fits) is remembered.  -2: no encoding found
+    (cannot happen for a consistent vocabulary; the caller then merges by rank)."""
+    cdef const DANode *da = T.da
+    cdef Py_ssize_t pos = 0, level = 0, end, k
+    cdef int32_t node, length = 0, tok
     cdef int32_t *toks
+    cdef int32_t *nodes
+    cdef int32_t *lens
     cdef uint64_t *bits
     if n == 0:
         return 0
     if scratch_reserve(sc, n + 1) < 0:
         return -1
     toks = sc.toks
+    nodes = sc.nodes
+    lens = sc.lens
     bits = sc.bits
     memset(bits, 0xFF, (n // 64 + 1) * sizeof(uint64_t))
-    nxt = longest(T, s, n)
-    while pos < n:
-        tok = nxt
-        last = toks[ntok - 1] if ntok > 0 else -1
-        while True:
-            end = pos + T.t_len[tok]
-            if (bits[end >> 6] >> (end & 63)) & 1 and (last < 0 or compatible(T, last, tok, <int32_t> T.n_core)):
-                toks[ntok] = tok
-                ntok += 1
-                pos = end
-                if pos < n:
-                    nxt = longest(T, s + pos, n - pos)
+    node = longest(T, s, n, &length)
+    while True:
+        # try the candidates at pos, from `node` down
+        while node != 0:
+            end = pos + length
+            if (bits[end >> 6] >> (end & 63)) & 1:
+                tok = T.node_val[node]
+                if level == 0 or compatible_memo(T, sc.memo, toks[level - 1], tok):
+                    break
+            node = shorter(da, node, &length)
+        if node != 0:
+            toks[level] = tok
+            nodes[level] = node
+            lens[level] = length
+            level += 1
+            pos = end
+            if pos == n:
                 break
-            tok = T.t_prefix[tok]
-            if tok < 0:
-                # nothing fits at pos: a dead end; take the last token back
-                if ntok == 0:
-                    return -2
-                bits[pos >> 6] &= ~(<uint64_t> 1 << (pos & 63))
-                ntok -= 1
-                pos -= T.t_len[last]
-                nxt = last
-                break
-    if ivec_reserve(out, out.len + ntok) < 0:
+            node = longest(T, s + pos, n - pos, &length)
+            continue
+        # nothing fits at pos: a dead end; take the last token back, try its shorter ones
+        if level == 0:
+            return -2
+        bits[pos >> 6] &= ~(<uint64_t> 1 << (pos & 63))
+        level -= 1
+        length = lens[level]
+        pos -= length
+        node = shorter(da, nodes[level], &length)
+    if ivec_reserve(out, out.len + level) < 0:
         return -1
-    for k in range(ntok):
+    for k in range(level):
         out.data[out.len + k] = T.t_id[toks[k]]
-    out.len += ntok
+    out.len += level
     return 0
 
 
@@ -1959,25 +2230,81 @@ cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
     return 0
 
 
-cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
-                      Scratch *sc) noexcept nogil:
-    """Append the ids of one pre-token (UTF-8 bytes): a pre-token that is a
-    token is that id (one walk down the trie), any other goes the slow way."""
-    cdef const DANode *da = T.da
+cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t k0) noexcept nogil:
+    """The id of the token whose bytes are s[:n] (k0: the first up to 8 of them,
+    zero-padded), or -1: one probe for up to 8 bytes, else a walk down the trie."""
+    cdef const DANode *da
+    cdef const ShortSlot *e
     cdef int32_t node = 0, t
-    cdef Py_ssize_t k = 0
+    cdef Py_ssize_t k = 0, j
+    if n <= 8:
+        j = short_home(k0, n, T.short_shift)
+        while True:
+            e = &T.shorts[j]
+            if e.key == k0 and e.len == n:
+                return e.id
+            if e.len == 0:
+                return -1
+            j = (j + 1) & T.short_mask
+    da = T.da
     while k < n:
-        t = da[node].base + s[k]
+        t = (da[node].base & DA_BASE) + s[k]
         if da[t].check != node:
-            return piece_slow(T, s, n, cache, out, sc)
+            return -1
         node = t
         k += 1
-    if da[node].id < 0:
-        return piece_slow(T, s, n, cache, out, sc)
-    if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
+    return T.node_id[node]
+
+
+cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_overread, PCache *cache,
+                      IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of one pre-token (UTF-8 bytes).  First the hot cache
+    (recent pre-tokens of up to 16 bytes, kept inline); else a pre-token that
+    is a token is that id; any other goes the slow way.  may_overread: s[:16]
+    is readable."""
+    cdef uint64_t k0 = 0, k1 = 0
+    cdef HotSlot *h
+    cdef Py_ssize_t start = out.len
+    cdef int32_t i
+    if n > 16:
+        i = whole_token(T, s, n, 0)
+        if i < 0:
+            return piece_slow(T, s, n, cache, out, sc)
+        return ivec_push(out, i)
+    if may_overread:
+        memcpy(&k0, s, 8)
+        memcpy(&k1, s + 8, 8)
+        if n <= 8:
+            k0 &= 0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n)
+            k1 = 0
+        else:
+            k1 &= 0xFFFFFFFFFFFFFFFFULL >> (128 - 8 * n)
+    elif n <= 8:
+        memcpy(&k0, s, n)
+    else:
+        memcpy(&k0, s, 8)
+        memcpy(&k1, s + 8, n - 8)
+    h = &cache.hot[((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT_BITS)]
+    if h.k0 == k0 and h.k1 == k1 and h.len == n:
+        if out.cap - out.len < 2 and ivec_reserve(out, out.len + 2) < 0:
+            return -1
+        out.data[out.len] = h.ids[0]
+        out.data[out.len + 1] = h.ids[1]
+        out.len += h.n
+        return 0
+    i = whole_token(T, s, n, k0)
+    if i >= 0:
+        if ivec_push(out, i) < 0:
+            return -1
+    elif piece_slow(T, s, n, cache, out, sc) < 0:
         return -1
-    out.data[out.len] = da[node].id
-    out.len += 1
+    if out.len - start <= 2:
+        h.k0 = k0
+        h.k1 = k1
+        h.len = <int32_t> n
+        h.n = <int32_t> (out.len - start)
+        h.ids[0] = out.data[start]
+        h.ids[1] = out.data[start + 1] if h.n == 2 else 0
     return 0
 
 
@@ -1993,7 +2320,7 @@ cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
         return -1
     while i < n:
         e = next_pretoken(which, s, i, n)
-        if piece(T, s + i, e - i, cache, out, &sc) < 0:
+        if piece(T, s + i, e - i, i + 16 <= n, cache, out, &sc) < 0:
             err = -1
             break
         i = e
@@ -2053,12 +2380,13 @@ cdef class _Core:
 
     def __dealloc__(self):
         free(self.T.da)
-        free(self.T.t_len)
+        free(self.T.node_val)
+        free(self.T.node_id)
+        free(self.T.tok)
         free(self.T.t_id)
-        free(self.T.t_left)
-        free(self.T.t_right)
-        free(self.T.t_prefix)
         free(self.T.pairs)
+        free(self.T.wide_pairs)
+        free(self.T.shorts)
         free(self.dec_off)
         free(self.dec_len)
 
@@ -2122,14 +2450,11 @@ cdef class _Core:
             total += PyBytes_GET_SIZE(t)
             if i > max_id:
                 max_id = i
-        if total > 0x3FFFFFFF or n_core > 0x3FFFFFFF:
+        if total > 0x0FFFFFFF or n_core > 0x0FFFFFFF:
             raise MemoryError("vocabulary too large for the compiled core")
         T.n_core = n_core
-        T.t_len = <int32_t *> malloc(n_core * sizeof(int32_t))
+        T.tok = <Tok *> malloc(n_core * sizeof(Tok))
         T.t_id = <int32_t *> malloc(n_core * sizeof(int32_t))
-        T.t_left = <int32_t *> malloc(n_core * sizeof(int32_t))
-        T.t_right = <int32_t *> malloc(n_core * sizeof(int32_t))
-        T.t_prefix = <int32_t *> malloc(n_core * sizeof(int32_t))
         cap = 16
         while cap < 2 * n_merges:
             cap *= 2
@@ -2137,7 +2462,13 @@ cdef class _Core:
         T.pair_shift = 64
         while (<Py_ssize_t> 1 << (64 - T.pair_shift)) < cap:
             T.pair_shift -= 1
-        T.pairs = <PairSlot *> malloc(cap * sizeof(PairSlot))
+        if n_core < NARROW_LIMIT:
+            T.pairs = <uint64_t *> calloc(cap, sizeof(uint64_t))
+        else:
+            T.wide_pairs = <PairSlot *> malloc(cap * sizeof(PairSlot))
+            if T.wide_pairs != NULL:
+                for k in range(cap):
+                    T.wide_pairs[k].key = EMPTY_KEY
         ok = <uint8_t *> calloc(n_core, 1)
         arena = <uint8_t *> malloc(total + 1)
         off = <int64_t *> malloc((n_tok + 1) * sizeof(int64_t))
@@ -2146,8 +2477,8 @@ cdef class _Core:
         vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
         merge_ids = <int32_t *> malloc((3 * n_merges + 1) * sizeof(int32_t))
         try:
-            if (T.t_len == NULL or T.t_id == NULL or T.t_left == NULL or T.t_right == NULL
-                    or T.t_prefix == NULL or T.pairs == NULL or ok == NULL or arena == NULL
+            if (T.tok == NULL or T.t_id == NULL or (T.pairs == NULL and T.wide_pairs == NULL)
+                    or ok == NULL or arena == NULL
                     or off == NULL or lens == NULL or ids == NULL or vals == NULL or merge_ids == NULL
                     or idmap_init(&by_id, max_id, n_tok) < 0 or idmap_init(&core_of, max_id, n_core) < 0):
                 raise MemoryError()
@@ -2184,8 +2515,12 @@ cdef class _Core:
             free(tb.prev_free)
             idmap_free(&by_id)
             idmap_free(&core_of)
-            if T.da == NULL:
+            if T.node_id == NULL:  # failed: the tables did not take the arrays
                 free(tb.da)
+                free(tb.node_val)
+                free(tb.node_id)
+                T.da = NULL
+                T.node_val = NULL
         return 0
 
     cdef object decode(self, list ids):
@@ -2238,7 +2573,7 @@ cdef class _Core:
         try:
             for p in pieces:
                 b = p.encode("utf-8")
-                if piece(&self.T, <const uint8_t *> PyBytes_AS_STRING(b), len(b), &cache.c, &out, &sc):
+                if piece(&self.T, <const uint8_t *> PyBytes_AS_STRING(b), len(b), False, &cache.c, &out, &sc):
                     raise MemoryError()
             return self.to_list(&out)
         finally:
@@ -2264,6 +2599,11 @@ cdef class _Core:
         finally:
             free(u.owned)
             ivec_free(&out)
+
+    def table_sizes(self):
+        """The sizes of the C tables (for tests and the profile notes)."""
+        return {"trie_slots": self.T.da_len, "core_tokens": self.T.n_core,
+                "pair_slots": self.T.pair_mask + 1, "short_slots": self.T.short_mask + 1}
 
     def rank_merge_ids(self, bytes data):
         """Ids of `data` by merge rank alone (no trie, no whole-token rule):
@@ -2295,6 +2635,35 @@ cdef class _Core:
             scratch_free(&sc)
 
 
+cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
+                      const int32_t *lens, const int32_t *ids) noexcept nogil:
+    """The table of the tokens of at most 8 bytes, at most half full."""
+    cdef Py_ssize_t k, count = 0, cap = 16, j
+    cdef uint64_t key
+    for k in range(n_tok):
+        if lens[k] <= 8:
+            count += 1
+    while cap < 2 * count:
+        cap *= 2
+    T.short_mask = cap - 1
+    T.short_shift = 64
+    while (<Py_ssize_t> 1 << (64 - T.short_shift)) < cap:
+        T.short_shift -= 1
+    T.shorts = <ShortSlot *> calloc(cap, sizeof(ShortSlot))
+    if T.shorts == NULL:
+        return -1
+    for k in range(n_tok):
+        if lens[k] <= 8:
+            key = short_key(arena + off[k], lens[k], False)
+            j = short_home(key, lens[k], T.short_shift)
+            while T.shorts[j].len != 0:
+                j = (j + 1) & T.short_mask
+            T.shorts[j].key = key
+            T.shorts[j].len = lens[k]
+            T.shorts[j].id = ids[k]
+    return 0
+
+
 cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
                       const int32_t *lens, const int32_t *ids, int32_t *vals,
                       Py_ssize_t n_merges, const int32_t *merge_ids, const int32_t *byte_id,
@@ -2309,57 +2678,55 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
             return -1
     # core numbers: the bytes, then one per merge
     for r in range(256):
-        T.t_len[r] = 1
+        T.tok[r].left = -1
+        T.tok[r].right = -1
         T.t_id[r] = byte_id[r]
-        T.t_left[r] = -1
-        T.t_right[r] = -1
-        T.t_prefix[r] = -1
         ok[r] = 1
         if idmap_put(core_of, byte_id[r], <int32_t> r) < 0:
             return -1
     for r in range(n_merges):
         t = <int32_t> (256 + r)
         T.t_id[t] = merge_ids[3 * r + 2]
-        T.t_len[t] = lens[idmap_get(by_id, merge_ids[3 * r + 2])]
-        T.t_prefix[t] = -1
         if idmap_put(core_of, merge_ids[3 * r + 2], t) < 0:
             return -1
-    for i in range(T.pair_mask + 1):
-        T.pairs[i].key = EMPTY_KEY
     for r in range(n_merges):
         t = <int32_t> (256 + r)
         a = idmap_get(core_of, merge_ids[3 * r])
         b = idmap_get(core_of, merge_ids[3 * r + 1])
-        T.t_left[t] = a
-        T.t_right[t] = b
+        T.tok[t].left = a
+        T.tok[t].right = b
         if a < 0 or b < 0 or a >= t or b >= t:
             continue  # a part that no earlier merge makes: this merge never fires
-        key = pair_key(a, b)
-        i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
-        while T.pairs[i].key != EMPTY_KEY and T.pairs[i].key != key:
-            i = (i + 1) & T.pair_mask
-        if T.pairs[i].key == EMPTY_KEY:
-            T.pairs[i].key = key
-            T.pairs[i].val = t
+        pair_put(T, a, b, t)
     # buildable: both parts are, and the boundary between them survives until
     # this merge (nothing across it merges first)
     for r in range(n_merges):
         t = <int32_t> (256 + r)
-        a = T.t_left[t]
-        b = T.t_right[t]
+        a = T.tok[t].left
+        b = T.tok[t].right
         if a >= 0 and b >= 0 and a < t and b < t and ok[a] and ok[b]:
             ok[t] = compatible(T, a, b, t)
     for k in range(n_tok):
         x = idmap_get(core_of, ids[k])
         vals[k] = x if x >= 0 and ok[x] else -1
-    if build_trie(tb, n_tok, arena, off, lens, vals, ids, T.t_prefix) < 0:
+    if build_shorts(T, n_tok, arena, off, lens, ids) < 0:
         return -1
-    # every base + byte stays inside the array: keep up to the last base + 255
-    T.da_len = tb.high + 256
-    p = realloc(tb.da, T.da_len * sizeof(DANode)) if T.da_len < tb.cap else tb.da
+    if build_trie(tb, n_tok, arena, off, lens, vals, ids) < 0:
+        return -1
+    # every base + byte stays inside the arrays: keep up to the last base + 255
+    T.da_len = tb.high + 256 if tb.high + 256 < tb.cap else tb.cap
+    p = realloc(tb.da, T.da_len * sizeof(DANode))
     if p == NULL:
         return -1
-    T.da = <DANode *> p
+    tb.da = T.da = <DANode *> p
+    p = realloc(tb.node_val, T.da_len * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    tb.node_val = T.node_val = <int32_t *> p
+    p = realloc(tb.node_id, T.da_len * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    tb.node_id = T.node_id = <int32_t *> p
     return 0
 
 
