@@ -37,6 +37,16 @@ from bpe_fallback import PATTERNS, __version__
 __all__ = list(_py.__all__)
 BACKEND = "cython"
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define BPE_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define BPE_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void prefetch "BPE_PREFETCH"(const void *p) noexcept nogil
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
     int PyErr_CheckSignals() except? -1
@@ -1467,6 +1477,17 @@ cdef struct Tok:
     int32_t left      # the two tokens its merge joins (-1: a byte, or a part that
     int32_t right     #   no earlier merge makes)
 
+# A token's spines, inline: r[:nr] is right, right of right, ... (down to a
+# byte); l[:nl] the same on the left; what does not fit is read from Tok.
+# With both at hand, the pair lookups of a compatibility check do not wait on
+# each other.
+cdef struct Spine:
+    int32_t r[3]
+    int32_t l[4]
+    uint8_t nr
+    uint8_t nl
+    uint16_t spare
+
 
 cdef struct ShortSlot:
     uint64_t key      # the token's bytes, zero-padded (little-endian load)
@@ -1962,7 +1983,8 @@ cdef struct CoreT:
     int32_t *node_id     # trie node -> the id of the token ending there, -1: none
     Py_ssize_t da_len
     Py_ssize_t n_core    # 256 + number of merges
-    Tok *tok             # core number -> its length, parts and prefix
+    Tok *tok             # core number -> its parts
+    Spine *spine         # core number -> its spines
     int32_t *t_id        # core number -> the tokenizer's id
     uint64_t *pairs      # (left, right) -> the core number of the merge's token
     PairSlot *wide_pairs # the same, for vocabularies of 2**21 tokens or more
@@ -1974,19 +1996,31 @@ cdef struct CoreT:
     int which            # the native scanner, or P_NONE
 
 
+cdef inline uint64_t narrow_key(int32_t a, int32_t b) noexcept nogil:
+    return (<uint64_t> (a + 1) << 42) | (<uint64_t> b << 21)   # never 0, an empty slot
+
+
 cdef inline int32_t pair_get(const CoreT *T, int32_t a, int32_t b) noexcept nogil:
-    """The core number of the token that merges a and b; -1 if none."""
+    """The core number of the token that merges a and b; -1 if none.  The
+    narrow table is read a bucket (one cache line of 8 slots) at a time,
+    without a branch per slot."""
     cdef uint64_t key, x
+    cdef const uint64_t *bucket
     cdef Py_ssize_t i
+    cdef int32_t m
+    cdef int k
     if T.pairs != NULL:
-        key = (<uint64_t> a << 42) | (<uint64_t> b << 21)
+        key = narrow_key(a, b)
         i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
         while True:
-            x = T.pairs[i]
-            if (x & ~LOW21) == key:
-                return <int32_t> (x & LOW21)
-            if x == 0:
-                return -1
+            bucket = T.pairs + 8 * i
+            m = -1
+            for k in range(8):
+                x = bucket[k]
+                if (x & ~LOW21) == key:
+                    m = <int32_t> (x & LOW21)
+            if m >= 0 or bucket[7] == 0:
+                return m
             i = (i + 1) & T.pair_mask
     key = pair_key(a, b)
     i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
@@ -2001,15 +2035,21 @@ cdef inline int32_t pair_get(const CoreT *T, int32_t a, int32_t b) noexcept nogi
 cdef int pair_put(CoreT *T, int32_t a, int32_t b, int32_t m) noexcept nogil:
     """Add merge (a, b) -> m unless the pair is there (the earlier merge stays)."""
     cdef uint64_t key
+    cdef uint64_t *bucket
     cdef Py_ssize_t i
+    cdef int k
     if T.pairs != NULL:
-        key = (<uint64_t> a << 42) | (<uint64_t> b << 21)
+        key = narrow_key(a, b)
         i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
-        while T.pairs[i] != 0 and (T.pairs[i] & ~LOW21) != key:
+        while True:
+            bucket = T.pairs + 8 * i
+            for k in range(8):
+                if (bucket[k] & ~LOW21) == key:
+                    return 0
+                if bucket[k] == 0:
+                    bucket[k] = key | <uint64_t> m
+                    return 0
             i = (i + 1) & T.pair_mask
-        if T.pairs[i] == 0:
-            T.pairs[i] = key | <uint64_t> m
-        return 0
     key = pair_key(a, b)
     i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
     while T.wide_pairs[i].key != EMPTY_KEY and T.wide_pairs[i].key != key:
@@ -2025,19 +2065,38 @@ cdef bint compatible(const CoreT *T, int32_t a, int32_t b, int32_t limit) noexce
     them until `limit` (a core number: the merge steps before it)?  Undo the
     two tokens' merges, the latest first; at each step the tokens touching the
     boundary must have no merge of their own that comes before the next undone
-    one.  (limit n_core: for good.)"""
-    cdef int32_t m
+    one.  (limit n_core: for good.)  The steps come from the spines first, then
+    their merges are looked up: the lookups do not wait on each other."""
+    cdef const Spine *sa = &T.spine[a]
+    cdef const Spine *sb = &T.spine[b]
+    cdef int32_t xs[16]
+    cdef int32_t ys[16]
+    cdef int32_t ls[16]
+    cdef int32_t x = a, y = b
+    cdef int i = 0, j = 0, k, n
+    cdef bint done = False
     while True:
-        m = pair_get(T, a, b)
-        if m >= 0 and m < limit:
-            return False
-        if a >= 256 and a > b:
-            limit = a            # before a formed, its right part touched b
-            a = T.tok[a].right
-        elif b >= 256:
-            limit = b + 1        # before b formed, a touched b's left part; a merge of
-            b = T.tok[b].left    # that pair at b's own rank would take the left one first
-        else:
+        n = 0
+        while n < 16:
+            xs[n] = x
+            ys[n] = y
+            ls[n] = limit
+            n += 1
+            if x >= 256 and x > y:
+                limit = x            # before x formed, its right part touched y
+                x = sa.r[i] if i < sa.nr else T.tok[x].right
+                i += 1
+            elif y >= 256:
+                limit = y + 1        # before y formed, x touched y's left part; a merge of
+                y = sb.l[j] if j < sb.nl else T.tok[y].left  # that pair at y's own rank
+                j += 1                                       # would take the left one first
+            else:
+                done = True
+                break
+        for k in range(n):
+            if <uint32_t> pair_get(T, xs[k], ys[k]) < <uint32_t> ls[k]:
+                return False
+        if done:
             return True
 
 
@@ -2204,15 +2263,16 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
     return 0
 
 
-cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
-                    Scratch *sc) noexcept nogil:
-    """A pre-token that is not a token: through the cache, else the trie."""
-    cdef uint64_t h = 0
+cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, PCache *cache,
+                    IVec *out, Scratch *sc) noexcept nogil:
+    """A pre-token that is not a token: through the cache, else the trie.
+    h: its piece_hash, or 0 if not known yet."""
     cdef const CSlot *e
     cdef Py_ssize_t start = out.len
     cdef int err
     if n <= CACHE_MAX_BYTES:
-        h = piece_hash(s, n)
+        if h == 0:
+            h = piece_hash(s, n)
         e = pcache_get(cache, s, n, h)
         if e != NULL:
             if ivec_reserve(out, out.len + e.val_len) < 0:
@@ -2256,74 +2316,138 @@ cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, 
     return T.node_id[node]
 
 
-cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_overread, PCache *cache,
-                      IVec *out, Scratch *sc) noexcept nogil:
-    """Append the ids of one pre-token (UTF-8 bytes).  First the hot cache
-    (recent pre-tokens of up to 16 bytes, kept inline); else a pre-token that
-    is a token is that id; any other goes the slow way.  may_overread: s[:16]
-    is readable."""
-    cdef uint64_t k0 = 0, k1 = 0
-    cdef HotSlot *h
+cdef inline void piece_key(const uint8_t *s, Py_ssize_t n, bint may_overread, uint64_t *k0,
+                           uint64_t *k1) noexcept nogil:
+    """The first 16 bytes of a pre-token of up to 16 bytes, zero-padded, as two
+    words.  may_overread: s[:16] is readable."""
+    k0[0] = 0
+    k1[0] = 0
+    if may_overread:
+        memcpy(k0, s, 8)
+        memcpy(k1, s + 8, 8)
+        if n <= 8:
+            k0[0] &= 0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n)
+            k1[0] = 0
+        else:
+            k1[0] &= 0xFFFFFFFFFFFFFFFFULL >> (128 - 8 * n)
+    elif n <= 8:
+        memcpy(k0, s, n)
+    else:
+        memcpy(k0, s, 8)
+        memcpy(k1, s + 8, n - 8)
+
+
+cdef inline Py_ssize_t hot_index(uint64_t k0, uint64_t k1, Py_ssize_t n) noexcept nogil:
+    return <Py_ssize_t> (((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
+                         >> (64 - HOT_BITS))
+
+
+cdef inline int piece_keyed(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t k0, uint64_t k1,
+                            Py_ssize_t hot, uint64_t h, PCache *cache, IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of one pre-token (UTF-8 bytes) whose key and hot slot are
+    known (and its piece_hash h, or 0).  First the hot cache (recent pre-tokens
+    of up to 16 bytes, kept inline); else a pre-token that is a token is that
+    id; any other goes the slow way."""
+    cdef HotSlot *x
     cdef Py_ssize_t start = out.len
     cdef int32_t i
     if n > 16:
         i = whole_token(T, s, n, 0)
         if i < 0:
-            return piece_slow(T, s, n, cache, out, sc)
+            return piece_slow(T, s, n, h, cache, out, sc)
         return ivec_push(out, i)
-    if may_overread:
-        memcpy(&k0, s, 8)
-        memcpy(&k1, s + 8, 8)
-        if n <= 8:
-            k0 &= 0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n)
-            k1 = 0
-        else:
-            k1 &= 0xFFFFFFFFFFFFFFFFULL >> (128 - 8 * n)
-    elif n <= 8:
-        memcpy(&k0, s, n)
-    else:
-        memcpy(&k0, s, 8)
-        memcpy(&k1, s + 8, n - 8)
-    h = &cache.hot[((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT_BITS)]
-    if h.k0 == k0 and h.k1 == k1 and h.len == n:
+    x = &cache.hot[hot]
+    if x.k0 == k0 and x.k1 == k1 and x.len == n:
         if out.cap - out.len < 2 and ivec_reserve(out, out.len + 2) < 0:
             return -1
-        out.data[out.len] = h.ids[0]
-        out.data[out.len + 1] = h.ids[1]
-        out.len += h.n
+        out.data[out.len] = x.ids[0]
+        out.data[out.len + 1] = x.ids[1]
+        out.len += x.n
         return 0
     i = whole_token(T, s, n, k0)
     if i >= 0:
         if ivec_push(out, i) < 0:
             return -1
-    elif piece_slow(T, s, n, cache, out, sc) < 0:
+    elif piece_slow(T, s, n, h, cache, out, sc) < 0:
         return -1
     if out.len - start <= 2:
-        h.k0 = k0
-        h.k1 = k1
-        h.len = <int32_t> n
-        h.n = <int32_t> (out.len - start)
-        h.ids[0] = out.data[start]
-        h.ids[1] = out.data[start + 1] if h.n == 2 else 0
+        x.k0 = k0
+        x.k1 = k1
+        x.len = <int32_t> n
+        x.n = <int32_t> (out.len - start)
+        x.ids[0] = out.data[start]
+        x.ids[1] = out.data[start + 1] if x.n == 2 else 0
     return 0
+
+
+cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_overread, PCache *cache,
+                      IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of one pre-token (UTF-8 bytes)."""
+    cdef uint64_t k0 = 0, k1 = 0
+    if n <= 16:
+        piece_key(s, n, may_overread, &k0, &k1)
+    return piece_keyed(T, s, n, k0, k1, hot_index(k0, k1, n), 0, cache, out, sc)
+
+
+cdef struct Pending:
+    Py_ssize_t start
+    Py_ssize_t len
+    uint64_t k0
+    uint64_t k1
+    Py_ssize_t hot
+    uint64_t h        # piece_hash, once the hot slot missed (0: not known)
+
+cdef enum: AHEAD = 8   # pre-tokens found before they are encoded (a power of 2)
 
 
 cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
                    IVec *out) noexcept nogil:
-    """Pre-tokenize UTF-8 natively and encode every pre-token."""
+    """Pre-tokenize UTF-8 natively and encode every pre-token.  The scanner
+    runs AHEAD pre-tokens in front of the encoder and asks the memory early
+    for what the encoder will read: a pre-token's hot slot when it is found;
+    half-way, if that slot holds something else, its slots in the token table
+    and in the cache."""
     cdef int which = T.which
-    cdef Py_ssize_t i = 0, e
+    cdef Py_ssize_t i = 0, e, head = 0, mid = 0, tail = 0, m
+    cdef Pending ring[AHEAD]
+    cdef Pending *p
+    cdef const HotSlot *x
     cdef Scratch sc
     cdef int err = 0
     memset(&sc, 0, sizeof(Scratch))
     if ivec_reserve(out, n // 4 + 64) < 0:
         return -1
-    while i < n:
-        e = next_pretoken(which, s, i, n)
-        if piece(T, s + i, e - i, i + 16 <= n, cache, out, &sc) < 0:
+    while True:
+        while i < n and head - tail < AHEAD:
+            e = next_pretoken(which, s, i, n)
+            p = &ring[head & (AHEAD - 1)]
+            p.start = i
+            m = p.len = e - i
+            p.h = 0
+            if m <= 16:
+                piece_key(s + i, m, i + 16 <= n, &p.k0, &p.k1)
+                p.hot = hot_index(p.k0, p.k1, m)
+                prefetch(&cache.hot[p.hot])
+            head += 1
+            i = e
+        while mid < head and mid - tail < AHEAD // 2:
+            p = &ring[mid & (AHEAD - 1)]
+            m = p.len
+            if m <= 16:
+                x = &cache.hot[p.hot]
+                if not (x.k0 == p.k0 and x.k1 == p.k1 and x.len == m):
+                    if m <= 8:
+                        prefetch(&T.shorts[short_home(p.k0, m, T.short_shift)])
+                    p.h = piece_hash(s + p.start, m)
+                    prefetch(&cache.slots[p.h >> (64 - CACHE_BITS)])
+            mid += 1
+        if tail == head:
+            break
+        p = &ring[tail & (AHEAD - 1)]
+        if piece_keyed(T, s + p.start, p.len, p.k0, p.k1, p.hot, p.h, cache, out, &sc) < 0:
             err = -1
             break
-        i = e
+        tail += 1
     scratch_free(&sc)
     return err
 
@@ -2383,6 +2507,7 @@ cdef class _Core:
         free(self.T.node_val)
         free(self.T.node_id)
         free(self.T.tok)
+        free(self.T.spine)
         free(self.T.t_id)
         free(self.T.pairs)
         free(self.T.wide_pairs)
@@ -2454,16 +2579,19 @@ cdef class _Core:
             raise MemoryError("vocabulary too large for the compiled core")
         T.n_core = n_core
         T.tok = <Tok *> malloc(n_core * sizeof(Tok))
+        T.spine = <Spine *> calloc(n_core, sizeof(Spine))
         T.t_id = <int32_t *> malloc(n_core * sizeof(int32_t))
         cap = 16
         while cap < 2 * n_merges:
             cap *= 2
+        if n_core < NARROW_LIMIT - 1:
+            cap //= 8   # buckets of 8 slots
         T.pair_mask = cap - 1
         T.pair_shift = 64
         while (<Py_ssize_t> 1 << (64 - T.pair_shift)) < cap:
             T.pair_shift -= 1
-        if n_core < NARROW_LIMIT:
-            T.pairs = <uint64_t *> calloc(cap, sizeof(uint64_t))
+        if n_core < NARROW_LIMIT - 1:
+            T.pairs = <uint64_t *> calloc(8 * cap, sizeof(uint64_t))
         else:
             T.wide_pairs = <PairSlot *> malloc(cap * sizeof(PairSlot))
             if T.wide_pairs != NULL:
@@ -2477,7 +2605,7 @@ cdef class _Core:
         vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
         merge_ids = <int32_t *> malloc((3 * n_merges + 1) * sizeof(int32_t))
         try:
-            if (T.tok == NULL or T.t_id == NULL or (T.pairs == NULL and T.wide_pairs == NULL)
+            if (T.tok == NULL or T.spine == NULL or T.t_id == NULL or (T.pairs == NULL and T.wide_pairs == NULL)
                     or ok == NULL or arena == NULL
                     or off == NULL or lens == NULL or ids == NULL or vals == NULL or merge_ids == NULL
                     or idmap_init(&by_id, max_id, n_tok) < 0 or idmap_init(&core_of, max_id, n_core) < 0):
@@ -2558,6 +2686,9 @@ cdef class _Core:
             return [out.data[i] for i in range(out.len)]
         result = PyList_New(out.len)
         for i in range(out.len):
+            if i + 16 < out.len:
+                # the int objects are spread over memory: ask for them early
+                prefetch(<void *> PyList_GET_ITEM(self.id_objs, out.data[i + 16]))
             o = <object> PyList_GET_ITEM(self.id_objs, out.data[i])
             Py_INCREF(o)
             PyList_SET_ITEM(result, i, o)
@@ -2603,7 +2734,8 @@ cdef class _Core:
     def table_sizes(self):
         """The sizes of the C tables (for tests and the profile notes)."""
         return {"trie_slots": self.T.da_len, "core_tokens": self.T.n_core,
-                "pair_slots": self.T.pair_mask + 1, "short_slots": self.T.short_mask + 1}
+                "pair_slots": (self.T.pair_mask + 1) * (8 if self.T.pairs != NULL else 1),
+                "short_slots": self.T.short_mask + 1}
 
     def rank_merge_ids(self, bytes data):
         """Ids of `data` by merge rank alone (no trie, no whole-token rule):
@@ -2664,6 +2796,30 @@ cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
     return 0
 
 
+cdef void fill_spine(CoreT *T, int32_t t) noexcept nogil:
+    """The first entries of t's right and left spines (bytes end them; a part
+    that no earlier merge makes ends them too: such tokens are never walked)."""
+    cdef Spine *sp = &T.spine[t]
+    cdef int32_t x = t
+    cdef int k = 0
+    while k < 3 and x >= 256:
+        x = T.tok[x].right
+        if x < 0 or x >= t:
+            break
+        sp.r[k] = x
+        k += 1
+    sp.nr = <uint8_t> k
+    x = t
+    k = 0
+    while k < 4 and x >= 256:
+        x = T.tok[x].left
+        if x < 0 or x >= t:
+            break
+        sp.l[k] = x
+        k += 1
+    sp.nl = <uint8_t> k
+
+
 cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
                       const int32_t *lens, const int32_t *ids, int32_t *vals,
                       Py_ssize_t n_merges, const int32_t *merge_ids, const int32_t *byte_id,
@@ -2698,6 +2854,8 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         if a < 0 or b < 0 or a >= t or b >= t:
             continue  # a part that no earlier merge makes: this merge never fires
         pair_put(T, a, b, t)
+    for r in range(n_merges):
+        fill_spine(T, <int32_t> (256 + r))
     # buildable: both parts are, and the boundary between them survives until
     # this merge (nothing across it merges first)
     for r in range(n_merges):
