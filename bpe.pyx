@@ -20,7 +20,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint16_t, uint8_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
 from cpython.tuple cimport PyTuple_GET_ITEM
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_INCREF, PyObject
 
 cimport cython
 
@@ -47,7 +47,14 @@ cdef extern from *:
     """
     void prefetch "BPE_PREFETCH"(const void *p) noexcept nogil
 
+cdef extern from *:
+    """
+    #define BPE_LIST_ITEMS(op) (((PyListObject *)(op))->ob_item)
+    """
+    PyObject **list_items "BPE_LIST_ITEMS"(list op)
+
 cdef extern from "Python.h":
+    void incref "Py_INCREF"(PyObject *o) noexcept nogil
     bint PyUnicode_IS_ASCII(object)
     int PyErr_CheckSignals() except? -1
     int PyUnicode_KIND(object)
@@ -1585,10 +1592,12 @@ cdef struct HotSlot:
     int32_t n         # 1 or 2 ids
     int32_t ids[2]
 
-cdef enum: HOT_BITS = 14
+cdef enum: HOT_BITS = 12
+cdef enum: HOT8_BITS = 14
 
 cdef struct PCache:
-    HotSlot *hot      # the last pre-token of up to 16 bytes and 2 ids seen at each slot
+    ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
+    HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
     CSlot *slots      # CACHE_SLOTS of them; emptied when 3/4 are taken
     Py_ssize_t count
     uint8_t *keys
@@ -1617,12 +1626,15 @@ cdef int pcache_init(PCache *c) noexcept nogil:
     memset(c, 0, sizeof(PCache))
     c.slots = <CSlot *> calloc(CACHE_SLOTS, sizeof(CSlot))
     c.hot = <HotSlot *> calloc(1 << HOT_BITS, sizeof(HotSlot))
-    return -1 if c.slots == NULL or c.hot == NULL else 0
+    c.hot8 = <ShortSlot *> calloc(1 << HOT8_BITS, sizeof(ShortSlot))
+    return -1 if c.slots == NULL or c.hot == NULL or c.hot8 == NULL else 0
 
 
 cdef void pcache_free(PCache *c) noexcept nogil:
     free(c.hot)
+    free(c.hot8)
     c.hot = NULL
+    c.hot8 = NULL
     free(c.slots)
     free(c.keys)
     ivec_free(&c.vals)
@@ -2316,61 +2328,48 @@ cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, 
     return T.node_id[node]
 
 
-cdef inline void piece_key(const uint8_t *s, Py_ssize_t n, bint may_overread, uint64_t *k0,
-                           uint64_t *k1) noexcept nogil:
-    """The first 16 bytes of a pre-token of up to 16 bytes, zero-padded, as two
-    words.  may_overread: s[:16] is readable."""
-    k0[0] = 0
-    k1[0] = 0
+cdef inline uint64_t key8(const uint8_t *s, Py_ssize_t n, bint may_overread) noexcept nogil:
+    """Bytes s[:n] (n <= 8) as a zero-padded word; may_overread: s[:8] is readable."""
+    cdef uint64_t x = 0
     if may_overread:
-        memcpy(k0, s, 8)
-        memcpy(k1, s + 8, 8)
-        if n <= 8:
-            k0[0] &= 0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n)
-            k1[0] = 0
-        else:
-            k1[0] &= 0xFFFFFFFFFFFFFFFFULL >> (128 - 8 * n)
-    elif n <= 8:
-        memcpy(k0, s, n)
-    else:
-        memcpy(k0, s, 8)
-        memcpy(k1, s + 8, n - 8)
+        memcpy(&x, s, 8)
+        return x & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n))
+    memcpy(&x, s, n)
+    return x
 
 
-cdef inline Py_ssize_t hot_index(uint64_t k0, uint64_t k1, Py_ssize_t n) noexcept nogil:
-    return <Py_ssize_t> (((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
-                         >> (64 - HOT_BITS))
-
-
-cdef inline int piece_keyed(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t k0, uint64_t k1,
-                            Py_ssize_t hot, uint64_t h, PCache *cache, IVec *out, Scratch *sc) noexcept nogil:
-    """Append the ids of one pre-token (UTF-8 bytes) whose key and hot slot are
-    known (and its piece_hash h, or 0).  First the hot cache (recent pre-tokens
-    of up to 16 bytes, kept inline); else a pre-token that is a token is that
-    id; any other goes the slow way."""
-    cdef HotSlot *x
+cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
+                           Scratch *sc) noexcept nogil:
+    """A pre-token of more than 8 bytes, or one that is not a token: the hot
+    slots of up to 16 bytes and 2 ids first, then the token table, then the
+    slow way."""
+    cdef uint64_t k0 = 0, k1 = 0
+    cdef HotSlot *x = NULL
     cdef Py_ssize_t start = out.len
-    cdef int32_t i
-    if n > 16:
+    cdef int32_t i = -1
+    if n <= 16:
+        if n <= 8:
+            memcpy(&k0, s, n)
+        else:
+            memcpy(&k0, s, 8)
+            memcpy(&k1, s + 8, n - 8)
+        x = &cache.hot[((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
+                       >> (64 - HOT_BITS)]
+        if x.k0 == k0 and x.k1 == k1 and x.len == n:
+            if out.cap - out.len < 2 and ivec_reserve(out, out.len + 2) < 0:
+                return -1
+            out.data[out.len] = x.ids[0]
+            out.data[out.len + 1] = x.ids[1]
+            out.len += x.n
+            return 0
+    if n > 8:
         i = whole_token(T, s, n, 0)
-        if i < 0:
-            return piece_slow(T, s, n, h, cache, out, sc)
-        return ivec_push(out, i)
-    x = &cache.hot[hot]
-    if x.k0 == k0 and x.k1 == k1 and x.len == n:
-        if out.cap - out.len < 2 and ivec_reserve(out, out.len + 2) < 0:
-            return -1
-        out.data[out.len] = x.ids[0]
-        out.data[out.len + 1] = x.ids[1]
-        out.len += x.n
-        return 0
-    i = whole_token(T, s, n, k0)
     if i >= 0:
         if ivec_push(out, i) < 0:
             return -1
-    elif piece_slow(T, s, n, h, cache, out, sc) < 0:
+    elif piece_slow(T, s, n, 0, cache, out, sc) < 0:
         return -1
-    if out.len - start <= 2:
+    if x != NULL and out.len - start <= 2:
         x.k0 = k0
         x.k1 = k1
         x.len = <int32_t> n
@@ -2382,74 +2381,84 @@ cdef inline int piece_keyed(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint
 
 cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_overread, PCache *cache,
                       IVec *out, Scratch *sc) noexcept nogil:
-    """Append the ids of one pre-token (UTF-8 bytes)."""
-    cdef uint64_t k0 = 0, k1 = 0
-    if n <= 16:
-        piece_key(s, n, may_overread, &k0, &k1)
-    return piece_keyed(T, s, n, k0, k1, hot_index(k0, k1, n), 0, cache, out, sc)
+    """Append the ids of one pre-token (UTF-8 bytes).  The common case -- a
+    pre-token of up to 8 bytes that is a token -- is one probe of a small
+    per-thread table of the recent ones, else one probe of the token table;
+    the rest goes on in piece_more.  may_overread: s[:8] is readable."""
+    cdef uint64_t k
+    cdef ShortSlot *x
+    cdef int32_t i
+    if n <= 8:
+        k = key8(s, n, may_overread)
+        x = &cache.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
+        if x.key == k and x.len == n:
+            if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
+                return -1
+            out.data[out.len] = x.id
+            out.len += 1
+            return 0
+        i = whole_token(T, s, n, k)
+        if i >= 0:
+            x.key = k
+            x.len = <int32_t> n
+            x.id = i
+            return ivec_push(out, i)
+    return piece_more(T, s, n, cache, out, sc)
 
 
-cdef struct Pending:
-    Py_ssize_t start
-    Py_ssize_t len
-    uint64_t k0
-    uint64_t k1
-    Py_ssize_t hot
-    uint64_t h        # piece_hash, once the hot slot missed (0: not known)
+cdef struct O200kScan:
+    char unused
+cdef struct Cl100kScan:
+    char unused
+cdef struct Gpt2Scan:
+    char unused
+cdef struct WordsScan:
+    char unused
 
-cdef enum: AHEAD = 8   # pre-tokens found before they are encoded (a power of 2)
+ctypedef fused scanner_t:
+    O200kScan
+    Cl100kScan
+    Gpt2Scan
+    WordsScan
 
 
-cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
-                   IVec *out) noexcept nogil:
-    """Pre-tokenize UTF-8 natively and encode every pre-token.  The scanner
-    runs AHEAD pre-tokens in front of the encoder and asks the memory early
-    for what the encoder will read: a pre-token's hot slot when it is found;
-    half-way, if that slot holds something else, its slots in the token table
-    and in the cache."""
-    cdef int which = T.which
-    cdef Py_ssize_t i = 0, e, head = 0, mid = 0, tail = 0, m
-    cdef Pending ring[AHEAD]
-    cdef Pending *p
-    cdef const HotSlot *x
+cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
+                   scanner_t *which) noexcept nogil:
+    """Pre-tokenize UTF-8 with one named pattern (a specialization each) and
+    encode every pre-token."""
+    cdef Py_ssize_t i = 0, e
     cdef Scratch sc
     cdef int err = 0
     memset(&sc, 0, sizeof(Scratch))
     if ivec_reserve(out, n // 4 + 64) < 0:
         return -1
-    while True:
-        while i < n and head - tail < AHEAD:
-            e = next_pretoken(which, s, i, n)
-            p = &ring[head & (AHEAD - 1)]
-            p.start = i
-            m = p.len = e - i
-            p.h = 0
-            if m <= 16:
-                piece_key(s + i, m, i + 16 <= n, &p.k0, &p.k1)
-                p.hot = hot_index(p.k0, p.k1, m)
-                prefetch(&cache.hot[p.hot])
-            head += 1
-            i = e
-        while mid < head and mid - tail < AHEAD // 2:
-            p = &ring[mid & (AHEAD - 1)]
-            m = p.len
-            if m <= 16:
-                x = &cache.hot[p.hot]
-                if not (x.k0 == p.k0 and x.k1 == p.k1 and x.len == m):
-                    if m <= 8:
-                        prefetch(&T.shorts[short_home(p.k0, m, T.short_shift)])
-                    p.h = piece_hash(s + p.start, m)
-                    prefetch(&cache.slots[p.h >> (64 - CACHE_BITS)])
-            mid += 1
-        if tail == head:
-            break
-        p = &ring[tail & (AHEAD - 1)]
-        if piece_keyed(T, s + p.start, p.len, p.k0, p.k1, p.hot, p.h, cache, out, &sc) < 0:
+    while i < n:
+        if scanner_t is O200kScan:
+            e = next_o200k(s, i, n)
+        elif scanner_t is Cl100kScan:
+            e = next_cl100k(s, i, n)
+        elif scanner_t is Gpt2Scan:
+            e = next_gpt2(s, i, n)
+        else:
+            e = next_words(s, i, n)
+        if piece(T, s + i, e - i, i + 8 <= n, cache, out, &sc) < 0:
             err = -1
             break
-        tail += 1
+        i = e
     scratch_free(&sc)
     return err
+
+
+cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
+                   IVec *out) noexcept nogil:
+    """Pre-tokenize UTF-8 natively and encode every pre-token."""
+    if T.which == P_O200K:
+        return scan_with(T, s, n, cache, out, <O200kScan *> NULL)
+    if T.which == P_CL100K:
+        return scan_with(T, s, n, cache, out, <Cl100kScan *> NULL)
+    if T.which == P_GPT2:
+        return scan_with(T, s, n, cache, out, <Gpt2Scan *> NULL)
+    return scan_with(T, s, n, cache, out, <WordsScan *> NULL)
 
 
 cdef inline void i64heap_push(int64_t *heap, Py_ssize_t *hlen, int64_t item) noexcept nogil:
@@ -2679,19 +2688,24 @@ cdef class _Core:
         return out
 
     cdef list to_list(self, IVec *out):
+        """The ids as a list of the shared int objects."""
         cdef list result
-        cdef Py_ssize_t i
-        cdef object o
+        cdef Py_ssize_t i, n = out.len
+        cdef PyObject **objs
+        cdef PyObject **items
+        cdef PyObject *o
+        cdef const int32_t *ids = out.data
         if self.id_objs is None:
             return [out.data[i] for i in range(out.len)]
-        result = PyList_New(out.len)
-        for i in range(out.len):
-            if i + 16 < out.len:
-                # the int objects are spread over memory: ask for them early
-                prefetch(<void *> PyList_GET_ITEM(self.id_objs, out.data[i + 16]))
-            o = <object> PyList_GET_ITEM(self.id_objs, out.data[i])
-            Py_INCREF(o)
-            PyList_SET_ITEM(result, i, o)
+        result = PyList_New(n)
+        objs = list_items(self.id_objs)
+        items = list_items(result)
+        for i in range(n):
+            if i + 16 < n:
+                prefetch(objs[ids[i + 16]])  # the int objects are spread over memory
+            o = objs[ids[i]]
+            incref(o)
+            items[i] = o
         return result
 
     cdef list encode_pieces(self, pieces, _Cache cache):
