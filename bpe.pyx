@@ -1484,16 +1484,6 @@ cdef struct Tok:
     int32_t left      # the two tokens its merge joins (-1: a byte, or a part that
     int32_t right     #   no earlier merge makes)
 
-# A token's spines, inline: r[:nr] is right, right of right, ... (down to a
-# byte); l[:nl] the same on the left; what does not fit is read from Tok.
-# With both at hand, the pair lookups of a compatibility check do not wait on
-# each other.
-cdef struct Spine:
-    int32_t r[3]
-    int32_t l[4]
-    uint8_t nr
-    uint8_t nl
-    uint16_t spare
 
 
 cdef struct ShortSlot:
@@ -1996,7 +1986,6 @@ cdef struct CoreT:
     Py_ssize_t da_len
     Py_ssize_t n_core    # 256 + number of merges
     Tok *tok             # core number -> its parts
-    Spine *spine         # core number -> its spines
     int32_t *t_id        # core number -> the tokenizer's id
     uint64_t *pairs      # (left, right) -> the core number of the merge's token
     PairSlot *wide_pairs # the same, for vocabularies of 2**21 tokens or more
@@ -2077,38 +2066,17 @@ cdef bint compatible(const CoreT *T, int32_t a, int32_t b, int32_t limit) noexce
     them until `limit` (a core number: the merge steps before it)?  Undo the
     two tokens' merges, the latest first; at each step the tokens touching the
     boundary must have no merge of their own that comes before the next undone
-    one.  (limit n_core: for good.)  The steps come from the spines first, then
-    their merges are looked up: the lookups do not wait on each other."""
-    cdef const Spine *sa = &T.spine[a]
-    cdef const Spine *sb = &T.spine[b]
-    cdef int32_t xs[16]
-    cdef int32_t ys[16]
-    cdef int32_t ls[16]
-    cdef int32_t x = a, y = b
-    cdef int i = 0, j = 0, k, n
-    cdef bint done = False
+    one.  (limit n_core: for good.)"""
     while True:
-        n = 0
-        while n < 16:
-            xs[n] = x
-            ys[n] = y
-            ls[n] = limit
-            n += 1
-            if x >= 256 and x > y:
-                limit = x            # before x formed, its right part touched y
-                x = sa.r[i] if i < sa.nr else T.tok[x].right
-                i += 1
-            elif y >= 256:
-                limit = y + 1        # before y formed, x touched y's left part; a merge of
-                y = sb.l[j] if j < sb.nl else T.tok[y].left  # that pair at y's own rank
-                j += 1                                       # would take the left one first
-            else:
-                done = True
-                break
-        for k in range(n):
-            if <uint32_t> pair_get(T, xs[k], ys[k]) < <uint32_t> ls[k]:
-                return False
-        if done:
+        if <uint32_t> pair_get(T, a, b) < <uint32_t> limit:  # -1 (no merge) is never below
+            return False
+        if a >= 256 and a > b:
+            limit = a            # before a formed, its right part touched b
+            a = T.tok[a].right
+        elif b >= 256:
+            limit = b + 1        # before b formed, a touched b's left part; a merge of
+            b = T.tok[b].left    # that pair at b's own rank would take the left one first
+        else:
             return True
 
 
@@ -2516,7 +2484,6 @@ cdef class _Core:
         free(self.T.node_val)
         free(self.T.node_id)
         free(self.T.tok)
-        free(self.T.spine)
         free(self.T.t_id)
         free(self.T.pairs)
         free(self.T.wide_pairs)
@@ -2588,7 +2555,6 @@ cdef class _Core:
             raise MemoryError("vocabulary too large for the compiled core")
         T.n_core = n_core
         T.tok = <Tok *> malloc(n_core * sizeof(Tok))
-        T.spine = <Spine *> calloc(n_core, sizeof(Spine))
         T.t_id = <int32_t *> malloc(n_core * sizeof(int32_t))
         cap = 16
         while cap < 2 * n_merges:
@@ -2614,7 +2580,7 @@ cdef class _Core:
         vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
         merge_ids = <int32_t *> malloc((3 * n_merges + 1) * sizeof(int32_t))
         try:
-            if (T.tok == NULL or T.spine == NULL or T.t_id == NULL or (T.pairs == NULL and T.wide_pairs == NULL)
+            if (T.tok == NULL or T.t_id == NULL or (T.pairs == NULL and T.wide_pairs == NULL)
                     or ok == NULL or arena == NULL
                     or off == NULL or lens == NULL or ids == NULL or vals == NULL or merge_ids == NULL
                     or idmap_init(&by_id, max_id, n_tok) < 0 or idmap_init(&core_of, max_id, n_core) < 0):
@@ -2789,7 +2755,7 @@ cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
     for k in range(n_tok):
         if lens[k] <= 8:
             count += 1
-    while cap < 2 * count:
+    while 2 * cap < 3 * count:
         cap *= 2
     T.short_mask = cap - 1
     T.short_shift = 64
@@ -2808,30 +2774,6 @@ cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
             T.shorts[j].len = lens[k]
             T.shorts[j].id = ids[k]
     return 0
-
-
-cdef void fill_spine(CoreT *T, int32_t t) noexcept nogil:
-    """The first entries of t's right and left spines (bytes end them; a part
-    that no earlier merge makes ends them too: such tokens are never walked)."""
-    cdef Spine *sp = &T.spine[t]
-    cdef int32_t x = t
-    cdef int k = 0
-    while k < 3 and x >= 256:
-        x = T.tok[x].right
-        if x < 0 or x >= t:
-            break
-        sp.r[k] = x
-        k += 1
-    sp.nr = <uint8_t> k
-    x = t
-    k = 0
-    while k < 4 and x >= 256:
-        x = T.tok[x].left
-        if x < 0 or x >= t:
-            break
-        sp.l[k] = x
-        k += 1
-    sp.nl = <uint8_t> k
 
 
 cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
@@ -2868,8 +2810,6 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         if a < 0 or b < 0 or a >= t or b >= t:
             continue  # a part that no earlier merge makes: this merge never fires
         pair_put(T, a, b, t)
-    for r in range(n_merges):
-        fill_spine(T, <int32_t> (256 + r))
     # buildable: both parts are, and the boundary between them survives until
     # this merge (nothing across it merges first)
     for r in range(n_merges):
