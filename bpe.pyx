@@ -16,10 +16,13 @@ True
 
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memcmp, memset
-from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint16_t, uint8_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
-from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM
+from cpython.ref cimport Py_INCREF, PyObject
+
+cimport cython
 
 import array
 import os
@@ -37,7 +40,25 @@ from bpe_fallback import (ProgressBar, file_cuts, main, read_jsonl, resolve_patt
 __all__ = list(_py.__all__)
 BACKEND = "cython"
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define BPE_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define BPE_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void prefetch "BPE_PREFETCH"(const void *p) noexcept nogil
+
+cdef extern from *:
+    """
+    #define BPE_LIST_ITEMS(op) (((PyListObject *)(op))->ob_item)
+    """
+    PyObject **list_items "BPE_LIST_ITEMS"(list op)
+
 cdef extern from "Python.h":
+    void incref "Py_INCREF"(PyObject *o) noexcept nogil
+    bint PyUnicode_IS_ASCII(object)
     int PyErr_CheckSignals() except? -1
     unsigned long PyLong_AsUnsignedLong(object) except? -1
     int PyUnicode_KIND(object)
@@ -662,7 +683,10 @@ cdef enum: P_CL100K = 2
 cdef enum: P_O200K = 3
 cdef enum: P_WORDS = 4
 
-cdef uint8_t *FLAGS = NULL
+cdef enum: F_MB = 64     # BYTE_FLAGS only: a byte of a multi-byte UTF-8 character
+
+cdef uint8_t *FLAGS = NULL       # code point -> flags
+cdef uint8_t BYTE_FLAGS[256]     # UTF-8 byte -> flags (ASCII) or F_MB
 _flags_lock = threading.Lock()
 
 
@@ -686,218 +710,484 @@ cdef void _build_flags() except *:
             for m in regex.finditer(pat, everything):
                 for i in range(m.start(), m.end()):
                     table[i] |= <uint8_t> flag
+        for i in range(256):
+            BYTE_FLAGS[i] = table[i] if i < 0x80 else F_MB
         FLAGS = table
 
 
-cdef inline uint32_t cp_at(const void *data, int kind, Py_ssize_t i) noexcept nogil:
-    if kind == 1:
-        return (<const uint8_t *> data)[i]
-    if kind == 2:
-        return (<const unsigned short *> data)[i]
-    return (<const uint32_t *> data)[i]
+# The scanner reads UTF-8: an ASCII str's own buffer, or the text converted
+# once (utf8_of).  A pre-token is then a slice of that buffer, handed to the
+# encoder without a copy.  BYTE_FLAGS classifies an ASCII byte in one lookup
+# and marks the bytes of multi-byte characters (F_MB), which are decoded and
+# looked up in FLAGS.  A class is returned as flags | width << 8.
 
-cdef inline uint8_t fl(const void *data, int kind, Py_ssize_t i) noexcept nogil:
-    cdef uint32_t c = cp_at(data, kind, i)
-    return FLAGS[c] if c < 0x110000 else 0
+ctypedef fused ch_t:
+    uint8_t
+    uint16_t
+    uint32_t
 
-cdef inline bint is_other(uint8_t f) noexcept nogil:
+
+cdef inline uint32_t mb_class(const uint8_t *s, Py_ssize_t i) noexcept nogil:
+    """Flags | width << 8 of the multi-byte character at byte i of valid UTF-8."""
+    cdef uint32_t b = s[i]
+    if b < 0xE0:
+        return FLAGS[((b & 0x1F) << 6) | (s[i + 1] & 0x3F)] | (2 << 8)
+    if b < 0xF0:
+        return FLAGS[((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)] | (3 << 8)
+    return FLAGS[((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
+                 | (s[i + 3] & 0x3F)] | (4 << 8)
+
+cdef inline uint32_t cls(const uint8_t *s, Py_ssize_t i) noexcept nogil:
+    """Flags | width << 8 of the character at byte i."""
+    cdef uint32_t f = BYTE_FLAGS[s[i]]
+    if f & F_MB:
+        return mb_class(s, i)
+    return f | (1 << 8)
+
+cdef inline Py_ssize_t prev_start(const uint8_t *s, Py_ssize_t j) noexcept nogil:
+    """The start of the character that ends at byte j."""
+    j -= 1
+    while (s[j] & 0xC0) == 0x80:
+        j -= 1
+    return j
+
+cdef inline bint is_other(uint32_t f) noexcept nogil:
     return (f & (F_L | F_N | F_S)) == 0
-
-cdef inline Py_ssize_t run_of(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                              uint8_t mask) noexcept nogil:
-    while i < n and (fl(data, kind, i) & mask):
-        i += 1
-    return i
-
-cdef inline Py_ssize_t run_other(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    while i < n and is_other(fl(data, kind, i)):
-        i += 1
-    return i
-
-cdef inline bint lower_is(const void *data, int kind, Py_ssize_t i, Py_ssize_t n, char ch,
-                          bint fold) noexcept nogil:
-    """text[i] == ch (ASCII lowercase), or its case variants when `fold`."""
-    cdef uint32_t c
-    if i >= n:
-        return False
-    c = cp_at(data, kind, i)
-    if c == <uint32_t> ch:
-        return True
-    if not fold:
-        return False
-    if ch == c's':
-        return (FLAGS[c] & F_CASE_S) != 0 if c < 0x110000 else False
-    return c == <uint32_t> (ch - 32)
-
-cdef inline Py_ssize_t contraction(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                                   bint fold) noexcept nogil:
-    """Length of 's 't 'd 'm 'll 've 're at i (0 if none)."""
-    if i + 1 >= n or cp_at(data, kind, i) != 39:
-        return 0
-    if (lower_is(data, kind, i + 1, n, c's', fold) or lower_is(data, kind, i + 1, n, c't', fold)
-            or lower_is(data, kind, i + 1, n, c'd', fold) or lower_is(data, kind, i + 1, n, c'm', fold)):
-        return 2
-    if ((lower_is(data, kind, i + 1, n, c'l', fold) and lower_is(data, kind, i + 2, n, c'l', fold))
-            or (lower_is(data, kind, i + 1, n, c'v', fold) and lower_is(data, kind, i + 2, n, c'e', fold))
-            or (lower_is(data, kind, i + 1, n, c'r', fold) and lower_is(data, kind, i + 2, n, c'e', fold))):
-        return 3
-    return 0
 
 cdef inline bint is_crlf(uint32_t c) noexcept nogil:
     return c == 10 or c == 13
 
-cdef inline Py_ssize_t ws_tail(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    """`\\s+(?!\\S)|\\s+` at a whitespace char i."""
-    cdef Py_ssize_t r = run_of(data, kind, i, n, F_S)
-    if r == n or r - i == 1:
-        return r
-    return r - 1
-
-cdef Py_ssize_t next_gpt2(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef uint8_t f = fl(data, kind, i), g
-    cdef Py_ssize_t k = contraction(data, kind, i, n, False)
-    if k:
-        return i + k
-    if cp_at(data, kind, i) == 32 and i + 1 < n:
-        g = fl(data, kind, i + 1)
-        if g & F_L:
-            return run_of(data, kind, i + 1, n, F_L)
-        if g & F_N:
-            return run_of(data, kind, i + 1, n, F_N)
-        if is_other(g):
-            return run_other(data, kind, i + 1, n)
-    if f & F_L:
-        return run_of(data, kind, i, n, F_L)
-    if f & F_N:
-        return run_of(data, kind, i, n, F_N)
-    if is_other(f):
-        return run_other(data, kind, i, n)
-    return ws_tail(data, kind, i, n)
-
-cdef Py_ssize_t next_words(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t r
-    if fl(data, kind, i) & F_S:
-        return run_of(data, kind, i, n, F_S)
-    r = i + 1
-    while r < n and not (fl(data, kind, r) & F_S):
-        r += 1
-    return r + 1 if r < n else r
-
-cdef inline Py_ssize_t crlf_run(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                                bint slash) noexcept nogil:
-    cdef uint32_t c
+cdef inline Py_ssize_t run_of(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, uint8_t mask) noexcept nogil:
+    """The end of the run of characters in class `mask` from byte i."""
+    cdef uint8_t f
+    cdef uint32_t x
     while i < n:
-        c = cp_at(data, kind, i)
+        f = BYTE_FLAGS[s[i]]
+        if f & mask:
+            i += 1
+        elif f & F_MB:
+            x = mb_class(s, i)
+            if not (x & mask):
+                break
+            i += x >> 8
+        else:
+            break
+    return i
+
+cdef inline Py_ssize_t run_other(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The end of the run of characters that are neither letters, numbers nor white space."""
+    cdef uint8_t f
+    cdef uint32_t x
+    while i < n:
+        f = BYTE_FLAGS[s[i]]
+        if not (f & (F_L | F_N | F_S | F_MB)):
+            i += 1
+        elif f & F_MB:
+            x = mb_class(s, i)
+            if not is_other(x):
+                break
+            i += x >> 8
+        else:
+            break
+    return i
+
+cdef inline Py_ssize_t lower_is(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, char ch, bint fold) noexcept nogil:
+    """The width of the character at i if it is ch (ASCII lowercase), or one
+    of its case variants when `fold`; else 0."""
+    cdef uint8_t b
+    cdef uint32_t x
+    if i >= n:
+        return 0
+    b = s[i]
+    if b == <uint8_t> ch:
+        return 1
+    if not fold:
+        return 0
+    if b < 0x80:
+        return 1 if b == <uint8_t> (ch - 32) else 0
+    if ch == c's':
+        x = mb_class(s, i)
+        if x & F_CASE_S:
+            return x >> 8
+    return 0
+
+cdef inline Py_ssize_t two(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, char a, char b, bint fold) noexcept nogil:
+    cdef Py_ssize_t k = lower_is(s, i, n, a, fold), j
+    if not k:
+        return 0
+    j = lower_is(s, i + k, n, b, fold)
+    return k + j if j else 0
+
+cdef Py_ssize_t contraction(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, bint fold) noexcept nogil:
+    """Byte length of 's 't 'd 'm 'll 've 're at i (0 if none)."""
+    cdef Py_ssize_t k
+    if i + 1 >= n or s[i] != 39:
+        return 0
+    k = lower_is(s, i + 1, n, c's', fold)
+    if not k:
+        k = lower_is(s, i + 1, n, c't', fold)
+    if not k:
+        k = lower_is(s, i + 1, n, c'd', fold)
+    if not k:
+        k = lower_is(s, i + 1, n, c'm', fold)
+    if k:
+        return 1 + k
+    k = two(s, i + 1, n, c'l', c'l', fold)
+    if not k:
+        k = two(s, i + 1, n, c'v', c'e', fold)
+    if not k:
+        k = two(s, i + 1, n, c'r', c'e', fold)
+    return 1 + k if k else 0
+
+cdef inline Py_ssize_t ws_tail(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """`\\s+(?!\\S)|\\s+` at a white-space character i."""
+    cdef Py_ssize_t r = run_of(s, i, n, F_S), q
+    if r == n:
+        return r
+    q = prev_start(s, r)
+    return r if q == i else q
+
+cdef Py_ssize_t next_gpt2_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i]
+    cdef uint32_t x = cls(s, i), f = x & 0xFF, g
+    cdef Py_ssize_t k, w = x >> 8
+    if f & F_L:
+        return run_of(s, i + w, n, F_L)
+    if c == 39:
+        k = contraction(s, i, n, False)
+        if k:
+            return i + k
+    if c == 32 and i + 1 < n:
+        g = cls(s, i + 1)
+        if g & F_L:
+            return run_of(s, i + 1 + (g >> 8), n, F_L)
+        if g & F_N:
+            return run_of(s, i + 1 + (g >> 8), n, F_N)
+        if is_other(g):
+            return run_other(s, i + 1 + (g >> 8), n)
+    if f & F_N:
+        return run_of(s, i + w, n, F_N)
+    if is_other(f):
+        return run_other(s, i + w, n)
+    return ws_tail(s, i, n)
+
+cdef inline Py_ssize_t next_words(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint32_t x = cls(s, i)
+    cdef Py_ssize_t r
+    if x & F_S:
+        return run_of(s, i + (x >> 8), n, F_S)
+    r = i + (x >> 8)
+    while r < n:
+        x = cls(s, r)
+        if x & F_S:
+            return r + (x >> 8)
+        r += x >> 8
+    return r
+
+cdef inline Py_ssize_t crlf_run(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, bint slash) noexcept nogil:
+    cdef uint8_t c
+    while i < n:
+        c = s[i]
         if not (is_crlf(c) or (slash and c == 47)):
             break
         i += 1
     return i
 
-cdef Py_ssize_t space_cl100k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                             bint plus) noexcept nogil:
+cdef Py_ssize_t space_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, bint plus) noexcept nogil:
     """`\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s` (cl100k), or with [\\r\\n]+ and
     without the `$` branch (o200k: `\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`)."""
-    cdef Py_ssize_t r = run_of(data, kind, i, n, F_S), q
+    cdef Py_ssize_t r = run_of(s, i, n, F_S), q
     if r == n and not plus:
         return n
     q = r - 1
-    while q >= i and not is_crlf(cp_at(data, kind, q)):
+    while q >= i and not is_crlf(s[q]):  # CR and LF are never part of another character
         q -= 1
     if q >= i:
         return q + 1
     if r == n:
         return n
-    return r - 1 if r - i >= 2 else i + 1
+    q = prev_start(s, r)
+    if q > i:
+        return q  # two characters or more: all but the last
+    return r
 
-cdef Py_ssize_t next_cl100k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef uint8_t f = fl(data, kind, i), g
-    cdef uint32_t c = cp_at(data, kind, i)
-    cdef Py_ssize_t k = contraction(data, kind, i, n, True)
-    if k:
-        return i + k
-    if f & F_L:
-        return run_of(data, kind, i, n, F_L)
-    if not is_crlf(c) and not (f & F_N) and i + 1 < n and (fl(data, kind, i + 1) & F_L):
-        return run_of(data, kind, i + 1, n, F_L)
-    return digits_punct_space(data, kind, i, n, f, c, False)
-
-cdef Py_ssize_t digits_punct_space(const void *data, int kind, Py_ssize_t i, Py_ssize_t n,
-                                   uint8_t f, uint32_t c, bint o200k) noexcept nogil:
+cdef inline Py_ssize_t digits_punct_space(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, uint32_t f,
+                                          Py_ssize_t w, bint o200k) noexcept nogil:
     """What cl100k and o200k share after their letter branches: up to three
     digits; an optional space, a punctuation run and the line breaks after it
     (and slashes, in o200k); then the white-space rules."""
     cdef Py_ssize_t k
+    cdef uint32_t x
+    cdef int count
     if f & F_N:
-        k = i + 1
-        while k < n and k < i + 3 and (fl(data, kind, k) & F_N):
-            k += 1
+        k = i + w
+        count = 1
+        while k < n and count < 3:
+            x = cls(s, k)
+            if not (x & F_N):
+                break
+            k += x >> 8
+            count += 1
         return k
-    if c == 32 and i + 1 < n and is_other(fl(data, kind, i + 1)):
-        return crlf_run(data, kind, run_other(data, kind, i + 1, n), n, o200k)
     if is_other(f):
-        return crlf_run(data, kind, run_other(data, kind, i, n), n, o200k)
-    return space_cl100k(data, kind, i, n, o200k)
+        return crlf_run(s, run_other(s, i + w, n), n, o200k)
+    if s[i] == 32 and i + 1 < n:
+        x = cls(s, i + 1)
+        if is_other(x):
+            return crlf_run(s, run_other(s, i + 1 + (x >> 8), n), n, o200k)
+    return space_cl100k(s, i, n, o200k)
 
-cdef Py_ssize_t o200k_letters(const void *data, int kind, Py_ssize_t k, Py_ssize_t n,
-                              bint need_lower) noexcept nogil:
+cdef Py_ssize_t next_cl100k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i]
+    cdef uint32_t x = cls(s, i), f = x & 0xFF
+    cdef Py_ssize_t k, w = x >> 8
+    if f & F_L:
+        return run_of(s, i + w, n, F_L)
+    if c == 39:
+        k = contraction(s, i, n, True)
+        if k:
+            return i + k
+    if not is_crlf(c) and not (f & F_N) and i + w < n:
+        x = cls(s, i + w)
+        if x & F_L:
+            return run_of(s, i + w + (x >> 8), n, F_L)
+    return digits_punct_space(s, i, n, f, w, False)
+
+cdef Py_ssize_t last_w(const uint8_t *s, Py_ssize_t k, Py_ssize_t u) noexcept nogil:
+    """The start of the last character of [k, u) that is in W, or -1."""
+    cdef Py_ssize_t j = u
+    while j > k:
+        j = prev_start(s, j)
+        if cls(s, j) & F_W:
+            return j
+    return -1
+
+cdef Py_ssize_t o200k_letters(const uint8_t *s, Py_ssize_t k, Py_ssize_t n, bint need_lower) noexcept nogil:
     """Match [U]*[W]+ (need_lower) or [U]+[W]* at k, then the optional
     contraction; return the end, or -1."""
-    cdef Py_ssize_t u = run_of(data, kind, k, n, F_U), j, e
+    cdef Py_ssize_t u = run_of(s, k, n, F_U), j, e
     if need_lower:
-        if u < n and (fl(data, kind, u) & F_W):
-            e = run_of(data, kind, u, n, F_W)
+        if u < n and (cls(s, u) & F_W):
+            e = run_of(s, u, n, F_W)
         else:
-            j = u - 1
-            while j >= k and not (fl(data, kind, j) & F_W):
-                j -= 1
-            if j < k:
+            j = last_w(s, k, u)
+            if j < 0:
                 return -1
-            e = run_of(data, kind, j, n, F_W)
+            e = run_of(s, j, n, F_W)
     else:
         if u == k:
             return -1
-        e = run_of(data, kind, u, n, F_W)
-    return e + contraction(data, kind, e, n, True)
+        e = run_of(s, u, n, F_W)
+    return e + contraction(s, e, n, True)
 
-cdef Py_ssize_t next_o200k(const void *data, int kind, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef uint8_t f = fl(data, kind, i)
-    cdef uint32_t c = cp_at(data, kind, i)
-    cdef bint prefix = not is_crlf(c) and not (f & (F_L | F_N)) and i + 1 < n
-    cdef Py_ssize_t e, k
+cdef inline Py_ssize_t o200k_word(const uint8_t *s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """[U]*[W]+ at k, else [U]+[W]*, then the optional contraction, where the
+    character at k is in U or W (so one of them matches)."""
+    cdef Py_ssize_t u = run_of(s, k, n, F_U), e, j
+    if u < n and (cls(s, u) & F_W):
+        e = run_of(s, u, n, F_W)
+    else:
+        # [U]* gives back its last character that is in W too (Lm, Lo, marks),
+        # else [U]+ alone
+        j = last_w(s, k, u)
+        e = j + (cls(s, j) >> 8) if j >= 0 else u
+    if e < n and s[e] == 39:
+        e += contraction(s, e, n, True)
+    return e
+
+cdef Py_ssize_t next_o200k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i]
+    cdef uint32_t x = cls(s, i), f = x & 0xFF
+    cdef Py_ssize_t e, w = x >> 8
     cdef int need
+    if f & F_L:
+        return o200k_word(s, i, n)  # a letter is never the optional prefix
+    if not (f & (F_U | F_W)):
+        if not (f & F_N) and not is_crlf(c) and i + w < n and (cls(s, i + w) & (F_U | F_W)):
+            return o200k_word(s, i + w, n)
+        return digits_punct_space(s, i, n, f, w, True)
+    # a mark: it may be the prefix or start the word; regex's order
     for need in range(1, -1, -1):
-        if prefix:
-            e = o200k_letters(data, kind, i + 1, n, need)
+        if i + w < n:
+            e = o200k_letters(s, i + w, n, need)
             if e >= 0:
                 return e
-        e = o200k_letters(data, kind, i, n, need)
+        e = o200k_letters(s, i, n, need)
         if e >= 0:
             return e
-    return digits_punct_space(data, kind, i, n, f, c, True)
+    return digits_punct_space(s, i, n, f, w, True)
 
-cdef struct Utf8Buf:
-    uint8_t small[1024]
-    uint8_t *big
-    Py_ssize_t big_cap
 
-cdef const uint8_t *to_utf8(const void *data, int kind, Py_ssize_t i, Py_ssize_t e, Utf8Buf *b,
-                            Py_ssize_t *size) noexcept nogil:
-    """The UTF-8 bytes of code points [i, e) of a str's data (NULL: no memory)."""
-    cdef Py_ssize_t need = (2 if kind == 1 else 4) * (e - i), m = 0, j
-    cdef uint8_t *u
+# The common cases first, for ASCII: words, digits, punctuation and white
+# space that end at an ASCII byte.  Whenever a byte of another script is
+# involved (it may be a letter, a digit or a space), the general functions
+# above decide.  F_U and F_W: ASCII upper case is in U only, lower case in W only.
+
+cdef inline Py_ssize_t ascii_run(const uint8_t *s, Py_ssize_t k, Py_ssize_t n, uint8_t mask) noexcept nogil:
+    while k < n and (BYTE_FLAGS[s[k]] & mask):
+        k += 1
+    return k
+
+cdef inline Py_ssize_t ascii_other(const uint8_t *s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """The end of a run of ASCII punctuation (-1: it ends at a multi-byte character)."""
+    while k < n and not (BYTE_FLAGS[s[k]] & (F_L | F_N | F_S | F_MB)):
+        k += 1
+    return -1 if k < n and s[k] >= 0x80 else k
+
+cdef inline Py_ssize_t ascii_space(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, int which) noexcept nogil:
+    """The white-space rules of each pattern on a run of ASCII white space
+    (-1: it ends at a multi-byte character)."""
+    cdef Py_ssize_t e = ascii_run(s, i + 1, n, F_S), q
+    if e < n and s[e] >= 0x80:
+        return -1
+    if which == P_GPT2:
+        return e if e == n or e - i == 1 else e - 1
+    if e == n and which == P_CL100K:
+        return n                          # \s++$
+    q = e - 1
+    while q >= i and not is_crlf(s[q]):
+        q -= 1
+    if q >= i:
+        return q + 1                      # up to the last line break
+    if e == n:
+        return n
+    return e - 1 if e - i >= 2 else e     # all but the last, or the one
+
+cdef inline Py_ssize_t o200k_ascii_word(const uint8_t *s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """[A-Z]*[a-z]+ or [A-Z]+ and the contraction at k (-1: a multi-byte character follows)."""
+    cdef Py_ssize_t e = ascii_run(s, ascii_run(s, k, n, F_U), n, F_W)
+    if e < n:
+        if s[e] >= 0x80:
+            return -1
+        if s[e] == 39:
+            e += contraction(s, e, n, True)
+    return e
+
+cdef inline Py_ssize_t next_o200k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g = 0
+    cdef Py_ssize_t e = -1
+    if f & F_L:
+        e = o200k_ascii_word(s, i, n)
+    elif f & F_N:
+        e = i + 1
+        while e < n and e < i + 3 and (BYTE_FLAGS[s[e]] & F_N):
+            e += 1
+        if e < n and e < i + 3 and s[e] >= 0x80:
+            e = -1
+    elif not (f & F_MB) and i + 1 < n:
+        g = BYTE_FLAGS[s[i + 1]]
+        if g & F_MB:
+            e = -1
+        elif g & F_L and not is_crlf(c):
+            e = o200k_ascii_word(s, i + 1, n)   # the optional prefix, then the word
+        elif not (f & F_S):
+            e = ascii_other(s, i + 1, n)
+            if e >= 0:
+                e = crlf_run(s, e, n, True)
+        elif c == 32 and not (g & (F_L | F_N | F_S)):
+            e = ascii_other(s, i + 2, n)
+            if e >= 0:
+                e = crlf_run(s, e, n, True)
+        else:
+            e = ascii_space(s, i, n, P_O200K)
+    return e if e >= 0 else next_o200k_any(s, i, n)
+
+cdef inline Py_ssize_t next_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g = 0
+    cdef Py_ssize_t e = -1
+    if f & F_L:
+        e = ascii_run(s, i + 1, n, F_L)
+        if e < n and s[e] >= 0x80:
+            e = -1
+    elif f & F_N:
+        e = i + 1
+        while e < n and e < i + 3 and (BYTE_FLAGS[s[e]] & F_N):
+            e += 1
+        if e < n and e < i + 3 and s[e] >= 0x80:
+            e = -1
+    elif not (f & F_MB) and c != 39 and i + 1 < n:
+        g = BYTE_FLAGS[s[i + 1]]
+        if g & F_MB:
+            e = -1
+        elif g & F_L and not is_crlf(c):
+            e = ascii_run(s, i + 2, n, F_L)
+            if e < n and s[e] >= 0x80:
+                e = -1
+        elif not (f & F_S):
+            e = ascii_other(s, i + 1, n)
+            if e >= 0:
+                e = crlf_run(s, e, n, False)
+        elif c == 32 and not (g & (F_L | F_N | F_S)):
+            e = ascii_other(s, i + 2, n)
+            if e >= 0:
+                e = crlf_run(s, e, n, False)
+        else:
+            e = ascii_space(s, i, n, P_CL100K)
+    return e if e >= 0 else next_cl100k_any(s, i, n)
+
+cdef inline Py_ssize_t next_gpt2(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g
+    cdef Py_ssize_t e = -1, k = i
+    if not (f & F_MB) and c != 39:
+        if c == 32 and i + 1 < n:
+            g = BYTE_FLAGS[s[i + 1]]
+            if not (g & (F_S | F_MB)):
+                k = i + 1          # the optional space before a word, digits or punctuation
+                f = g
+        if f & F_L:
+            e = ascii_run(s, k + 1, n, F_L)
+        elif f & F_N:
+            e = ascii_run(s, k + 1, n, F_N)
+        elif not (f & F_S):
+            e = ascii_other(s, k + 1, n)
+        else:
+            e = ascii_space(s, i, n, P_GPT2)
+        if e >= 0 and e < n and s[e] >= 0x80:
+            e = -1
+    return e if e >= 0 else next_gpt2_any(s, i, n)
+
+
+cdef inline Py_ssize_t next_pretoken(int which, const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The end of the pre-token that starts at byte i."""
+    if which == P_O200K:
+        return next_o200k(s, i, n)
+    if which == P_CL100K:
+        return next_cl100k(s, i, n)
+    if which == P_GPT2:
+        return next_gpt2(s, i, n)
+    return next_words(s, i, n)
+
+
+# ---- str -> UTF-8 --------------------------------------------------------
+
+cdef Py_ssize_t encode_utf8(const ch_t *s, Py_ssize_t n, uint8_t *u) noexcept nogil:
+    """Write the UTF-8 of n code points (no surrogates) to u; its length."""
+    cdef Py_ssize_t i = 0, m = 0
     cdef uint32_t c
-    if need <= 1024:
-        u = b.small
-    else:
-        if need > b.big_cap:
-            free(b.big)
-            b.big = <uint8_t *> malloc(need)
-            b.big_cap = need if b.big != NULL else 0
-            if b.big == NULL:
-                return NULL
-        u = b.big
-    for j in range(i, e):
-        c = cp_at(data, kind, j)
+    cdef uint64_t x
+    while i < n:
+        if ch_t is uint8_t:
+            # eight ASCII characters at a time
+            if i + 8 <= n:
+                memcpy(&x, s + i, 8)
+                if (x & 0x8080808080808080ULL) == 0:
+                    memcpy(u + m, &x, 8)
+                    i += 8
+                    m += 8
+                    continue
+        elif ch_t is uint16_t:
+            if i + 4 <= n:
+                memcpy(&x, s + i, 8)
+                if (x & 0xFF80FF80FF80FF80ULL) == 0:
+                    u[m] = <uint8_t> s[i]
+                    u[m + 1] = <uint8_t> s[i + 1]
+                    u[m + 2] = <uint8_t> s[i + 2]
+                    u[m + 3] = <uint8_t> s[i + 3]
+                    i += 4
+                    m += 4
+                    continue
+        c = s[i]
+        i += 1
         if c < 0x80:
             u[m] = <uint8_t> c
             m += 1
@@ -916,40 +1206,59 @@ cdef const uint8_t *to_utf8(const void *data, int kind, Py_ssize_t i, Py_ssize_t
             u[m + 2] = <uint8_t> (0x80 | ((c >> 6) & 0x3F))
             u[m + 3] = <uint8_t> (0x80 | (c & 0x3F))
             m += 4
-    size[0] = m
-    return u
+    return m
 
 
-cdef inline Py_ssize_t next_token(int which, const void *data, int kind, Py_ssize_t i,
-                                  Py_ssize_t n) noexcept nogil:
-    if which == P_GPT2:
-        return next_gpt2(data, kind, i, n)
-    if which == P_CL100K:
-        return next_cl100k(data, kind, i, n)
-    if which == P_O200K:
-        return next_o200k(data, kind, i, n)
-    return next_words(data, kind, i, n)
+cdef struct Utf8:
+    const uint8_t *data
+    Py_ssize_t len
+    uint8_t *owned      # what to free (NULL: the str's own ASCII buffer)
 
 
-def _native_pretokens(text, pattern):
+cdef int utf8_of(str text, Utf8 *out) except -1:
+    """The UTF-8 of a str with no surrogates: an ASCII str's own buffer, or a
+    converted copy (the GIL is released while converting)."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    out.owned = NULL
+    if PyUnicode_IS_ASCII(text):
+        out.data = <const uint8_t *> data
+        out.len = n
+        return 0
+    out.owned = <uint8_t *> malloc(kind * n + (n if kind < 4 else 0) + 1)  # 2, 3 or 4 bytes a code point at most
+    if out.owned == NULL:
+        raise MemoryError()
+    with nogil:
+        if kind == 1:
+            out.len = encode_utf8(<const uint8_t *> data, n, out.owned)
+        elif kind == 2:
+            out.len = encode_utf8(<const uint16_t *> data, n, out.owned)
+        else:
+            out.len = encode_utf8(<const uint32_t *> data, n, out.owned)
+    out.data = out.owned
+    return 0
+
+
+def _native_pretokens(str text, pattern):
     """The pre-tokens of `text` by the native scanner (for tests: they must
     equal regex.findall(pattern, text))."""
     cdef int which = _which(pattern)
-    cdef Py_ssize_t i = 0, n, e
-    cdef int kind
-    cdef const void *data
+    cdef Py_ssize_t i = 0, e
+    cdef Utf8 u
     if which == P_NONE:
         raise ValueError("no native scanner for this pattern")
     _build_flags()
-    n = PyUnicode_GET_LENGTH(text)
-    kind = PyUnicode_KIND(text)
-    data = PyUnicode_DATA(text)
-    out = []
-    while i < n:
-        e = next_token(which, data, kind, i, n)
-        out.append(text[i:e])
-        i = e
-    return out
+    utf8_of(_repair(text), &u)
+    try:
+        out = []
+        while i < u.len:
+            e = next_pretoken(which, u.data, i, u.len)
+            out.append(PyBytes_FromStringAndSize(<const char *> u.data + i, e - i).decode("utf-8"))
+            i = e
+        return out
+    finally:
+        free(u.owned)
 
 
 cdef int _which(pattern):
@@ -1012,39 +1321,22 @@ cdef class _Counter:
         self.n += 1
         return bmap_put(&self.m, s, n, h, &idx, 1)
 
-    cdef int scan(self, const void *data, int kind, Py_ssize_t n) noexcept nogil:
-        cdef Py_ssize_t i = 0, e, m
-        cdef const uint8_t *u
-        cdef Utf8Buf buf
-        cdef int err = 0
-        buf.big = NULL
-        buf.big_cap = 0
-        while i < n:
-            e = next_token(self.which, data, kind, i, n)
-            u = to_utf8(data, kind, i, e, &buf, &m)
-            if u == NULL or self.add(u, m, 1) < 0:
-                err = -1
-                break
-            i = e
-        free(buf.big)
-        return err
-
     def add_document(self, text):
         cdef bytes b
-        cdef const void *data
-        cdef int kind, err = 0
-        cdef Py_ssize_t n
+        cdef Utf8 u
+        cdef int err = 0
         text = _repair(text)
         pieces = self.special_re.split(text) if self.special_re is not None else (text,)
         for piece in pieces:
             if not piece:
                 continue
             if self.which != P_NONE:
-                data = PyUnicode_DATA(piece)
-                kind = PyUnicode_KIND(piece)
-                n = PyUnicode_GET_LENGTH(piece)
-                with nogil:
-                    err = self.scan(data, kind, n)
+                utf8_of(piece, &u)
+                try:
+                    with nogil:
+                        err = count_text(self, u.data, u.len)
+                finally:
+                    free(u.owned)
             else:
                 for token in self.findall(piece):
                     if not token:
@@ -1105,6 +1397,17 @@ cdef class _Counter:
         return out
 
 
+cdef int count_text(_Counter counter, const uint8_t *s, Py_ssize_t n) noexcept nogil:
+    """Count every pre-token of s (UTF-8) by the native scanner."""
+    cdef Py_ssize_t i = 0, e
+    while i < n:
+        e = next_pretoken(counter.which, s, i, n)
+        if counter.add(s + i, e - i, 1) < 0:
+            return -1
+        i = e
+    return 0
+
+
 def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
     """Count the pre-tokens of `texts` (a str or an iterable of str documents):
     the counting step of training, natively for the named patterns.
@@ -1145,12 +1448,1006 @@ def _merge_packed(parts):
 
 
 # ===========================================================================
-# Encoding
+# Encoding: a double-array trie over the token bytes, and backtracking
 # ===========================================================================
+#
+# The core numbers tokens its own way: 0..255 are the single bytes and 256 + r
+# is the token that merge r makes, so a smaller number is a token that exists
+# earlier in the merge-by-rank process.  A token is *buildable* when
+# merge-by-rank of its own bytes gives that token alone.  Only buildable tokens
+# can appear in a merge-by-rank result (a token that its own bytes do not
+# build never forms inside a longer text either: until it forms, its bytes
+# merge exactly as they do alone), so the encoder walks only those.  Every
+# other token of the vocabulary -- one that no merge makes, or one whose merge
+# never fires -- is an *orphan*: the trie still holds it, for the rule that a
+# pre-token which is itself a token is that one id.
+#
+# Encoding a pre-token: the longest buildable token that starts the text is
+# taken if it is compatible with the token before it (merge-by-rank of the two
+# tokens' bytes gives exactly those two tokens); if not, the next shorter
+# buildable prefix is tried; when none fits, the previous token is taken back
+# and that position is remembered as a dead end.  The first sequence found
+# this way is the merge-by-rank result: it is the only sequence of buildable
+# tokens whose neighbours are all compatible.
 
-cdef enum: CACHE_ENTRIES = 1 << 18
-cdef enum: CACHE_MAX_BYTES = 256
-cdef enum: SHORT = 32
+cdef enum: CACHE_BITS = 16
+cdef enum: CACHE_SLOTS = 1 << CACHE_BITS
+cdef enum: CACHE_MAX_BYTES = 255
+
+
+cdef struct DANode:
+    int32_t base      # the children of this node are at (base & DA_BASE) + byte; DA_OK: a
+                      # buildable token ends here (its core number: node_val[node])
+    int32_t check     # the parent's index; -1: a free slot
+
+cdef enum: DA_BASE = 0x3FFFFFFF
+cdef enum: DA_OK = 0x40000000
+
+
+# The merges by pair: one word a slot, left << 42 | right << 21 | made (core
+# numbers, 0: a free slot), for vocabularies of fewer than 2**21 tokens; two
+# words (PairSlot) for larger ones.
+cdef struct PairSlot:
+    uint64_t key      # left << 32 | right (core numbers); EMPTY_KEY: free
+    int32_t val       # the core number of the token that merge makes
+    int32_t spare
+
+cdef enum: NARROW_LIMIT = 1 << 21
+cdef uint64_t LOW21 = (1 << 21) - 1
+
+
+cdef struct Tok:
+    int32_t left      # the two tokens its merge joins (-1: a byte, or a part that
+    int32_t right     #   no earlier merge makes)
+
+
+
+cdef struct ShortSlot:
+    uint64_t key      # the token's bytes, zero-padded (little-endian load)
+    int32_t id
+    int32_t len       # 0: a free slot
+
+
+cdef inline uint64_t short_key(const uint8_t *s, Py_ssize_t n, bint may_overread) noexcept nogil:
+    """Bytes s[:n] (n <= 8) as a zero-padded word; may_overread: 8 bytes are readable."""
+    cdef uint64_t x = 0
+    if may_overread:
+        memcpy(&x, s, 8)
+        return x & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n))
+    memcpy(&x, s, n)
+    return x
+
+
+cdef inline Py_ssize_t short_home(uint64_t key, Py_ssize_t n, int shift) noexcept nogil:
+    return <Py_ssize_t> (((key + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> shift)
+
+
+cdef inline uint64_t pair_key(int32_t a, int32_t b) noexcept nogil:
+    return (<uint64_t> <uint32_t> a << 32) | <uint32_t> b
+
+
+cdef inline uint64_t word_hash(uint64_t x) noexcept nogil:
+    return x * 0x9E3779B97F4A7C15ULL
+
+
+cdef struct Scratch:
+    int32_t *toks     # the tokens of the pre-token so far (core numbers)
+    int32_t *nodes    # their trie nodes
+    int32_t *lens     # their lengths
+    uint64_t *bits    # positions not (yet) known to be dead ends
+    Py_ssize_t cap    # bytes of pre-token the buffers hold
+    uint64_t *memo    # compatible(a, b), remembered: MEMO_SLOTS of (a << 28 | b) << 2 | 2 | answer
+    IVec heap         # the rank merge's work space
+
+cdef enum: MEMO_BITS = 13
+
+
+cdef void scratch_free(Scratch *sc) noexcept nogil:
+    free(sc.toks)
+    free(sc.nodes)
+    free(sc.lens)
+    free(sc.bits)
+    free(sc.memo)
+    sc.memo = NULL
+    sc.nodes = NULL
+    sc.lens = NULL
+    ivec_free(&sc.heap)
+    sc.toks = NULL
+    sc.bits = NULL
+    sc.cap = 0
+
+
+cdef int scratch_reserve(Scratch *sc, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t cap
+    if n <= sc.cap:
+        return 0
+    cap = sc.cap * 2 if sc.cap else 256
+    while cap < n:
+        cap *= 2
+    free(sc.toks)
+    free(sc.nodes)
+    free(sc.lens)
+    free(sc.bits)
+    sc.toks = <int32_t *> malloc(cap * sizeof(int32_t))
+    sc.nodes = <int32_t *> malloc(cap * sizeof(int32_t))
+    sc.lens = <int32_t *> malloc(cap * sizeof(int32_t))
+    sc.bits = <uint64_t *> malloc((cap // 64 + 2) * sizeof(uint64_t))
+    if sc.memo == NULL:
+        sc.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
+    if sc.toks == NULL or sc.nodes == NULL or sc.lens == NULL or sc.bits == NULL or sc.memo == NULL:
+        sc.cap = 0
+        return -1
+    sc.cap = cap
+    return 0
+
+
+# ---- the pre-token cache: UTF-8 bytes -> ids, no Python objects ----------
+
+cdef struct CSlot:
+    uint64_t hash     # 0: empty
+    uint32_t key_off
+    uint32_t val_off
+    uint16_t key_len
+    uint16_t val_len
+    uint32_t spare
+
+cdef struct HotSlot:
+    uint64_t k0       # the pre-token's bytes, zero-padded to 16
+    uint64_t k1
+    int32_t len       # 0: empty
+    int32_t n         # 1 or 2 ids
+    int32_t ids[2]
+
+cdef enum: HOT_BITS = 12
+cdef enum: HOT8_BITS = 14
+
+cdef struct PCache:
+    ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
+    HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
+    CSlot *slots      # CACHE_SLOTS of them; emptied when 3/4 are taken
+    Py_ssize_t count
+    uint8_t *keys
+    Py_ssize_t keys_len
+    Py_ssize_t keys_cap
+    IVec vals
+
+
+cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
+    """A multiplicative hash of a short byte string; never 0."""
+    cdef uint64_t h = <uint64_t> n * 0x9E3779B97F4A7C15ULL, w
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        h = (h ^ w) * 0xD6E8FEB86659FD93ULL
+        i += 8
+    if i < n:
+        w = 0
+        memcpy(&w, p + i, n - i)
+        h = (h ^ w) * 0xD6E8FEB86659FD93ULL
+    h ^= h >> 29
+    return h | 1
+
+
+cdef int pcache_init(PCache *c) noexcept nogil:
+    memset(c, 0, sizeof(PCache))
+    c.slots = <CSlot *> calloc(CACHE_SLOTS, sizeof(CSlot))
+    c.hot = <HotSlot *> calloc(1 << HOT_BITS, sizeof(HotSlot))
+    c.hot8 = <ShortSlot *> calloc(1 << HOT8_BITS, sizeof(ShortSlot))
+    return -1 if c.slots == NULL or c.hot == NULL or c.hot8 == NULL else 0
+
+
+cdef void pcache_free(PCache *c) noexcept nogil:
+    free(c.hot)
+    free(c.hot8)
+    c.hot = NULL
+    c.hot8 = NULL
+    free(c.slots)
+    free(c.keys)
+    ivec_free(&c.vals)
+    c.slots = NULL
+    c.keys = NULL
+
+
+cdef inline const CSlot *pcache_get(const PCache *c, const uint8_t *s, Py_ssize_t n,
+                                    uint64_t h) noexcept nogil:
+    cdef Py_ssize_t i = <Py_ssize_t> (h >> (64 - CACHE_BITS))
+    cdef const CSlot *e
+    while True:
+        e = &c.slots[i]
+        if e.hash == h and e.key_len == n and memcmp(c.keys + e.key_off, s, n) == 0:
+            return e
+        if e.hash == 0:
+            return NULL
+        i = (i + 1) & (CACHE_SLOTS - 1)
+
+
+cdef int pcache_put(PCache *c, const uint8_t *s, Py_ssize_t n, uint64_t h,
+                    const int32_t *ids, Py_ssize_t k) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef CSlot *e
+    if c.count >= (CACHE_SLOTS // 4) * 3 or c.keys_len + n > <Py_ssize_t> 0xFFFFFFF0 or c.vals.len + k > <Py_ssize_t> 0xFFFFFFF0:
+        memset(c.slots, 0, CACHE_SLOTS * sizeof(CSlot))
+        c.count = 0
+        c.keys_len = 0
+        c.vals.len = 0
+    i = <Py_ssize_t> (h >> (64 - CACHE_BITS))
+    while c.slots[i].hash != 0:
+        i = (i + 1) & (CACHE_SLOTS - 1)
+    if bytes_reserve(&c.keys, &c.keys_cap, c.keys_len + n) < 0 or ivec_reserve(&c.vals, c.vals.len + k) < 0:
+        return -1
+    memcpy(c.keys + c.keys_len, s, n)
+    memcpy(c.vals.data + c.vals.len, ids, k * sizeof(int32_t))
+    e = &c.slots[i]
+    e.hash = h
+    e.key_off = <uint32_t> c.keys_len
+    e.key_len = <uint16_t> n
+    e.val_off = <uint32_t> c.vals.len
+    e.val_len = <uint16_t> k
+    c.keys_len += n
+    c.vals.len += k
+    c.count += 1
+    return 0
+
+
+cdef class _Cache:
+    """A bounded pre-token (UTF-8) -> ids cache; one per thread at a time."""
+    cdef PCache c
+    cdef bint busy
+
+    def __cinit__(self):
+        if pcache_init(&self.c) < 0:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        pcache_free(&self.c)
+
+
+# ---- building the double-array trie --------------------------------------
+
+cdef struct TrieBuild:
+    DANode *da
+    int32_t *node_val
+    int32_t *node_id
+    int32_t *next_free     # a doubly linked list of the free slots, in index order
+    int32_t *prev_free
+    Py_ssize_t cap
+    Py_ssize_t free_head   # -1: no free slot below cap
+    Py_ssize_t free_tail
+    Py_ssize_t high        # one past the highest slot in use
+
+
+cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
+    """Make slots [0, need) exist; new slots are free, linked at the tail."""
+    cdef Py_ssize_t cap = b.cap, i
+    cdef void *p
+    if need <= cap:
+        return 0
+    if need > 0x7FFFFF00:
+        return -1
+    cap = cap + cap // 2
+    if cap < need:
+        cap = need
+    if cap > 0x7FFFFF00:
+        cap = 0x7FFFFF00
+    p = realloc(b.da, cap * sizeof(DANode))
+    if p == NULL:
+        return -1
+    b.da = <DANode *> p
+    p = realloc(b.next_free, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    b.next_free = <int32_t *> p
+    p = realloc(b.prev_free, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    b.prev_free = <int32_t *> p
+    p = realloc(b.node_val, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    b.node_val = <int32_t *> p
+    p = realloc(b.node_id, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    b.node_id = <int32_t *> p
+    for i in range(b.cap, cap):
+        b.da[i].base = 0
+        b.da[i].check = -1
+        b.node_val[i] = -1
+        b.node_id[i] = -1
+        b.prev_free[i] = <int32_t> (i - 1) if i > b.cap else <int32_t> b.free_tail
+        b.next_free[i] = <int32_t> (i + 1) if i + 1 < cap else -1
+    if b.free_tail >= 0:
+        b.next_free[b.free_tail] = <int32_t> b.cap
+    else:
+        b.free_head = b.cap
+    b.free_tail = cap - 1
+    b.cap = cap
+    return 0
+
+
+cdef inline void tb_take(TrieBuild *b, Py_ssize_t s, int32_t parent) noexcept nogil:
+    cdef int32_t p = b.prev_free[s], q = b.next_free[s]
+    if p >= 0:
+        b.next_free[p] = q
+    else:
+        b.free_head = q
+    if q >= 0:
+        b.prev_free[q] = p
+    else:
+        b.free_tail = p
+    b.da[s].check = parent
+    if s + 1 > b.high:
+        b.high = s + 1
+
+
+cdef Py_ssize_t tb_find_base(TrieBuild *b, const uint8_t *labels, int k) noexcept nogil:
+    """A base such that base + label is free for every label (ascending); -1: no memory."""
+    cdef Py_ssize_t f = b.free_head, base
+    cdef int j, tries = 0
+    while True:
+        if f < 0 or tries > 256:
+            # past every slot in use, everything is free
+            base = b.high - labels[0]
+            if base < 1:
+                base = 1
+            if tb_grow(b, base + 257) < 0:
+                return -1
+            return base
+        base = f - labels[0]
+        if base >= 1:
+            if tb_grow(b, base + 257) < 0:
+                return -1
+            j = 1
+            while j < k and b.da[base + labels[j]].check == -1:
+                j += 1
+            if j == k:
+                return base
+            tries += 1
+        f = b.next_free[f]
+
+
+cdef void sort_tokens(int32_t *order, Py_ssize_t n, const uint8_t *arena, const int64_t *off,
+                      const int32_t *lens, int32_t *tmp, Py_ssize_t *stack) noexcept nogil:
+    """Sort token numbers by their bytes: most-significant-byte radix sort,
+    insertion sort for small ranges.  `stack` holds 3 * (n + 1) entries."""
+    cdef Py_ssize_t top = 0, lo, hi, d, i, j, x, y
+    cdef Py_ssize_t count[258]
+    cdef int c
+    cdef int32_t v
+    cdef int r
+    stack[0] = 0
+    stack[1] = n
+    stack[2] = 0
+    top = 3
+    while top > 0:
+        top -= 3
+        lo = stack[top]
+        hi = stack[top + 1]
+        d = stack[top + 2]
+        if hi - lo <= 16:
+            for i in range(lo + 1, hi):
+                v = order[i]
+                j = i
+                while j > lo:
+                    x = order[j - 1]
+                    # compare from byte d on (the first d bytes are equal)
+                    r = memcmp(arena + off[x] + d, arena + off[v] + d,
+                               (lens[x] if lens[x] < lens[v] else lens[v]) - d)
+                    if r < 0 or (r == 0 and lens[x] <= lens[v]):
+                        break
+                    order[j] = x
+                    j -= 1
+                order[j] = v
+            continue
+        memset(count, 0, sizeof(count))
+        for i in range(lo, hi):
+            x = order[i]
+            c = arena[off[x] + d] + 1 if lens[x] > d else 0
+            count[c + 1] += 1
+        for c in range(1, 258):
+            count[c] += count[c - 1]
+        for i in range(lo, hi):
+            x = order[i]
+            c = arena[off[x] + d] + 1 if lens[x] > d else 0
+            tmp[count[c]] = <int32_t> x
+            count[c] += 1
+        memcpy(order + lo, tmp, (hi - lo) * sizeof(int32_t))
+        # after the scatter, count[c] is the end of bucket c; bucket 0 (ended) holds at most one
+        for c in range(1, 257):
+            y = lo + (count[c - 1] if c > 0 else 0)
+            x = lo + count[c]
+            if x - y > 1:
+                stack[top] = y
+                stack[top + 1] = x
+                stack[top + 2] = d + 1
+                top += 3
+
+
+cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int64_t *off,
+                    const int32_t *lens, const int32_t *vals, const int32_t *ids) noexcept nogil:
+    """Place every token in a double array (root at slot 0); -1: no memory."""
+    cdef int32_t *order = <int32_t *> malloc((n + 1) * sizeof(int32_t))
+    cdef int32_t *tmp = <int32_t *> malloc((n + 1) * sizeof(int32_t))
+    cdef Py_ssize_t *stack = <Py_ssize_t *> malloc(3 * (n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t i
+    cdef int err = -1
+    if order != NULL and tmp != NULL and stack != NULL:
+        for i in range(n):
+            order[i] = <int32_t> i
+        sort_tokens(order, n, arena, off, lens, tmp, stack)
+        err = place_nodes(b, n, order, arena, off, lens, vals, ids)
+    free(order)
+    free(tmp)
+    free(stack)
+    return err
+
+
+cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uint8_t *arena,
+                     const int64_t *off, const int32_t *lens, const int32_t *vals,
+                     const int32_t *ids) noexcept nogil:
+    """Depth first over the sorted tokens: each node takes the first base at
+    which all its children's slots are free."""
+    cdef Py_ssize_t *todo
+    cdef Py_ssize_t todo_len, todo_cap = 1024, lo, hi, d, slot, base, g, i, m = 0
+    cdef Py_ssize_t glo[256]
+    cdef uint8_t labels[256]
+    cdef int k, j
+    cdef int32_t x, v
+    cdef void *p
+    for i in range(n):
+        m += lens[i]
+    if tb_grow(b, m + m // 8 + 1024) < 0:  # at most one node per byte, and a few holes
+        return -1
+    tb_take(b, 0, -2)
+    # (slot, lo, hi, depth): the tokens order[lo:hi] share this node's prefix
+    # of `depth` bytes
+    todo = <Py_ssize_t *> malloc(todo_cap * 4 * sizeof(Py_ssize_t))
+    if todo == NULL:
+        return -1
+    todo[0] = 0
+    todo[1] = 0
+    todo[2] = n
+    todo[3] = 0
+    todo_len = 1
+    while todo_len > 0:
+        todo_len -= 1
+        slot = todo[4 * todo_len]
+        lo = todo[4 * todo_len + 1]
+        hi = todo[4 * todo_len + 2]
+        d = todo[4 * todo_len + 3]
+        if lo < hi and lens[order[lo]] == d:
+            v = vals[order[lo]]
+            b.node_val[slot] = v
+            b.node_id[slot] = ids[order[lo]]
+            if v >= 0:
+                b.da[slot].base = DA_OK
+            lo += 1
+        if lo == hi:
+            continue
+        k = 0
+        for i in range(lo, hi):
+            x = order[i]
+            if k == 0 or arena[off[x] + d] != labels[k - 1]:
+                labels[k] = arena[off[x] + d]
+                glo[k] = i
+                k += 1
+        base = tb_find_base(b, labels, k)
+        if base < 0:
+            free(todo)
+            return -1
+        b.da[slot].base |= <int32_t> base
+        for j in range(k):
+            tb_take(b, base + labels[j], <int32_t> slot)
+        if todo_len + k > todo_cap:
+            todo_cap = 2 * (todo_len + k)
+            p = realloc(todo, todo_cap * 4 * sizeof(Py_ssize_t))
+            if p == NULL:
+                free(todo)
+                return -1
+            todo = <Py_ssize_t *> p
+        for j in range(k - 1, -1, -1):
+            g = 4 * todo_len
+            todo[g] = base + labels[j]
+            todo[g + 1] = glo[j]
+            todo[g + 2] = glo[j + 1] if j + 1 < k else hi
+            todo[g + 3] = d + 1
+            todo_len += 1
+    free(todo)
+    return 0
+
+
+# ---- id -> number maps for the build (dense unless the ids are sparse) ----
+
+cdef struct IdMap:
+    int32_t *dense     # NULL: sparse, in the hash map
+    Py_ssize_t n
+    U64Map sparse
+
+cdef int idmap_init(IdMap *m, Py_ssize_t max_id, Py_ssize_t count) noexcept nogil:
+    cdef Py_ssize_t i
+    if max_id < 8 * count + (1 << 20):
+        m.n = max_id + 1
+        m.dense = <int32_t *> malloc(m.n * sizeof(int32_t))
+        if m.dense == NULL:
+            return -1
+        for i in range(m.n):
+            m.dense[i] = -1
+        return 0
+    return u64map_init(&m.sparse, count)
+
+cdef void idmap_free(IdMap *m) noexcept nogil:
+    free(m.dense)
+    m.dense = NULL
+    u64map_free(&m.sparse)
+
+cdef inline int idmap_put(IdMap *m, int32_t i, int32_t v) noexcept nogil:
+    if m.dense != NULL:
+        m.dense[i] = v
+        return 0
+    return u64map_put(&m.sparse, <uint64_t> i, v)
+
+cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
+    """The number put for id i; -1 if none."""
+    if m.dense != NULL:
+        return m.dense[i] if 0 <= i < m.n else -1
+    return <int32_t> u64map_get(&m.sparse, <uint64_t> i, -1)
+
+
+# ---- the core ---------------------------------------------------------------
+
+cdef struct CoreT:
+    DANode *da           # the trie: every token of the vocabulary
+    int32_t *node_val    # trie node -> the buildable token ending there (core number)
+    int32_t *node_id     # trie node -> the id of the token ending there, -1: none
+    Py_ssize_t da_len
+    Py_ssize_t n_core    # 256 + number of merges
+    Tok *tok             # core number -> its parts
+    int32_t *t_id        # core number -> the tokenizer's id
+    uint64_t *pairs      # (left, right) -> the core number of the merge's token
+    PairSlot *wide_pairs # the same, for vocabularies of 2**21 tokens or more
+    Py_ssize_t pair_mask
+    int pair_shift
+    ShortSlot *shorts    # every token of at most 8 bytes -> its id
+    Py_ssize_t short_mask
+    int short_shift
+    int which            # the native scanner, or P_NONE
+
+
+cdef inline uint64_t narrow_key(int32_t a, int32_t b) noexcept nogil:
+    return (<uint64_t> (a + 1) << 42) | (<uint64_t> b << 21)   # never 0, an empty slot
+
+
+cdef inline int32_t pair_get(const CoreT *T, int32_t a, int32_t b) noexcept nogil:
+    """The core number of the token that merges a and b; -1 if none.  The
+    narrow table is read a bucket (one cache line of 8 slots) at a time,
+    without a branch per slot."""
+    cdef uint64_t key, x
+    cdef const uint64_t *bucket
+    cdef Py_ssize_t i
+    cdef int32_t m
+    cdef int k
+    if T.pairs != NULL:
+        key = narrow_key(a, b)
+        i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+        while True:
+            bucket = T.pairs + 8 * i
+            m = -1
+            for k in range(8):
+                x = bucket[k]
+                if (x & ~LOW21) == key:
+                    m = <int32_t> (x & LOW21)
+            if m >= 0 or bucket[7] == 0:
+                return m
+            i = (i + 1) & T.pair_mask
+    key = pair_key(a, b)
+    i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+    while True:
+        if T.wide_pairs[i].key == key:
+            return T.wide_pairs[i].val
+        if T.wide_pairs[i].key == EMPTY_KEY:
+            return -1
+        i = (i + 1) & T.pair_mask
+
+
+cdef int pair_put(CoreT *T, int32_t a, int32_t b, int32_t m) noexcept nogil:
+    """Add merge (a, b) -> m unless the pair is there (the earlier merge stays)."""
+    cdef uint64_t key
+    cdef uint64_t *bucket
+    cdef Py_ssize_t i
+    cdef int k
+    if T.pairs != NULL:
+        key = narrow_key(a, b)
+        i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+        while True:
+            bucket = T.pairs + 8 * i
+            for k in range(8):
+                if (bucket[k] & ~LOW21) == key:
+                    return 0
+                if bucket[k] == 0:
+                    bucket[k] = key | <uint64_t> m
+                    return 0
+            i = (i + 1) & T.pair_mask
+    key = pair_key(a, b)
+    i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+    while T.wide_pairs[i].key != EMPTY_KEY and T.wide_pairs[i].key != key:
+        i = (i + 1) & T.pair_mask
+    if T.wide_pairs[i].key == EMPTY_KEY:
+        T.wide_pairs[i].key = key
+        T.wide_pairs[i].val = m
+    return 0
+
+
+cdef bint compatible(const CoreT *T, int32_t a, int32_t b, int32_t limit) noexcept nogil:
+    """Does merge-by-rank of a's bytes then b's bytes keep the boundary between
+    them until `limit` (a core number: the merge steps before it)?  Undo the
+    two tokens' merges, the latest first; at each step the tokens touching the
+    boundary must have no merge of their own that comes before the next undone
+    one.  (limit n_core: for good.)"""
+    while True:
+        if <uint32_t> pair_get(T, a, b) < <uint32_t> limit:  # -1 (no merge) is never below
+            return False
+        if a >= 256 and a > b:
+            limit = a            # before a formed, its right part touched b
+            a = T.tok[a].right
+        elif b >= 256:
+            limit = b + 1        # before b formed, a touched b's left part; a merge of
+            b = T.tok[b].left    # that pair at b's own rank would take the left one first
+        else:
+            return True
+
+
+cdef inline int32_t longest(const CoreT *T, const uint8_t *s, Py_ssize_t n, int32_t *length) noexcept nogil:
+    """The trie node of the longest buildable token that starts s (a single
+    byte at least), and its length."""
+    cdef const DANode *da = T.da
+    cdef int32_t node = 0, t, best = 0
+    cdef Py_ssize_t k
+    for k in range(n):
+        t = (da[node].base & DA_BASE) + s[k]
+        if da[t].check != node:
+            break
+        node = t
+        if da[t].base & DA_OK:
+            best = t
+            length[0] = <int32_t> (k + 1)
+    return best
+
+
+cdef inline int32_t shorter(const DANode *da, int32_t node, int32_t *length) noexcept nogil:
+    """The node of the next shorter buildable token on the path to `node`
+    (its longest buildable proper prefix), or 0 (the root) if none."""
+    while node != 0:
+        node = da[node].check
+        length[0] -= 1
+        if da[node].base & DA_OK:
+            return node
+    return 0
+
+
+cdef inline bint compatible_memo(const CoreT *T, uint64_t *memo, int32_t a, int32_t b) noexcept nogil:
+    """compatible(a, b) for good, remembered in a small direct-mapped table."""
+    cdef uint64_t key = (<uint64_t> a << 28) | <uint64_t> b
+    cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> (64 - MEMO_BITS))
+    cdef uint64_t x = memo[i]
+    cdef bint r
+    if (x >> 2) == key:
+        return <bint> (x & 1)
+    r = compatible(T, a, b, <int32_t> T.n_core)
+    memo[i] = (key << 2) | 2 | <uint64_t> r
+    return r
+
+
+cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of s by the trie: the longest compatible token first,
+    backtracking at dead ends.  The candidates at a position are the buildable
+    tokens on the trie path of the text there, longest first; a dead end
+    (a position from which nothing fits) is remembered.  -2: no encoding found
+    (cannot happen for a consistent vocabulary; the caller then merges by rank)."""
+    cdef const DANode *da = T.da
+    cdef Py_ssize_t pos = 0, level = 0, end, k
+    cdef int32_t node, length = 0, tok
+    cdef int32_t *toks
+    cdef int32_t *nodes
+    cdef int32_t *lens
+    cdef uint64_t *bits
+    if n == 0:
+        return 0
+    if scratch_reserve(sc, n + 1) < 0:
+        return -1
+    toks = sc.toks
+    nodes = sc.nodes
+    lens = sc.lens
+    bits = sc.bits
+    memset(bits, 0xFF, (n // 64 + 1) * sizeof(uint64_t))
+    node = longest(T, s, n, &length)
+    while True:
+        # try the candidates at pos, from `node` down
+        while node != 0:
+            end = pos + length
+            if (bits[end >> 6] >> (end & 63)) & 1:
+                tok = T.node_val[node]
+                if level == 0 or compatible_memo(T, sc.memo, toks[level - 1], tok):
+                    break
+            node = shorter(da, node, &length)
+        if node != 0:
+            toks[level] = tok
+            nodes[level] = node
+            lens[level] = length
+            level += 1
+            pos = end
+            if pos == n:
+                break
+            node = longest(T, s + pos, n - pos, &length)
+            continue
+        # nothing fits at pos: a dead end; take the last token back, try its shorter ones
+        if level == 0:
+            return -2
+        bits[pos >> 6] &= ~(<uint64_t> 1 << (pos & 63))
+        level -= 1
+        length = lens[level]
+        pos -= length
+        node = shorter(da, nodes[level], &length)
+    if ivec_reserve(out, out.len + level) < 0:
+        return -1
+    for k in range(level):
+        out.data[out.len + k] = T.t_id[toks[k]]
+    out.len += level
+    return 0
+
+
+cdef inline void push_pair(const CoreT *T, int64_t *heap, Py_ssize_t *hlen, const int32_t *sym,
+                           int32_t p, int32_t q) noexcept nogil:
+    """Push the pair at positions p, q if it is a merge: key rank << 32 | p."""
+    cdef int32_t m = pair_get(T, sym[p], sym[q])
+    if m >= 0:
+        i64heap_push(heap, hlen, (<int64_t> (m - 256) << 32) | p)
+
+
+cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of s by merging the lowest-ranked pair first: a heap of
+    (rank, position) over a linked list, O(n log n).  The reference the trie
+    is checked against, and its guard."""
+    cdef Py_ssize_t i, hlen = 0, j
+    cdef int32_t *sym
+    cdef int32_t *nxt
+    cdef int32_t *prv
+    cdef int64_t *heap
+    cdef int64_t item
+    cdef int32_t p, q, right, left, m
+    sc.heap.len = 0
+    if ivec_reserve(&sc.heap, 9 * n + 16) < 0:  # symbols, links, then up to 3n int64 entries
+        return -1
+    sym = sc.heap.data
+    nxt = sym + n
+    prv = sym + 2 * n
+    heap = <int64_t *> (sym + 3 * n + (n & 1))
+    for i in range(n):
+        sym[i] = s[i]
+        nxt[i] = <int32_t> (i + 1) if i + 1 < n else -1
+        prv[i] = <int32_t> (i - 1)
+    for i in range(n - 1):
+        push_pair(T, heap, &hlen, sym, <int32_t> i, <int32_t> (i + 1))
+    while hlen > 0:
+        item = i64heap_pop(heap, &hlen)
+        p = <int32_t> <uint32_t> item
+        if sym[p] < 0:
+            continue
+        q = nxt[p]
+        if q < 0:
+            continue
+        m = pair_get(T, sym[p], sym[q])
+        if m < 0 or m - 256 != (item >> 32):
+            continue  # stale: this position's pair changed since the push
+        sym[p] = m
+        sym[q] = -1
+        right = nxt[q]
+        nxt[p] = right
+        if right >= 0:
+            prv[right] = p
+            push_pair(T, heap, &hlen, sym, p, right)
+        left = prv[p]
+        if left >= 0:
+            push_pair(T, heap, &hlen, sym, left, p)
+    if ivec_reserve(out, out.len + n) < 0:
+        return -1
+    j = out.len
+    for i in range(n):
+        if sym[i] >= 0:
+            out.data[j] = T.t_id[sym[i]]
+            j += 1
+    out.len = j
+    return 0
+
+
+cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, PCache *cache,
+                    IVec *out, Scratch *sc) noexcept nogil:
+    """A pre-token that is not a token: through the cache, else the trie.
+    h: its piece_hash, or 0 if not known yet."""
+    cdef const CSlot *e
+    cdef Py_ssize_t start = out.len
+    cdef int err
+    if n <= CACHE_MAX_BYTES:
+        if h == 0:
+            h = piece_hash(s, n)
+        e = pcache_get(cache, s, n, h)
+        if e != NULL:
+            if ivec_reserve(out, out.len + e.val_len) < 0:
+                return -1
+            memcpy(out.data + out.len, cache.vals.data + e.val_off, e.val_len * sizeof(int32_t))
+            out.len += e.val_len
+            return 0
+    err = backtrack(T, s, n, out, sc)
+    if err == -2:
+        err = rank_merge(T, s, n, out, sc)
+    if err < 0:
+        return -1
+    if n <= CACHE_MAX_BYTES:
+        return pcache_put(cache, s, n, h, out.data + start, out.len - start)
+    return 0
+
+
+cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t k0) noexcept nogil:
+    """The id of the token whose bytes are s[:n] (k0: the first up to 8 of them,
+    zero-padded), or -1: one probe for up to 8 bytes, else a walk down the trie."""
+    cdef const DANode *da
+    cdef const ShortSlot *e
+    cdef int32_t node = 0, t
+    cdef Py_ssize_t k = 0, j
+    if n <= 8:
+        j = short_home(k0, n, T.short_shift)
+        while True:
+            e = &T.shorts[j]
+            if e.key == k0 and e.len == n:
+                return e.id
+            if e.len == 0:
+                return -1
+            j = (j + 1) & T.short_mask
+    da = T.da
+    while k < n:
+        t = (da[node].base & DA_BASE) + s[k]
+        if da[t].check != node:
+            return -1
+        node = t
+        k += 1
+    return T.node_id[node]
+
+
+cdef inline uint64_t key8(const uint8_t *s, Py_ssize_t n, bint may_overread) noexcept nogil:
+    """Bytes s[:n] (n <= 8) as a zero-padded word; may_overread: s[:8] is readable."""
+    cdef uint64_t x = 0
+    if may_overread:
+        memcpy(&x, s, 8)
+        return x & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n))
+    memcpy(&x, s, n)
+    return x
+
+
+cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
+                           Scratch *sc) noexcept nogil:
+    """A pre-token of more than 8 bytes, or one that is not a token: the hot
+    slots of up to 16 bytes and 2 ids first, then the token table, then the
+    slow way."""
+    cdef uint64_t k0 = 0, k1 = 0
+    cdef HotSlot *x = NULL
+    cdef Py_ssize_t start = out.len
+    cdef int32_t i = -1
+    if n <= 16:
+        if n <= 8:
+            memcpy(&k0, s, n)
+        else:
+            memcpy(&k0, s, 8)
+            memcpy(&k1, s + 8, n - 8)
+        x = &cache.hot[((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
+                       >> (64 - HOT_BITS)]
+        if x.k0 == k0 and x.k1 == k1 and x.len == n:
+            if out.cap - out.len < 2 and ivec_reserve(out, out.len + 2) < 0:
+                return -1
+            out.data[out.len] = x.ids[0]
+            out.data[out.len + 1] = x.ids[1]
+            out.len += x.n
+            return 0
+    if n > 8:
+        i = whole_token(T, s, n, 0)
+    if i >= 0:
+        if ivec_push(out, i) < 0:
+            return -1
+    elif piece_slow(T, s, n, 0, cache, out, sc) < 0:
+        return -1
+    if x != NULL and out.len - start <= 2:
+        x.k0 = k0
+        x.k1 = k1
+        x.len = <int32_t> n
+        x.n = <int32_t> (out.len - start)
+        x.ids[0] = out.data[start]
+        x.ids[1] = out.data[start + 1] if x.n == 2 else 0
+    return 0
+
+
+cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_overread, PCache *cache,
+                      IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of one pre-token (UTF-8 bytes).  The common case -- a
+    pre-token of up to 8 bytes that is a token -- is one probe of a small
+    per-thread table of the recent ones, else one probe of the token table;
+    the rest goes on in piece_more.  may_overread: s[:8] is readable."""
+    cdef uint64_t k
+    cdef ShortSlot *x
+    cdef int32_t i
+    if n <= 8:
+        k = key8(s, n, may_overread)
+        x = &cache.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
+        if x.key == k and x.len == n:
+            if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
+                return -1
+            out.data[out.len] = x.id
+            out.len += 1
+            return 0
+        i = whole_token(T, s, n, k)
+        if i >= 0:
+            x.key = k
+            x.len = <int32_t> n
+            x.id = i
+            return ivec_push(out, i)
+    return piece_more(T, s, n, cache, out, sc)
+
+
+cdef struct O200kScan:
+    char unused
+cdef struct Cl100kScan:
+    char unused
+cdef struct Gpt2Scan:
+    char unused
+cdef struct WordsScan:
+    char unused
+
+ctypedef fused scanner_t:
+    O200kScan
+    Cl100kScan
+    Gpt2Scan
+    WordsScan
+
+
+cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
+                   Py_ssize_t limit, Py_ssize_t *cut, scanner_t *which) noexcept nogil:
+    """Pre-tokenize UTF-8 with one named pattern (a specialization each) and
+    encode every pre-token that ends at or before byte `limit`; *cut is where
+    the last one ends."""
+    cdef Py_ssize_t i = 0, e
+    cdef Scratch sc
+    cdef int err = 0
+    memset(&sc, 0, sizeof(Scratch))
+    if ivec_reserve(out, n // 4 + 64) < 0:
+        return -1
+    while i < n:
+        if scanner_t is O200kScan:
+            e = next_o200k(s, i, n)
+        elif scanner_t is Cl100kScan:
+            e = next_cl100k(s, i, n)
+        elif scanner_t is Gpt2Scan:
+            e = next_gpt2(s, i, n)
+        else:
+            e = next_words(s, i, n)
+        if e > limit:
+            break
+        if piece(T, s + i, e - i, i + 8 <= n, cache, out, &sc) < 0:
+            err = -1
+            break
+        i = e
+    cut[0] = i
+    scratch_free(&sc)
+    return err
+
+
+cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
+                   IVec *out, Py_ssize_t limit, Py_ssize_t *cut) noexcept nogil:
+    """Pre-tokenize UTF-8 natively and encode every pre-token that ends at or
+    before byte `limit` (*cut: where the last one ends)."""
+    if T.which == P_O200K:
+        return scan_with(T, s, n, cache, out, limit, cut, <O200kScan *> NULL)
+    if T.which == P_CL100K:
+        return scan_with(T, s, n, cache, out, limit, cut, <Cl100kScan *> NULL)
+    if T.which == P_GPT2:
+        return scan_with(T, s, n, cache, out, limit, cut, <Gpt2Scan *> NULL)
+    return scan_with(T, s, n, cache, out, limit, cut, <WordsScan *> NULL)
 
 
 cdef inline void i64heap_push(int64_t *heap, Py_ssize_t *hlen, int64_t item) noexcept nogil:
@@ -1182,26 +2479,12 @@ cdef inline int64_t i64heap_pop(int64_t *heap, Py_ssize_t *hlen) noexcept nogil:
     return top
 
 
-cdef class _Cache:
-    """A bounded pre-token (UTF-8) -> ids cache; one per thread at a time."""
-    cdef BytesMap m
-    cdef bint busy
-
-    def __cinit__(self):
-        if bmap_init(&self.m, 1024) < 0:
-            raise MemoryError()
-
-    def __dealloc__(self):
-        bmap_free(&self.m)
-
-
+@cython.final
 cdef class _Core:
-    """The C tables of one tokenizer: merge ranks keyed by the pair of ids,
-    the byte ids, and whole tokens (a pre-token that is a token is one id)."""
-    cdef U64Map ranks          # (a << 32 | b) -> rank << 32 | new id
-    cdef BytesMap tokens       # bytes -> id
-    cdef int32_t byte_ids[256]
-    cdef int which
+    """The C tables of one tokenizer (CoreT: the trie over every token's bytes,
+    the core's token numbers, the merges by pair) and the id tables for
+    decoding.  Read-only once built: threads share it."""
+    cdef CoreT T
     cdef object rx_findall
     cdef list id_objs          # the int object of every id, shared by all results
     cdef bytes dec_buf         # every token's bytes, end to end
@@ -1210,33 +2493,38 @@ cdef class _Core:
     cdef Py_ssize_t n_ids
 
     def __cinit__(self, tok):
+        self.T.which = _which(tok._pattern)
+        if self.T.which != P_NONE:
+            _build_flags()
+        self.rx_findall = tok._findall
+        self.build(tok._encoder, tok._rank_pair, tok._rank_id, tok._byte_ids)
+        self.build_decoder(tok._decoder)
+
+    def __dealloc__(self):
+        free(self.T.da)
+        free(self.T.node_val)
+        free(self.T.node_id)
+        free(self.T.tok)
+        free(self.T.t_id)
+        free(self.T.pairs)
+        free(self.T.wide_pairs)
+        free(self.T.shorts)
+        free(self.dec_off)
+        free(self.dec_len)
+
+    cdef int build_decoder(self, dict decoder) except -1:
+        """Dense tables by id (every token's bytes end to end), unless the ids
+        are sparse: then the reference paths decode."""
+        cdef Py_ssize_t total = 0, off = 0, n
         cdef int32_t i
         cdef bytes t
-        cdef int32_t one
-        if u64map_init(&self.ranks, len(tok._rank_pair) + 16) < 0 or bmap_init(&self.tokens, len(tok._encoder)) < 0:
-            raise MemoryError()
-        for rank, ((a, b), new) in enumerate(zip(tok._rank_pair, tok._rank_id)):
-            if u64map_put(&self.ranks, (<uint64_t> <uint32_t> a << 32) | <uint32_t> b,
-                          (<int64_t> rank << 32) | <uint32_t> new) < 0:
-                raise MemoryError()
-        for t, i in tok._encoder.items():
-            one = i
-            if bmap_put(&self.tokens, <const uint8_t *> PyBytes_AS_STRING(t), len(t),
-                        hash_bytes(<const uint8_t *> PyBytes_AS_STRING(t), len(t)), &one, 1) < 0:
-                raise MemoryError()
-        for i in range(256):
-            self.byte_ids[i] = tok._byte_ids[i]
-        self.which = _which(tok._pattern)
-        self.rx_findall = tok._findall
-        if self.which != P_NONE:
-            _build_flags()  # the scanner reads this table: built before any early return
-        # dense tables by id, unless the ids are sparse (then the slower paths)
-        self.n_ids = max(tok._decoder) + 1
-        if self.n_ids > 8 * len(tok._decoder) + (1 << 20):
+        cdef char *p
+        self.n_ids = max(decoder) + 1
+        if self.n_ids > 8 * len(decoder) + (1 << 20):
             self.n_ids = 0
             self.id_objs = None
             self.dec_buf = b""
-            return
+            return 0
         self.id_objs = list(range(self.n_ids))
         self.dec_off = <int64_t *> malloc(self.n_ids * sizeof(int64_t))
         self.dec_len = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
@@ -1244,20 +2532,120 @@ cdef class _Core:
             raise MemoryError()
         for i in range(self.n_ids):
             self.dec_len[i] = -1
-        parts = []
-        off = 0
-        for i, t in sorted(tok._decoder.items()):
+        for t in decoder.values():
+            total += PyBytes_GET_SIZE(t)
+        self.dec_buf = PyBytes_FromStringAndSize(NULL, total)
+        p = PyBytes_AS_STRING(self.dec_buf)
+        for i, t in decoder.items():
+            n = PyBytes_GET_SIZE(t)
+            memcpy(p + off, PyBytes_AS_STRING(t), n)
             self.dec_off[i] = off
-            self.dec_len[i] = len(t)
-            off += len(t)
-            parts.append(t)
-        self.dec_buf = b"".join(parts)
+            self.dec_len[i] = <int32_t> n
+            off += n
+        return 0
 
-    def __dealloc__(self):
-        u64map_free(&self.ranks)
-        bmap_free(&self.tokens)
-        free(self.dec_off)
-        free(self.dec_len)
+    cdef int build(self, dict encoder, list rank_pair, list rank_id, list byte_ids) except -1:
+        """The trie and the core's tables from the vocabulary (bytes -> id),
+        the merges as pairs of ids in rank order, their ids, and the byte ids."""
+        cdef Py_ssize_t n_tok = len(encoder), n_merges = len(rank_id), total = 0, k, r, m
+        cdef Py_ssize_t n_core = 256 + n_merges, cap, max_id = 0
+        cdef uint8_t *arena = NULL
+        cdef int64_t *off = NULL
+        cdef int32_t *lens = NULL
+        cdef int32_t *ids = NULL
+        cdef int32_t *vals = NULL
+        cdef int32_t *merge_ids = NULL
+        cdef uint8_t *ok = NULL
+        cdef int32_t byte_id[256]
+        cdef IdMap by_id, core_of
+        cdef TrieBuild tb
+        cdef bytes t
+        cdef tuple pair
+        cdef int err = 0
+        cdef CoreT *T = &self.T
+        memset(&tb, 0, sizeof(TrieBuild))
+        tb.free_head = -1
+        tb.free_tail = -1
+        memset(&by_id, 0, sizeof(IdMap))
+        memset(&core_of, 0, sizeof(IdMap))
+        for t, i in encoder.items():
+            total += PyBytes_GET_SIZE(t)
+            if i > max_id:
+                max_id = i
+        if total > 0x0FFFFFFF or n_core > 0x0FFFFFFF:
+            raise MemoryError("vocabulary too large for the compiled core")
+        T.n_core = n_core
+        T.tok = <Tok *> malloc(n_core * sizeof(Tok))
+        T.t_id = <int32_t *> malloc(n_core * sizeof(int32_t))
+        cap = 16
+        while cap < 2 * n_merges:
+            cap *= 2
+        if n_core < NARROW_LIMIT - 1:
+            cap //= 8   # buckets of 8 slots
+        T.pair_mask = cap - 1
+        T.pair_shift = 64
+        while (<Py_ssize_t> 1 << (64 - T.pair_shift)) < cap:
+            T.pair_shift -= 1
+        if n_core < NARROW_LIMIT - 1:
+            T.pairs = <uint64_t *> calloc(8 * cap, sizeof(uint64_t))
+        else:
+            T.wide_pairs = <PairSlot *> malloc(cap * sizeof(PairSlot))
+            if T.wide_pairs != NULL:
+                for k in range(cap):
+                    T.wide_pairs[k].key = EMPTY_KEY
+        ok = <uint8_t *> calloc(n_core, 1)
+        arena = <uint8_t *> malloc(total + 1)
+        off = <int64_t *> malloc((n_tok + 1) * sizeof(int64_t))
+        lens = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        ids = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        merge_ids = <int32_t *> malloc((3 * n_merges + 1) * sizeof(int32_t))
+        try:
+            if (T.tok == NULL or T.t_id == NULL or (T.pairs == NULL and T.wide_pairs == NULL)
+                    or ok == NULL or arena == NULL
+                    or off == NULL or lens == NULL or ids == NULL or vals == NULL or merge_ids == NULL
+                    or idmap_init(&by_id, max_id, n_tok) < 0 or idmap_init(&core_of, max_id, n_core) < 0):
+                raise MemoryError()
+            k = 0
+            m = 0
+            for t, i in encoder.items():
+                memcpy(arena + m, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t))
+                off[k] = m
+                lens[k] = <int32_t> PyBytes_GET_SIZE(t)
+                ids[k] = i
+                m += lens[k]
+                k += 1
+            for r in range(n_merges):
+                pair = <tuple> rank_pair[r]
+                merge_ids[3 * r] = <object> PyTuple_GET_ITEM(pair, 0)
+                merge_ids[3 * r + 1] = <object> PyTuple_GET_ITEM(pair, 1)
+                merge_ids[3 * r + 2] = rank_id[r]
+            for r in range(256):
+                byte_id[r] = byte_ids[r]
+            with nogil:
+                err = build_tables(T, n_tok, arena, off, lens, ids, vals, n_merges, merge_ids,
+                                   byte_id, ok, &by_id, &core_of, &tb)
+            if err < 0:
+                raise MemoryError()
+        finally:
+            free(ok)
+            free(arena)
+            free(off)
+            free(lens)
+            free(ids)
+            free(vals)
+            free(merge_ids)
+            free(tb.next_free)
+            free(tb.prev_free)
+            idmap_free(&by_id)
+            idmap_free(&core_of)
+            if T.node_id == NULL:  # failed: the tables did not take the arrays
+                free(tb.da)
+                free(tb.node_val)
+                free(tb.node_id)
+                T.da = NULL
+                T.node_val = NULL
+        return 0
 
     cdef object decode(self, list ids):
         """The bytes of `ids` through the byte table, or None when an id is not
@@ -1286,188 +2674,48 @@ cdef class _Core:
             p += self.dec_len[v]
         return out
 
-    cdef inline int64_t rank_of(self, int32_t a, int32_t b) noexcept nogil:
-        return u64map_get(&self.ranks, (<uint64_t> <uint32_t> a << 32) | <uint32_t> b, -1)
-
-    cdef int bpe(self, const uint8_t *s, Py_ssize_t n, IVec *out, IVec *work) noexcept nogil:
-        """Append the ids of one pre-token's bytes to `out`."""
-        cdef Py_ssize_t i, start, m, best_i
-        cdef int64_t r, best
-        cdef int32_t *w
-        start = out.len
-        if ivec_reserve(out, out.len + n) < 0:
-            return -1
-        for i in range(n):
-            out.data[start + i] = self.byte_ids[s[i]]
-        out.len = start + n
-        if n < 2:
-            return 0
-        if n > SHORT:
-            return self.bpe_long(out, start, work)
-        w = out.data + start
-        m = n
-        while m > 1:
-            best = -1
-            best_i = -1
-            for i in range(m - 1):
-                r = self.rank_of(w[i], w[i + 1])
-                if r >= 0 and (best < 0 or r < best):
-                    best = r
-                    best_i = i
-            if best < 0:
-                break
-            w[best_i] = <int32_t> <uint32_t> best
-            m -= 1
-            for i in range(best_i + 1, m):
-                w[i] = w[i + 1]
-        out.len = start + m
-        return 0
-
-    cdef inline void push_pair(self, int64_t *heap, Py_ssize_t *hlen, const int32_t *sym,
-                               int32_t p, int32_t q) noexcept nogil:
-        """Push the pair at positions p, q if it is a merge: key rank << 32 | p."""
-        cdef int64_t r = self.rank_of(sym[p], sym[q])
-        if r >= 0:
-            i64heap_push(heap, hlen, ((r >> 32) << 32) | p)
-
-    cdef int bpe_long(self, IVec *out, Py_ssize_t start, IVec *work) noexcept nogil:
-        """Rank merging with a binary heap of (rank, position) over a linked
-        list: O(n log n) for long pre-tokens."""
-        cdef Py_ssize_t n = out.len - start, i, hlen = 0, j
-        cdef int32_t *sym = out.data + start
-        cdef int32_t *nxt
-        cdef int32_t *prv
-        cdef int64_t *heap
-        cdef int64_t item, r
-        cdef int32_t p, q, right, left
-        work.len = 0
-        if ivec_reserve(work, 8 * n + 16) < 0:  # links, then up to 3n heap entries of int64
-            return -1
-        nxt = work.data
-        prv = work.data + n
-        heap = <int64_t *> (work.data + 2 * n + 2)
-        for i in range(n):
-            nxt[i] = <int32_t> (i + 1) if i + 1 < n else -1
-            prv[i] = <int32_t> (i - 1)
-        for i in range(n - 1):
-            self.push_pair(heap, &hlen, sym, <int32_t> i, <int32_t> (i + 1))
-        while hlen > 0:
-            item = i64heap_pop(heap, &hlen)
-            p = <int32_t> <uint32_t> item
-            if sym[p] < 0:
-                continue
-            q = nxt[p]
-            if q < 0:
-                continue
-            r = self.rank_of(sym[p], sym[q])
-            if r < 0 or (r >> 32) != (item >> 32):
-                continue  # stale: this position's pair changed since the push
-            sym[p] = <int32_t> <uint32_t> r
-            sym[q] = -1
-            right = nxt[q]
-            nxt[p] = right
-            if right >= 0:
-                prv[right] = p
-                self.push_pair(heap, &hlen, sym, p, right)
-            left = prv[p]
-            if left >= 0:
-                self.push_pair(heap, &hlen, sym, left, p)
-        j = 0
-        for i in range(n):
-            if sym[i] >= 0:
-                sym[j] = sym[i]
-                j += 1
-        out.len = start + j
-        return 0
-
-    cdef int piece(self, const uint8_t *s, Py_ssize_t n, BytesMap *cache, IVec *out,
-                   IVec *work) noexcept nogil:
-        """Append the ids of one pre-token (UTF-8 bytes), through the cache."""
-        cdef uint64_t h = hash_bytes(s, n)
-        cdef Py_ssize_t slot, start
-        cdef BEntry *e
-        slot = bmap_find(cache, s, n, h)
-        e = &cache.slots[slot]
-        if e.val_len >= 0:
-            if ivec_reserve(out, out.len + e.val_len) < 0:
-                return -1
-            memcpy(out.data + out.len, cache.vals.data + e.val_off, e.val_len * sizeof(int32_t))
-            out.len += e.val_len
-            return 0
-        slot = bmap_find(&self.tokens, s, n, h)
-        e = &self.tokens.slots[slot]
-        if e.val_len >= 0:
-            return ivec_push(out, self.tokens.vals.data[e.val_off])
-        start = out.len
-        if self.bpe(s, n, out, work) < 0:
-            return -1
-        if n <= CACHE_MAX_BYTES:
-            if cache.size >= CACHE_ENTRIES:
-                bmap_clear(cache)
-            if bmap_put(cache, s, n, h, out.data + start, out.len - start) < 0:
-                return -1
-        return 0
-
-    cdef int scan(self, const void *data, int kind, Py_ssize_t n, BytesMap *cache,
-                  IVec *out, Py_ssize_t limit, Py_ssize_t *cut) noexcept nogil:
-        """Pre-tokenize natively and encode every pre-token that ends at or
-        before `limit`; *cut is where the last one ends."""
-        cdef Py_ssize_t i = 0, e, m
-        cdef const uint8_t *u
-        cdef Utf8Buf buf
-        cdef IVec work
-        cdef int err = 0
-        buf.big = NULL
-        buf.big_cap = 0
-        memset(&work, 0, sizeof(IVec))
-        while i < n:
-            e = next_token(self.which, data, kind, i, n)
-            if e > limit:
-                break
-            u = to_utf8(data, kind, i, e, &buf, &m)
-            if u == NULL or self.piece(u, m, cache, out, &work) < 0:
-                err = -1
-                break
-            i = e
-        cut[0] = i
-        free(buf.big)
-        ivec_free(&work)
-        return err
-
     cdef list to_list(self, IVec *out):
+        """The ids as a list of the shared int objects."""
         cdef list result
-        cdef Py_ssize_t i
-        cdef object o
+        cdef Py_ssize_t i, n = out.len
+        cdef PyObject **objs
+        cdef PyObject **items
+        cdef PyObject *o
+        cdef const int32_t *ids = out.data
         if self.id_objs is None:
             return [out.data[i] for i in range(out.len)]
-        result = PyList_New(out.len)
-        for i in range(out.len):
-            o = <object> PyList_GET_ITEM(self.id_objs, out.data[i])
-            Py_INCREF(o)
-            PyList_SET_ITEM(result, i, o)
+        result = PyList_New(n)
+        objs = list_items(self.id_objs)
+        items = list_items(result)
+        for i in range(n):
+            if i + 16 < n:
+                prefetch(objs[ids[i + 16]])  # the int objects are spread over memory
+            o = objs[ids[i]]
+            incref(o)
+            items[i] = o
         return result
 
     cdef list encode_pieces(self, pieces, _Cache cache):
         """Ids of pre-tokens already split (str each)."""
         cdef IVec out
-        cdef IVec work
+        cdef Scratch sc
         cdef bytes b
         memset(&out, 0, sizeof(IVec))
-        memset(&work, 0, sizeof(IVec))
+        memset(&sc, 0, sizeof(Scratch))
         try:
-            for piece in pieces:
-                b = piece.encode("utf-8")
-                if self.piece(<const uint8_t *> PyBytes_AS_STRING(b), len(b), &cache.m, &out, &work):
+            for p in pieces:
+                b = p.encode("utf-8")
+                if piece(&self.T, <const uint8_t *> PyBytes_AS_STRING(b), len(b), False, &cache.c, &out, &sc):
                     raise MemoryError()
             return self.to_list(&out)
         finally:
             ivec_free(&out)
-            ivec_free(&work)
+            scratch_free(&sc)
 
     cdef list encode_text(self, str text, _Cache cache):
         """Ids of text that holds no special tokens (lone surrogates already
         repaired).  The GIL is released while the named patterns scan."""
-        if self.which == P_NONE:
+        if self.T.which == P_NONE:
             return self.encode_pieces(self.rx_findall(text), cache)
         return self.encode_prefix(text, PyUnicode_GET_LENGTH(text), cache)[1]
 
@@ -1475,29 +2723,172 @@ cdef class _Core:
         """(end, ids) of the pre-tokens of `text` (a named pattern's) that end
         at or before `limit`, scanned without the GIL."""
         cdef IVec out
-        cdef int err = 0, kind
-        cdef const void *data
-        cdef Py_ssize_t n, cut = 0
+        cdef int err = 0
+        cdef Utf8 u
+        cdef Py_ssize_t n, byte_limit, cut = 0, chars = 0, i
+        cdef bint ascii = PyUnicode_IS_ASCII(text)
+        if self.T.which == P_NONE:
+            raise ValueError("encode_prefix needs a named pattern")
         memset(&out, 0, sizeof(IVec))
+        n = PyUnicode_GET_LENGTH(text)
+        if limit >= n:
+            byte_limit = (<Py_ssize_t> 1) << 62
+        elif ascii:
+            byte_limit = limit
+        else:
+            byte_limit = len(text[:limit].encode("utf-8"))
+        utf8_of(text, &u)
         try:
-            n = PyUnicode_GET_LENGTH(text)
-            kind = PyUnicode_KIND(text)
-            data = PyUnicode_DATA(text)
             with nogil:
-                err = self.scan(data, kind, n, &cache.m, &out, limit, &cut)
+                err = scan_text(&self.T, u.data, u.len, &cache.c, &out, byte_limit, &cut)
+                if ascii:
+                    chars = cut
+                else:
+                    for i in range(cut):  # code points: the bytes that start one
+                        chars += (u.data[i] & 0xC0) != 0x80
             if err:
                 raise MemoryError()
-            return cut, self.to_list(&out)
+            return chars, self.to_list(&out)
         finally:
+            free(u.owned)
             ivec_free(&out)
 
+    def table_sizes(self):
+        """The sizes of the C tables (for tests and the profile notes)."""
+        return {"trie_slots": self.T.da_len, "core_tokens": self.T.n_core,
+                "pair_slots": (self.T.pair_mask + 1) * (8 if self.T.pairs != NULL else 1),
+                "short_slots": self.T.short_mask + 1}
 
-cdef bint has_surrogate(const void *data, int kind, Py_ssize_t n) noexcept nogil:
+    def rank_merge_ids(self, bytes data):
+        """Ids of `data` by merge rank alone (no trie, no whole-token rule):
+        for tests, which check the trie against it."""
+        return self.by(data, False)
+
+    def trie_ids(self, bytes data):
+        """Ids of `data` by the trie alone (no whole-token rule, no cache): for tests."""
+        return self.by(data, True)
+
+    cdef list by(self, bytes data, bint trie):
+        cdef IVec out
+        cdef Scratch sc
+        cdef int err
+        memset(&out, 0, sizeof(IVec))
+        memset(&sc, 0, sizeof(Scratch))
+        try:
+            if trie:
+                err = backtrack(&self.T, <const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc)
+            else:
+                err = rank_merge(&self.T, <const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc)
+            if err == -2:
+                raise AssertionError("the trie found no encoding")
+            if err < 0:
+                raise MemoryError()
+            return [out.data[i] for i in range(out.len)]
+        finally:
+            ivec_free(&out)
+            scratch_free(&sc)
+
+
+cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
+                      const int32_t *lens, const int32_t *ids) noexcept nogil:
+    """The table of the tokens of at most 8 bytes, at most half full."""
+    cdef Py_ssize_t k, count = 0, cap = 16, j
+    cdef uint64_t key
+    for k in range(n_tok):
+        if lens[k] <= 8:
+            count += 1
+    while 2 * cap < 3 * count:
+        cap *= 2
+    T.short_mask = cap - 1
+    T.short_shift = 64
+    while (<Py_ssize_t> 1 << (64 - T.short_shift)) < cap:
+        T.short_shift -= 1
+    T.shorts = <ShortSlot *> calloc(cap, sizeof(ShortSlot))
+    if T.shorts == NULL:
+        return -1
+    for k in range(n_tok):
+        if lens[k] <= 8:
+            key = short_key(arena + off[k], lens[k], False)
+            j = short_home(key, lens[k], T.short_shift)
+            while T.shorts[j].len != 0:
+                j = (j + 1) & T.short_mask
+            T.shorts[j].key = key
+            T.shorts[j].len = lens[k]
+            T.shorts[j].id = ids[k]
+    return 0
+
+
+cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
+                      const int32_t *lens, const int32_t *ids, int32_t *vals,
+                      Py_ssize_t n_merges, const int32_t *merge_ids, const int32_t *byte_id,
+                      uint8_t *ok, IdMap *by_id, IdMap *core_of, TrieBuild *tb) noexcept nogil:
+    """Core numbers, the pair table, which tokens are buildable, then the trie."""
+    cdef Py_ssize_t k, r, i
+    cdef int32_t a, b, t, x
+    cdef uint64_t key
+    cdef void *p
+    for k in range(n_tok):
+        if idmap_put(by_id, ids[k], <int32_t> k) < 0:
+            return -1
+    # core numbers: the bytes, then one per merge
+    for r in range(256):
+        T.tok[r].left = -1
+        T.tok[r].right = -1
+        T.t_id[r] = byte_id[r]
+        ok[r] = 1
+        if idmap_put(core_of, byte_id[r], <int32_t> r) < 0:
+            return -1
+    for r in range(n_merges):
+        t = <int32_t> (256 + r)
+        T.t_id[t] = merge_ids[3 * r + 2]
+        if idmap_put(core_of, merge_ids[3 * r + 2], t) < 0:
+            return -1
+    for r in range(n_merges):
+        t = <int32_t> (256 + r)
+        a = idmap_get(core_of, merge_ids[3 * r])
+        b = idmap_get(core_of, merge_ids[3 * r + 1])
+        T.tok[t].left = a
+        T.tok[t].right = b
+        if a < 0 or b < 0 or a >= t or b >= t:
+            continue  # a part that no earlier merge makes: this merge never fires
+        pair_put(T, a, b, t)
+    # buildable: both parts are, and the boundary between them survives until
+    # this merge (nothing across it merges first)
+    for r in range(n_merges):
+        t = <int32_t> (256 + r)
+        a = T.tok[t].left
+        b = T.tok[t].right
+        if a >= 0 and b >= 0 and a < t and b < t and ok[a] and ok[b]:
+            ok[t] = compatible(T, a, b, t)
+    for k in range(n_tok):
+        x = idmap_get(core_of, ids[k])
+        vals[k] = x if x >= 0 and ok[x] else -1
+    if build_shorts(T, n_tok, arena, off, lens, ids) < 0:
+        return -1
+    if build_trie(tb, n_tok, arena, off, lens, vals, ids) < 0:
+        return -1
+    # every base + byte stays inside the arrays: keep up to the last base + 255
+    T.da_len = tb.high + 256 if tb.high + 256 < tb.cap else tb.cap
+    p = realloc(tb.da, T.da_len * sizeof(DANode))
+    if p == NULL:
+        return -1
+    tb.da = T.da = <DANode *> p
+    p = realloc(tb.node_val, T.da_len * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    tb.node_val = T.node_val = <int32_t *> p
+    p = realloc(tb.node_id, T.da_len * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    tb.node_id = T.node_id = <int32_t *> p
+    return 0
+
+
+
+cdef bint has_surrogate(const ch_t *s, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
-    cdef uint32_t c
     for i in range(n):
-        c = cp_at(data, kind, i)
-        if 0xD800 <= c <= 0xDFFF:
+        if 0xD800 <= s[i] <= 0xDFFF:
             return True
     return False
 
@@ -1525,7 +2916,10 @@ def _repair(text):
     data = PyUnicode_DATA(text)
     n = PyUnicode_GET_LENGTH(text)
     with nogil:
-        bad = has_surrogate(data, kind, n)
+        if kind == 2:
+            bad = has_surrogate(<const uint16_t *> data, n)
+        else:
+            bad = has_surrogate(<const uint32_t *> data, n)
     return _py._repair(text) if bad else text
 
 

@@ -5,6 +5,13 @@
 
 Rows (the performance targets of SPEC.md):
 
+  peers               bpe encode_ordinary on gpt2 / cl100k_base / o200k_base x english10.txt,
+                      multilingual.txt, code.txt, single thread (pinned to one CPU with
+                      sched_setaffinity; FASTOKENS_BPE_THREADS=1), against fastokens, quicktok,
+                      tokie, riptoken and tiktoken: a fresh instance of each library every round
+                      (warmed on a short text), libraries alternating round by round, medians of
+                      --rounds; the anchor of a row is the fastest peer whose ids equal
+                      tiktoken's (the others are listed as "other ids" and not counted)
   train_files         bpe.Tokenizer.train_files, english.txt, vocab 32768, gpt2 pattern,
                       vs rustbpe on the same corpus and pattern: time ratio, and the ratio of
                       peak memory (each side in its own fresh subprocess)
@@ -75,8 +82,8 @@ DEFAULT_CORPORA = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-corpora"
 GPT2_DIRS = [REPO / "tests" / "data"]
 RESULT_TAG = "BENCH-RESULT "
 
-ROWS = ["train_files", "encode_ordinary", "encode_batch", "encode_iterable", "encode_files", "dask_encode",
-        "python_train_files", "pathological"]
+ROWS = ["peers", "train_files", "encode_ordinary", "encode_batch", "encode_iterable", "encode_files",
+        "dask_encode", "python_train_files", "pathological"]
 ALIASES = {
     "train": "train_files",
     "memory": "train_files",
@@ -90,6 +97,7 @@ ALIASES = {
     "pure_python": "python_train_files",
     "train_python": "python_train_files",
     "patho": "pathological",
+    "peer": "peers",
 }
 
 # The installed packages come first; the repository root is the last resort, so that an
@@ -527,7 +535,208 @@ def job_patho_decode(a):
     }
 
 
+# Peers (issue 11): encode_ordinary on the real vocabularies against the fastest encoders on PyPI
+
+PEER_VOCABS = [("gpt2", "gpt2"), ("cl100k_base", "cl100k"), ("o200k_base", "o200k")]
+PEER_CORPORA = ["english10.txt", "multilingual.txt", "code.txt"]
+PEER_LIBS = ["ours", "fastokens", "quicktok", "tokie", "riptoken", "tiktoken"]
+PEER_MODULES = {"fastokens": "fastokens", "quicktok": "quicktok", "tokie": "tokie",
+                "riptoken": "riptoken", "tiktoken": "tiktoken"}
+PEER_WARMUP = "Warm up: it's 12 o'clock, héllo wörld! 123\n"
+
+
+def _read_ranks(path):
+    """A .tiktoken file as {bytes: rank} (tiktoken's own format)."""
+    import base64
+
+    ranks = {}
+    with open(path, "rb") as f:
+        for line in f:
+            if line.strip():
+                token, rank = line.split()
+                ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def _peer_encoder(lib, a):
+    """encode_ordinary of a fresh instance of `lib` for vocabulary a["vocab"]: a function
+    str -> list of ids, or None where the library has no way to load this vocabulary."""
+    vocab, pattern = a["vocab"], a["pattern"]
+    if lib == "ours":
+        import bpe
+
+        return bpe.Tokenizer.load(a["native"]).encode_ordinary
+    if lib == "tiktoken":
+        import tiktoken
+
+        enc = tiktoken.Encoding(name=vocab + "-bench", pat_str=a["pat_str"],
+                                mergeable_ranks=_read_ranks(a["ranks"]), special_tokens={})
+        return enc.encode_ordinary
+    if lib == "riptoken":
+        import riptoken
+
+        core = riptoken.CoreBPE(_read_ranks(a["ranks"]), {}, a["pat_str"])
+        return core.encode_ordinary
+    if lib == "fastokens":
+        import fastokens
+
+        if vocab == "gpt2":
+            tok = fastokens.Tokenizer.from_tiktoken(a["ranks"], pattern=a["pat_str"], special_tokens={})
+        else:
+            tok = fastokens.Tokenizer.from_tiktoken(a["ranks"], encoding=vocab)
+        return lambda text: tok.encode_ordinary(text).ids
+    if lib == "quicktok":
+        import quicktok
+
+        if vocab == "gpt2":
+            return None  # no GPT-2 encoding bundled
+        enc = quicktok.Tokenizer(vocab, "")
+        return enc.encode_ordinary
+    if lib == "tokie":
+        import tokie
+
+        tok = tokie.Tokenizer.from_json(a["hf_json"])
+        return lambda text: tok.encode(text, add_special_tokens=False).ids
+    raise ValueError("unknown library {!r}".format(lib))
+
+
+def job_peers(a):
+    """All libraries on one (vocabulary, corpus): pinned to one CPU, a fresh instance each
+    round (warmed on a short text), libraries alternating round by round; ids checked
+    against tiktoken's."""
+    os.environ["FASTOKENS_BPE_THREADS"] = "1"
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {a["cpu"]})
+    with open(a["path"], encoding="utf-8", errors="replace", newline="") as f:
+        text = f.read()
+    nbytes = len(text.encode("utf-8"))
+    libs = a["libs"]
+    times, status, ref = {lib: [] for lib in libs}, {}, None
+    for r in range(a["rounds"]):
+        order = libs[r % len(libs):] + libs[:r % len(libs)]
+        for lib in order:
+            if lib in status and status[lib] != "ok":
+                continue
+            try:
+                encode = _peer_encoder(lib, a)
+                if encode is None:
+                    status[lib] = "n/a"
+                    continue
+                encode(PEER_WARMUP)
+                t0 = time.perf_counter()
+                ids = encode(text)
+                times[lib].append(time.perf_counter() - t0)
+            except Exception as exc:  # noqa: BLE001 - reported in the row
+                status[lib] = "error: " + _err(exc)
+                continue
+            if lib not in status:
+                if ref is None:
+                    import tiktoken
+
+                    enc = tiktoken.Encoding(name="ref", pat_str=a["pat_str"],
+                                            mergeable_ranks=_read_ranks(a["ranks"]), special_tokens={})
+                    ref = enc.encode_ordinary(text)
+                status[lib] = "ok" if list(ids) == ref else "other ids"
+            del ids
+    out = {"mb": nbytes / 1e6, "libs": {}}
+    for lib in libs:
+        ts = sorted(times[lib])
+        out["libs"][lib] = {"status": status.get(lib, "n/a"), "rounds": len(ts),
+                            "median": ts[len(ts) // 2] if ts else None, "best": ts[0] if ts else None}
+    return out
+
+
+def peer_files(ctx, table):
+    """Per vocabulary: its .tiktoken ranks, our native file and a tokenizer.json (for tokie),
+    written once under the corpora directory with the public API of bpe."""
+    import gzip
+
+    import bpe
+
+    out_dir = ctx.corpora / "peers"
+    try:
+        out_dir.mkdir(exist_ok=True)
+    except OSError:
+        out_dir = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-bench-peers"
+        out_dir.mkdir(exist_ok=True)
+    files = {}
+    for vocab, pattern in PEER_VOCABS:
+        if vocab not in ctx.peer_vocabs:
+            continue
+        ranks = out_dir / (vocab + ".tiktoken")
+        native = out_dir / (vocab + ".bpe")
+        hf_json = out_dir / (vocab + ".tokenizer.json")
+        if vocab == "gpt2":
+            if ctx.gpt2 is None:
+                table.note("peers, gpt2: skipped, GPT-2 files not found")
+                continue
+            tok = bpe.Tokenizer.from_gpt2(ctx.gpt2[0], ctx.gpt2[1])
+            tok.save_tiktoken(str(ranks))
+        else:
+            gz = REPO / "tests" / "data" / (vocab + ".tiktoken.gz")
+            if not gz.is_file():
+                table.note("peers, {}: skipped, {} is missing".format(vocab, gz))
+                continue
+            _write_if_changed(ranks, gzip.decompress(gz.read_bytes()))
+            tok = bpe.Tokenizer.from_tiktoken(str(ranks), pattern=pattern)
+        tok.save(str(native))
+        tok.save_huggingface(str(hf_json))
+        files[vocab] = {"vocab": vocab, "pattern": pattern, "pat_str": tok.pattern, "ranks": str(ranks),
+                        "native": str(native), "hf_json": str(hf_json)}
+    return files
+
+
+def row_peers(ctx, table):
+    """encode_ordinary, single thread, each vocabulary x corpus against the fastest peer
+    with identical ids."""
+    libs = ["ours"] + [lib for lib in PEER_LIBS[1:] if _have(PEER_MODULES[lib])]
+    missing = [lib for lib in PEER_LIBS[1:] if lib not in libs]
+    if missing:
+        table.note("peers: not installed: {} (pip install .[bench])".format(", ".join(missing)))
+    _progress("peers: preparing the vocabulary files ...")
+    files = peer_files(ctx, table)
+    cpu = sorted(os.sched_getaffinity(0))[-1] if hasattr(os, "sched_getaffinity") else 0
+    for corpus in ctx.peer_corpora:
+        path = utf8_corpus(ctx, table, corpus)
+        for vocab in ctx.peer_vocabs:
+            what = "`encode_ordinary` {} × {}, 1 thread".format(vocab, corpus)
+            if path is None or vocab not in files:
+                table.note("{}: skipped ({})".format(what, "corpus missing" if path is None else "no vocabulary"))
+                continue
+            _progress("peers: {} on {} ({} rounds) ...".format(vocab, corpus, ctx.peer_rounds))
+            res = run_worker("peers", dict(files[vocab], path=str(path), libs=libs, rounds=ctx.peer_rounds,
+                                           cpu=cpu), ctx.timeout)
+            if not res["ok"]:
+                table.row(what, _short(res["error"]), "-", "-", "≥ 1.0×", "-")
+                continue
+            mbs = {}
+            parts = []
+            for lib in libs:
+                info = res["libs"][lib]
+                if info["median"] is not None and info["status"] in ("ok", "other ids"):
+                    speed = res["mb"] / info["median"]
+                    parts.append("{} {:.1f}{}".format(lib, speed, "" if info["status"] == "ok" else " (other ids)"))
+                    if info["status"] == "ok":
+                        mbs[lib] = speed
+                else:
+                    parts.append("{} {}".format(lib, info["status"]))
+            table.note("{} (MB/s, median of {} rounds): {}".format(what, ctx.peer_rounds, "; ".join(parts)))
+            ours = res["libs"]["ours"]
+            peers = {lib: v for lib, v in mbs.items() if lib != "ours"}
+            if "ours" not in mbs:
+                table.row(what, "ours: " + ours["status"], "-", "-", "≥ 1.0×", "no")
+                continue
+            if not peers:
+                table.row(what, "{:.1f} MB/s".format(mbs["ours"]), "no peer with identical ids", "-", "≥ 1.0×", "-")
+                continue
+            best = max(peers, key=peers.get)
+            r = mbs["ours"] / peers[best]
+            table.row(what, "{:.1f} MB/s".format(mbs["ours"]), "{:.1f} MB/s {}".format(peers[best], best),
+                      "{:.2f}×".format(r), "≥ 1.0×", _met(r >= 1.0))
+
+
 JOBS = {
+    "peers": job_peers,
     "train_ours": job_train_ours,
     "train_fallback": job_train_fallback,
     "train_rustbpe": job_train_rustbpe,
@@ -1189,6 +1398,7 @@ def row_pathological(ctx, table):
 
 
 ROW_FUNCS = {
+    "peers": row_peers,
     "train_files": row_train_files,
     "encode_ordinary": row_encode_ordinary,
     "encode_batch": row_encode_batch,
@@ -1207,7 +1417,7 @@ def _versions():
     from importlib import metadata
 
     out = []
-    for dist in ("tiktoken", "tokenizers", "rustbpe"):
+    for dist in ("tiktoken", "tokenizers", "rustbpe", "fastokens", "quicktok-v1", "tokie", "riptoken"):
         try:
             out.append("{} {}".format(dist, metadata.version(dist)))
         except metadata.PackageNotFoundError:
@@ -1240,6 +1450,12 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, metavar="N",
                    help="repetitions per timing, best taken (default: 3 for encoding and 1 "
                         "for training; 1 with --quick); each training run is a fresh process")
+    p.add_argument("--rounds", type=int, default=5, metavar="N",
+                   help="rounds of the peers rows, medians taken (default: %(default)s)")
+    p.add_argument("--vocab", action="append", choices=[v for v, _ in PEER_VOCABS],
+                   help="peers rows: only this vocabulary (repeatable)")
+    p.add_argument("--corpus", action="append", choices=PEER_CORPORA,
+                   help="peers rows: only this corpus (repeatable)")
     p.add_argument("--gpt2-dir", help="directory holding gpt2_vocab.json and gpt2_merges.txt")
     p.add_argument("--timeout", type=float, default=3600,
                    help="seconds allowed per measurement (default: %(default)s)")
@@ -1273,6 +1489,9 @@ def main(argv=None):
     ctx.quick = args.quick
     ctx.reps = args.repeat or (1 if args.quick else 3)
     ctx.train_reps = args.repeat or 1
+    ctx.peer_rounds = args.rounds
+    ctx.peer_vocabs = args.vocab or [v for v, _ in PEER_VOCABS]
+    ctx.peer_corpora = args.corpus or PEER_CORPORA
     ctx.timeout = args.timeout
     ctx.slow_limit = args.slow_limit
     ctx.gpt2 = find_gpt2_files(args.gpt2_dir)
