@@ -1789,12 +1789,13 @@ class Tokenizer:
         >>> Tokenizer.from_merges([(b"h", b"i")]).encode_to_numpy("hi!")
         array([256,  33], dtype=uint32)
         """
+        # the text and the policy are checked first, as tiktoken does
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         try:
             import numpy
         except ImportError:
             raise ImportError("encode_to_numpy needs numpy: pip install numpy "
                               "(or use encode, which returns a list)") from None
-        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         return numpy.array(ids, dtype=numpy.uint32)
 
     def _ordinary_tail(self, text, allowed):
