@@ -2416,6 +2416,8 @@ cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_o
     cdef ShortSlot *x
     cdef int32_t i
     if n <= 8:
+        if n == 0:
+            return 0  # a custom pattern may match the empty string: no ids
         k = key8(s, n, may_overread)
         x = &cache.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
         if x.key == k and x.len == n:
