@@ -1212,10 +1212,10 @@ cdef Py_ssize_t encode_utf8(const ch_t *s, Py_ssize_t n, uint8_t *u) noexcept no
     """Write the UTF-8 of n code points (no surrogates) to u; its length."""
     cdef Py_ssize_t i = 0, m = 0
     cdef uint32_t c
-    cdef uint64_t x
+    cdef uint64_t x, y, w
     while i < n:
+        # runs of ASCII, a word at a time
         if ch_t is uint8_t:
-            # eight ASCII characters at a time
             if i + 8 <= n:
                 memcpy(&x, s + i, 8)
                 if (x & 0x8080808080808080ULL) == 0:
@@ -1224,15 +1224,19 @@ cdef Py_ssize_t encode_utf8(const ch_t *s, Py_ssize_t n, uint8_t *u) noexcept no
                     m += 8
                     continue
         elif ch_t is uint16_t:
-            if i + 4 <= n:
+            if i + 8 <= n:
                 memcpy(&x, s + i, 8)
-                if (x & 0xFF80FF80FF80FF80ULL) == 0:
-                    u[m] = <uint8_t> s[i]
-                    u[m + 1] = <uint8_t> s[i + 1]
-                    u[m + 2] = <uint8_t> s[i + 2]
-                    u[m + 3] = <uint8_t> s[i + 3]
-                    i += 4
-                    m += 4
+                memcpy(&y, s + i + 4, 8)
+                if ((x | y) & 0xFF80FF80FF80FF80ULL) == 0:
+                    x = le64(x)
+                    y = le64(y)
+                    w = ((x & 0xFFULL) | ((x >> 8) & 0xFF00ULL) | ((x >> 16) & 0xFF0000ULL)
+                         | ((x >> 24) & 0xFF000000ULL) | ((y & 0xFFULL) << 32) | ((y << 24) & 0xFF0000000000ULL)
+                         | ((y << 16) & 0xFF000000000000ULL) | ((y << 8) & 0xFF00000000000000ULL))
+                    w = le64(w)
+                    memcpy(u + m, &w, 8)
+                    i += 8
+                    m += 8
                     continue
         c = s[i]
         i += 1
@@ -1584,10 +1588,11 @@ cdef struct Scratch:
     int32_t *lens     # their lengths
     uint64_t *bits    # positions not (yet) known to be dead ends
     Py_ssize_t cap    # bytes of pre-token the buffers hold
-    uint64_t *memo    # compatible(a, b), remembered: MEMO_SLOTS of (a << 28 | b) << 2 | 2 | answer
+    uint64_t *memo    # compatible(a, b), remembered: 2**MEMO_BITS of (a << 28 | b) << 2 | 2 | answer
+    bint memo_owned   # else the cache's, kept from call to call
     IVec heap         # the rank merge's work space
 
-cdef enum: MEMO_BITS = 13
+cdef enum: MEMO_BITS = 14
 
 
 cdef void scratch_free(Scratch *sc) noexcept nogil:
@@ -1595,7 +1600,8 @@ cdef void scratch_free(Scratch *sc) noexcept nogil:
     free(sc.nodes)
     free(sc.lens)
     free(sc.bits)
-    free(sc.memo)
+    if sc.memo_owned:
+        free(sc.memo)
     sc.memo = NULL
     sc.nodes = NULL
     sc.lens = NULL
@@ -1622,6 +1628,7 @@ cdef int scratch_reserve(Scratch *sc, Py_ssize_t n) noexcept nogil:
     sc.bits = <uint64_t *> malloc((cap // 64 + 2) * sizeof(uint64_t))
     if sc.memo == NULL:
         sc.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
+        sc.memo_owned = True
     if sc.toks == NULL or sc.nodes == NULL or sc.lens == NULL or sc.bits == NULL or sc.memo == NULL:
         sc.cap = 0
         return -1
@@ -1650,6 +1657,7 @@ cdef enum: HOT_BITS = 12
 cdef enum: HOT8_BITS = 14
 
 cdef struct PCache:
+    uint64_t *memo    # the backtracking's remembered compatibility checks
     ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
     HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
     CSlot *slots      # CACHE_SLOTS of them; emptied when 3/4 are taken
@@ -1681,12 +1689,15 @@ cdef int pcache_init(PCache *c) noexcept nogil:
     c.slots = <CSlot *> calloc(CACHE_SLOTS, sizeof(CSlot))
     c.hot = <HotSlot *> calloc(1 << HOT_BITS, sizeof(HotSlot))
     c.hot8 = <ShortSlot *> calloc(1 << HOT8_BITS, sizeof(ShortSlot))
-    return -1 if c.slots == NULL or c.hot == NULL or c.hot8 == NULL else 0
+    c.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
+    return -1 if c.slots == NULL or c.hot == NULL or c.hot8 == NULL or c.memo == NULL else 0
 
 
 cdef void pcache_free(PCache *c) noexcept nogil:
     free(c.hot)
     free(c.hot8)
+    free(c.memo)
+    c.memo = NULL
     c.hot = NULL
     c.hot8 = NULL
     free(c.slots)
@@ -2421,6 +2432,8 @@ cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_o
     cdef ShortSlot *x
     cdef int32_t i
     if n <= 8:
+        if n == 0:
+            return 0  # a custom pattern may match the empty string: no ids
         k = key8(s, n, may_overread)
         x = &cache.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
         if x.key == k and x.len == n:
@@ -2480,6 +2493,7 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     cdef Scratch sc
     cdef int err = 0
     memset(&sc, 0, sizeof(Scratch))
+    sc.memo = cache.memo
     if ivec_reserve(out, n // 4 + 64) < 0:
         return -1
     if n == 0:
@@ -2789,6 +2803,7 @@ cdef class _Core:
         cdef bytes b
         memset(&out, 0, sizeof(IVec))
         memset(&sc, 0, sizeof(Scratch))
+        sc.memo = cache.c.memo
         try:
             for p in pieces:
                 b = p.encode("utf-8")
@@ -2973,10 +2988,18 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
 
 
 cdef bint has_surrogate(const ch_t *s, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        if 0xD800 <= s[i] <= 0xDFFF:
+    """Any code point in [0xD800, 0xDFFF]?  Blocks of 256 without a branch per
+    code point (the compiler vectorizes the inner loop)."""
+    cdef Py_ssize_t i = 0, j, end
+    cdef uint32_t acc
+    while i < n:
+        end = i + 256 if i + 256 < n else n
+        acc = 0
+        for j in range(i, end):
+            acc |= (<uint32_t> s[j] - <uint32_t> 0xD800) < <uint32_t> 0x800
+        if acc:
             return True
+        i = end
     return False
 
 
