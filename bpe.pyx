@@ -870,16 +870,25 @@ cdef inline Py_ssize_t ws_tail(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noe
     q = prev_start(s, r)
     return r if q == i else q
 
+cdef inline Py_ssize_t letters_or_contraction(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, uint32_t x,
+                                              bint fold) noexcept nogil:
+    """GPT-2 and cl100k at i (x: its class): a run of letters, or a
+    contraction; -1: neither."""
+    cdef Py_ssize_t k
+    if x & F_L:
+        return run_of(s, i + (x >> 8), n, F_L)
+    if s[i] == 39:
+        k = contraction(s, i, n, fold)
+        if k:
+            return i + k
+    return -1
+
 cdef Py_ssize_t next_gpt2_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     cdef uint8_t c = s[i]
     cdef uint32_t x = cls(s, i), f = x & 0xFF, g
-    cdef Py_ssize_t k, w = x >> 8
-    if f & F_L:
-        return run_of(s, i + w, n, F_L)
-    if c == 39:
-        k = contraction(s, i, n, False)
-        if k:
-            return i + k
+    cdef Py_ssize_t w = x >> 8, e = letters_or_contraction(s, i, n, x, False)
+    if e >= 0:
+        return e
     if c == 32 and i + 1 < n:
         g = cls(s, i + 1)
         if g & F_L:
@@ -963,13 +972,9 @@ cdef inline Py_ssize_t digits_punct_space(const uint8_t *s, Py_ssize_t i, Py_ssi
 cdef Py_ssize_t next_cl100k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     cdef uint8_t c = s[i]
     cdef uint32_t x = cls(s, i), f = x & 0xFF
-    cdef Py_ssize_t k, w = x >> 8
-    if f & F_L:
-        return run_of(s, i + w, n, F_L)
-    if c == 39:
-        k = contraction(s, i, n, True)
-        if k:
-            return i + k
+    cdef Py_ssize_t w = x >> 8, e = letters_or_contraction(s, i, n, x, True)
+    if e >= 0:
+        return e
     if not is_crlf(c) and not (f & F_N) and i + w < n:
         x = cls(s, i + w)
         if x & F_L:
@@ -1111,66 +1116,64 @@ cdef inline Py_ssize_t o200k_ascii_word(const uint8_t *s, Py_ssize_t k, Py_ssize
             e += contraction(s, e, n, True)
     return e
 
+cdef inline Py_ssize_t ascii_digits3(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """Up to three ASCII digits at i (-1: fewer, and a multi-byte character follows)."""
+    cdef Py_ssize_t e = i + 1
+    while e < n and e < i + 3 and (BYTE_FLAGS[s[e]] & F_N):
+        e += 1
+    return -1 if e < n and e < i + 3 and s[e] >= 0x80 else e
+
+cdef inline Py_ssize_t ascii_tail(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, uint8_t c, uint8_t f,
+                                  uint8_t g, int which) noexcept nogil:
+    """cl100k and o200k at an ASCII character that starts no word (c, its
+    flags f; g: the flags of the byte after it): a punctuation run and the
+    line breaks (and slashes, in o200k) after it, with an optional space
+    before it; else the white-space rules.  -1: the general way decides."""
+    cdef Py_ssize_t e
+    if not (f & F_S):
+        e = ascii_other(s, i + 1, n)
+    elif c == 32 and not (g & (F_L | F_N | F_S)):
+        e = ascii_other(s, i + 2, n)
+    else:
+        return ascii_space(s, i, n, which)
+    return crlf_run(s, e, n, which == P_O200K) if e >= 0 else -1
+
 cdef inline Py_ssize_t next_o200k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g = 0
+    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g
     cdef Py_ssize_t e = -1
     if f & F_L:
         e = o200k_ascii_word(s, i, n)
     elif f & F_N:
-        e = i + 1
-        while e < n and e < i + 3 and (BYTE_FLAGS[s[e]] & F_N):
-            e += 1
-        if e < n and e < i + 3 and s[e] >= 0x80:
-            e = -1
+        e = ascii_digits3(s, i, n)
     elif not (f & F_MB) and i + 1 < n:
         g = BYTE_FLAGS[s[i + 1]]
         if g & F_MB:
             e = -1
         elif g & F_L and not is_crlf(c):
             e = o200k_ascii_word(s, i + 1, n)   # the optional prefix, then the word
-        elif not (f & F_S):
-            e = ascii_other(s, i + 1, n)
-            if e >= 0:
-                e = crlf_run(s, e, n, True)
-        elif c == 32 and not (g & (F_L | F_N | F_S)):
-            e = ascii_other(s, i + 2, n)
-            if e >= 0:
-                e = crlf_run(s, e, n, True)
         else:
-            e = ascii_space(s, i, n, P_O200K)
+            e = ascii_tail(s, i, n, c, f, g, P_O200K)
     return e if e >= 0 else next_o200k_any(s, i, n)
 
 cdef inline Py_ssize_t next_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g = 0
+    cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g
     cdef Py_ssize_t e = -1
     if f & F_L:
         e = letters_run(s, i + 1, n, 3)
         if e < n and s[e] >= 0x80:
             e = -1
     elif f & F_N:
-        e = i + 1
-        while e < n and e < i + 3 and (BYTE_FLAGS[s[e]] & F_N):
-            e += 1
-        if e < n and e < i + 3 and s[e] >= 0x80:
-            e = -1
-    elif not (f & F_MB) and c != 39 and i + 1 < n:
+        e = ascii_digits3(s, i, n)
+    elif not (f & F_MB) and c != 39 and i + 1 < n:   # not an apostrophe: contractions come first
         g = BYTE_FLAGS[s[i + 1]]
         if g & F_MB:
             e = -1
         elif g & F_L and not is_crlf(c):
-            e = letters_run(s, i + 2, n, 3)
+            e = letters_run(s, i + 2, n, 3)   # the optional prefix, then the letters
             if e < n and s[e] >= 0x80:
                 e = -1
-        elif not (f & F_S):
-            e = ascii_other(s, i + 1, n)
-            if e >= 0:
-                e = crlf_run(s, e, n, False)
-        elif c == 32 and not (g & (F_L | F_N | F_S)):
-            e = ascii_other(s, i + 2, n)
-            if e >= 0:
-                e = crlf_run(s, e, n, False)
         else:
-            e = ascii_space(s, i, n, P_CL100K)
+            e = ascii_tail(s, i, n, c, f, g, P_CL100K)
     return e if e >= 0 else next_cl100k_any(s, i, n)
 
 cdef inline Py_ssize_t next_gpt2(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -1561,7 +1564,7 @@ cdef struct ShortSlot:
 
 
 cdef inline uint64_t short_key(const uint8_t *s, Py_ssize_t n, bint may_overread) noexcept nogil:
-    """Bytes s[:n] (n <= 8) as a zero-padded word; may_overread: 8 bytes are readable."""
+    """Bytes s[:n] (1 <= n <= 8) as a zero-padded word; may_overread: 8 bytes are readable."""
     cdef uint64_t x = 0
     if may_overread:
         memcpy(&x, s, 8)
@@ -1775,10 +1778,18 @@ cdef struct TrieBuild:
     Py_ssize_t high        # one past the highest slot in use
 
 
+cdef int resize(void **p, Py_ssize_t size) noexcept nogil:
+    """realloc in place of the pointer; -1 (and the block untouched) if no memory."""
+    cdef void *q = realloc(p[0], size)
+    if q == NULL:
+        return -1
+    p[0] = q
+    return 0
+
+
 cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
     """Make slots [0, need) exist; new slots are free, linked at the tail."""
     cdef Py_ssize_t cap = b.cap, i
-    cdef void *p
     if need <= cap:
         return 0
     if need > 0x7FFFFF00:
@@ -1788,26 +1799,12 @@ cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
         cap = need
     if cap > 0x7FFFFF00:
         cap = 0x7FFFFF00
-    p = realloc(b.da, cap * sizeof(DANode))
-    if p == NULL:
+    if (resize(<void **> &b.da, cap * sizeof(DANode)) < 0
+            or resize(<void **> &b.next_free, cap * sizeof(int32_t)) < 0
+            or resize(<void **> &b.prev_free, cap * sizeof(int32_t)) < 0
+            or resize(<void **> &b.node_val, cap * sizeof(int32_t)) < 0
+            or resize(<void **> &b.node_id, cap * sizeof(int32_t)) < 0):
         return -1
-    b.da = <DANode *> p
-    p = realloc(b.next_free, cap * sizeof(int32_t))
-    if p == NULL:
-        return -1
-    b.next_free = <int32_t *> p
-    p = realloc(b.prev_free, cap * sizeof(int32_t))
-    if p == NULL:
-        return -1
-    b.prev_free = <int32_t *> p
-    p = realloc(b.node_val, cap * sizeof(int32_t))
-    if p == NULL:
-        return -1
-    b.node_val = <int32_t *> p
-    p = realloc(b.node_id, cap * sizeof(int32_t))
-    if p == NULL:
-        return -1
-    b.node_id = <int32_t *> p
     for i in range(b.cap, cap):
         b.da[i].base = 0
         b.da[i].check = -1
@@ -2076,64 +2073,52 @@ cdef inline uint64_t narrow_key(int32_t a, int32_t b) noexcept nogil:
     return (<uint64_t> (a + 1) << 42) | (<uint64_t> b << 21)   # never 0, an empty slot
 
 
-cdef inline int32_t pair_get(const CoreT *T, int32_t a, int32_t b) noexcept nogil:
-    """The core number of the token that merges a and b; -1 if none.  The
-    narrow table is read a bucket (one cache line of 8 slots) at a time,
-    without a branch per slot."""
-    cdef uint64_t key, x
-    cdef const uint64_t *bucket
-    cdef Py_ssize_t i
-    cdef int32_t m
-    cdef int k
-    if T.pairs != NULL:
-        key = narrow_key(a, b)
-        i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
-        while True:
-            bucket = T.pairs + 8 * i
-            m = -1
-            for k in range(8):
-                x = bucket[k]
-                if (x & ~LOW21) == key:
-                    m = <int32_t> (x & LOW21)
-            if m >= 0 or bucket[7] == 0:
-                return m
-            i = (i + 1) & T.pair_mask
-    key = pair_key(a, b)
-    i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
-    while True:
-        if T.wide_pairs[i].key == key:
-            return T.wide_pairs[i].val
-        if T.wide_pairs[i].key == EMPTY_KEY:
-            return -1
-        i = (i + 1) & T.pair_mask
-
-
-cdef int pair_put(CoreT *T, int32_t a, int32_t b, int32_t m) noexcept nogil:
-    """Add merge (a, b) -> m unless the pair is there (the earlier merge stays)."""
-    cdef uint64_t key
+cdef inline uint64_t *narrow_slot(const CoreT *T, uint64_t key) noexcept nogil:
+    """The slot of the narrow pair table holding key, or the first free one on
+    its way: buckets of 8 slots (a cache line each), taken in turn."""
     cdef uint64_t *bucket
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
     cdef int k
-    if T.pairs != NULL:
-        key = narrow_key(a, b)
-        i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
-        while True:
-            bucket = T.pairs + 8 * i
-            for k in range(8):
-                if (bucket[k] & ~LOW21) == key:
-                    return 0
-                if bucket[k] == 0:
-                    bucket[k] = key | <uint64_t> m
-                    return 0
-            i = (i + 1) & T.pair_mask
-    key = pair_key(a, b)
-    i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
-    while T.wide_pairs[i].key != EMPTY_KEY and T.wide_pairs[i].key != key:
+    while True:
+        bucket = T.pairs + 8 * i
+        for k in range(8):
+            if bucket[k] == 0 or (bucket[k] & ~LOW21) == key:
+                return &bucket[k]
         i = (i + 1) & T.pair_mask
-    if T.wide_pairs[i].key == EMPTY_KEY:
-        T.wide_pairs[i].key = key
-        T.wide_pairs[i].val = m
-    return 0
+
+
+cdef inline PairSlot *wide_slot(const CoreT *T, uint64_t key) noexcept nogil:
+    """The slot of the wide pair table holding key, or the first free one on its way."""
+    cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+    while T.wide_pairs[i].key != key and T.wide_pairs[i].key != EMPTY_KEY:
+        i = (i + 1) & T.pair_mask
+    return &T.wide_pairs[i]
+
+
+cdef inline int32_t pair_get(const CoreT *T, int32_t a, int32_t b) noexcept nogil:
+    """The core number of the token that merges a and b; -1 if none."""
+    cdef uint64_t x
+    cdef const PairSlot *w
+    if T.pairs != NULL:
+        x = narrow_slot(T, narrow_key(a, b))[0]
+        return <int32_t> (x & LOW21) if x != 0 else -1
+    w = wide_slot(T, pair_key(a, b))
+    return w.val if w.key != EMPTY_KEY else -1
+
+
+cdef void pair_put(CoreT *T, int32_t a, int32_t b, int32_t m) noexcept nogil:
+    """Add merge (a, b) -> m unless the pair is there (the earlier merge stays)."""
+    cdef uint64_t *x
+    cdef PairSlot *w
+    if T.pairs != NULL:
+        x = narrow_slot(T, narrow_key(a, b))
+        if x[0] == 0:
+            x[0] = narrow_key(a, b) | <uint64_t> m
+        return
+    w = wide_slot(T, pair_key(a, b))
+    if w.key == EMPTY_KEY:
+        w.key = pair_key(a, b)
+        w.val = m
 
 
 cdef bint compatible(const CoreT *T, int32_t a, int32_t b, int32_t limit) noexcept nogil:
@@ -2371,16 +2356,6 @@ cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, 
     return T.node_id[node]
 
 
-cdef inline uint64_t key8(const uint8_t *s, Py_ssize_t n, bint may_overread) noexcept nogil:
-    """Bytes s[:n] (n <= 8) as a zero-padded word; may_overread: s[:8] is readable."""
-    cdef uint64_t x = 0
-    if may_overread:
-        memcpy(&x, s, 8)
-        return x & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n))
-    memcpy(&x, s, n)
-    return x
-
-
 cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
                            Scratch *sc) noexcept nogil:
     """A pre-token of more than 8 bytes, or one that is not a token: the hot
@@ -2434,7 +2409,7 @@ cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_o
     if n <= 8:
         if n == 0:
             return 0  # a custom pattern may match the empty string: no ids
-        k = key8(s, n, may_overread)
+        k = short_key(s, n, may_overread)
         x = &cache.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
         if x.key == k and x.len == n:
             if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
@@ -2511,7 +2486,7 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
             m = f - e
             j = -1
             if m <= 8:
-                k = key8(s + e, m, e + 8 <= n)
+                k = short_key(s + e, m, e + 8 <= n)
                 x = &cache.hot8[((k + <uint64_t> m) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
                 if x.key == k and x.len == m:
                     j = x.id
@@ -2928,7 +2903,6 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
     cdef Py_ssize_t k, r, i
     cdef int32_t a, b, t, x
     cdef uint64_t key
-    cdef void *p
     for k in range(n_tok):
         if idmap_put(by_id, ids[k], <int32_t> k) < 0:
             return -1
@@ -2971,18 +2945,13 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         return -1
     # every base + byte stays inside the arrays: keep up to the last base + 255
     T.da_len = tb.high + 256 if tb.high + 256 < tb.cap else tb.cap
-    p = realloc(tb.da, T.da_len * sizeof(DANode))
-    if p == NULL:
+    if (resize(<void **> &tb.da, T.da_len * sizeof(DANode)) < 0
+            or resize(<void **> &tb.node_val, T.da_len * sizeof(int32_t)) < 0
+            or resize(<void **> &tb.node_id, T.da_len * sizeof(int32_t)) < 0):
         return -1
-    tb.da = T.da = <DANode *> p
-    p = realloc(tb.node_val, T.da_len * sizeof(int32_t))
-    if p == NULL:
-        return -1
-    tb.node_val = T.node_val = <int32_t *> p
-    p = realloc(tb.node_id, T.da_len * sizeof(int32_t))
-    if p == NULL:
-        return -1
-    tb.node_id = T.node_id = <int32_t *> p
+    T.da = tb.da
+    T.node_val = tb.node_val
+    T.node_id = tb.node_id
     return 0
 
 

@@ -132,6 +132,18 @@ def find_gpt2_files(explicit=None):
     return None
 
 
+def work_dir(ctx, name):
+    """A folder for files the bench makes: <corpora>/name, or $TMPDIR/bpe-bench-name
+    where the corpora folder is read-only."""
+    path = ctx.corpora / name
+    try:
+        path.mkdir(exist_ok=True)
+    except OSError:
+        path = Path(os.environ.get("TMPDIR", "/tmp")) / ("bpe-bench-" + name)
+        path.mkdir(exist_ok=True)
+    return path
+
+
 def utf8_corpus(ctx, table, name):
     """The corpus file `name`, as valid UTF-8: the file itself, or a cleaned copy.
 
@@ -150,13 +162,7 @@ def utf8_corpus(ctx, table, name):
         return path
     except UnicodeDecodeError:
         pass
-    cache = ctx.corpora / "utf8"
-    try:
-        cache.mkdir(exist_ok=True)
-    except OSError:
-        cache = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-bench-utf8"
-        cache.mkdir(exist_ok=True)
-    out = cache / name
+    out = work_dir(ctx, "utf8") / name
     fixed = data.decode("utf-8", errors="replace").encode("utf-8")
     if not (out.is_file() and out.stat().st_size == len(fixed) and out.read_bytes() == fixed):
         tmp = out.with_name(out.name + ".tmp")
@@ -653,12 +659,7 @@ def peer_files(ctx, table):
 
     import bpe
 
-    out_dir = ctx.corpora / "peers"
-    try:
-        out_dir.mkdir(exist_ok=True)
-    except OSError:
-        out_dir = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-bench-peers"
-        out_dir.mkdir(exist_ok=True)
+    out_dir = work_dir(ctx, "peers")
     files = {}
     for vocab, pattern in PEER_VOCABS:
         if vocab not in ctx.peer_vocabs:
@@ -1190,12 +1191,7 @@ def patho_train_corpora(ctx, table):
         return None
     base = _utf8_prefix(src.read_bytes(), PATHO_BASE_BYTES)
     word = patho_text("letters", PATHO_WORD_BYTES).encode("ascii")
-    out = ctx.corpora / "patho"
-    try:
-        out.mkdir(exist_ok=True)
-    except OSError:
-        out = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-bench-patho"
-        out.mkdir(exist_ok=True)
+    out = work_dir(ctx, "patho")
     base_path, patho_path = out / "english5.txt", out / "english5-word500k.txt"
     _write_if_changed(base_path, base)
     _write_if_changed(patho_path, base + b"\n" + word + b"\n")
