@@ -4,8 +4,9 @@
 Same API and same results as ``bpe_fallback`` (which holds the rules, the
 special-token policy and the file formats); this module replaces only the hot
 loops with typed C: the merge loop of training, a native pre-tokenizer for
-the named patterns, encoding by merge rank with a C pair table and a
-pre-token cache, all run without the GIL.
+the named patterns (on UTF-8), and encoding with a trie over the token bytes
+(longest match, a compatibility check with the token before, backtracking)
+behind per-thread caches of recent pre-tokens, all run without the GIL.
 
 >>> tok = Tokenizer.train("low lower lowest " * 20, 260, pattern="words")
 >>> tok.merges[:2]
