@@ -1280,6 +1280,26 @@ cdef int utf8_of(str text, Utf8 *out) except -1:
     return 0
 
 
+cdef Py_ssize_t utf8_offset(const uint8_t *u, Py_ssize_t n, Py_ssize_t chars) noexcept nogil:
+    """The byte offset of code point number `chars` in UTF-8 u[:n]."""
+    cdef Py_ssize_t i = 0
+    while i < n:
+        if (u[i] & 0xC0) != 0x80:
+            if chars == 0:
+                return i
+            chars -= 1
+        i += 1
+    return n
+
+
+cdef Py_ssize_t code_points(const uint8_t *u, Py_ssize_t n) noexcept nogil:
+    """How many code points UTF-8 u[:n] holds."""
+    cdef Py_ssize_t i, k = 0
+    for i in range(n):
+        k += (u[i] & 0xC0) != 0x80
+    return k
+
+
 def _native_pretokens(str text, pattern):
     """The pre-tokens of `text` by the native scanner (for tests: they must
     equal regex.findall(pattern, text))."""
@@ -2438,10 +2458,11 @@ cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, sc
         return next_words(s, i, n)
 
 
-cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
-                   scanner_t *which) noexcept nogil:
+cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, Py_ssize_t stop, Py_ssize_t *cut,
+                   PCache *cache, IVec *out, scanner_t *which) noexcept nogil:
     """Pre-tokenize UTF-8 with one named pattern (a specialization each) and
-    encode every pre-token.  The scanner runs one pre-token ahead: while the
+    encode the pre-tokens that end at or before byte `stop`; cut: where the
+    last of them ends.  The scanner runs one pre-token ahead: while the
     current one is encoded, the next one's slot in the small per-thread table
     is read, and when it is not there, its slot in the token table is asked
     for early."""
@@ -2453,13 +2474,14 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     cdef int err = 0
     memset(&sc, 0, sizeof(Scratch))
     sc.memo = cache.memo
-    if ivec_reserve(out, n // 4 + 64) < 0:
+    cut[0] = 0
+    if ivec_reserve(out, stop // 4 + 64) < 0:
         return -1
     if n == 0:
         return 0
     e = next_end(s, 0, n, which)
     hit = -1
-    while True:
+    while e <= stop:
         # the next pre-token [e, f): look it up in the small table now
         j = -1
         if e < n:
@@ -2483,6 +2505,7 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
         elif piece(T, s + i, e - i, i + 8 <= n, cache, out, &sc) < 0:
             err = -1
             break
+        cut[0] = e
         if e >= n:
             break
         i = e
@@ -2492,16 +2515,17 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     return err
 
 
-cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
-                   IVec *out) noexcept nogil:
-    """Pre-tokenize UTF-8 natively and encode every pre-token."""
+cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, Py_ssize_t stop, Py_ssize_t *cut,
+                   PCache *cache, IVec *out) noexcept nogil:
+    """Pre-tokenize UTF-8 natively and encode the pre-tokens that end at or
+    before byte `stop` (n: all of them); cut: where the last of them ends."""
     if T.which == P_O200K:
-        return scan_with(T, s, n, cache, out, <O200kScan *> NULL)
+        return scan_with(T, s, n, stop, cut, cache, out, <O200kScan *> NULL)
     if T.which == P_CL100K:
-        return scan_with(T, s, n, cache, out, <Cl100kScan *> NULL)
+        return scan_with(T, s, n, stop, cut, cache, out, <Cl100kScan *> NULL)
     if T.which == P_GPT2:
-        return scan_with(T, s, n, cache, out, <Gpt2Scan *> NULL)
-    return scan_with(T, s, n, cache, out, <WordsScan *> NULL)
+        return scan_with(T, s, n, stop, cut, cache, out, <Gpt2Scan *> NULL)
+    return scan_with(T, s, n, stop, cut, cache, out, <WordsScan *> NULL)
 
 
 cdef inline void i64heap_push(int64_t *heap, Py_ssize_t *hlen, int64_t item) noexcept nogil:
@@ -2770,19 +2794,35 @@ cdef class _Core:
     cdef list encode_text(self, str text, _Cache cache):
         """Ids of text that holds no special tokens (lone surrogates already
         repaired).  The GIL is released while the named patterns scan."""
+        if self.T.which == P_NONE:
+            return self.encode_pieces(self.rx_findall(text), cache)
+        return self.encode_prefix(text, PyUnicode_GET_LENGTH(text), cache)[1]
+
+    cpdef tuple encode_prefix(self, str text, Py_ssize_t limit, _Cache cache):
+        """(cut, ids): the ids of the pre-tokens of `text` (no special tokens,
+        repaired) that end at or before character `limit`, natively, and
+        where the last of them ends -- what streaming needs: with `limit` far
+        enough from the end of what has arrived, none of these pre-tokens can
+        change.  None for a pattern without a native scanner."""
         cdef IVec out
         cdef int err = 0
         cdef Utf8 u
+        cdef Py_ssize_t stop, cut = 0, n = PyUnicode_GET_LENGTH(text)
         if self.T.which == P_NONE:
-            return self.encode_pieces(self.rx_findall(text), cache)
+            return None
+        if limit > n:
+            limit = n
         memset(&out, 0, sizeof(IVec))
         utf8_of(text, &u)
         try:
             with nogil:
-                err = scan_text(&self.T, u.data, u.len, &cache.c, &out)
+                stop = u.len if limit == n else utf8_offset(u.data, u.len, limit)
+                err = scan_text(&self.T, u.data, u.len, stop, &cut, &cache.c, &out)
+                if u.owned != NULL:
+                    cut = code_points(u.data, cut)
             if err:
                 raise MemoryError()
-            return self.to_list(&out)
+            return cut, self.to_list(&out)
         finally:
             free(u.owned)
             ivec_free(&out)
