@@ -77,8 +77,19 @@ cdef extern from *:
     int ctz64 "bpe_ctz64"(uint64_t x) noexcept nogil
     uint64_t le64 "bpe_le64"(uint64_t x) noexcept nogil
 
+cdef extern from *:
+    """
+    /* k more references to o at once (an immortal object keeps its count) */
+    static inline void bpe_add_refs(PyObject *o, Py_ssize_t k) {
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (_Py_IsImmortal(o)) return;
+    #endif
+        Py_SET_REFCNT(o, Py_REFCNT(o) + k);
+    }
+    """
+    void add_refs "bpe_add_refs"(PyObject *o, Py_ssize_t k)
+
 cdef extern from "Python.h":
-    void incref "Py_INCREF"(PyObject *o) noexcept nogil
     bint PyUnicode_IS_ASCII(object)
     int PyErr_CheckSignals() except? -1
     int PyUnicode_KIND(object)
@@ -1666,6 +1677,8 @@ cdef enum: HOT8_BITS = 14
 
 cdef struct PCache:
     uint64_t *memo    # the backtracking's remembered compatibility checks
+    int32_t *id_count # to_list: how often each id occurs (zero between calls)
+    int32_t *id_seen  # to_list: the ids that occur
     ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
     HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
     CSlot *slots      # CACHE_SLOTS of them; emptied when 3/4 are taken
@@ -1706,6 +1719,10 @@ cdef void pcache_free(PCache *c) noexcept nogil:
     free(c.hot8)
     free(c.memo)
     c.memo = NULL
+    free(c.id_count)
+    free(c.id_seen)
+    c.id_count = NULL
+    c.id_seen = NULL
     c.hot = NULL
     c.hot8 = NULL
     free(c.slots)
@@ -2752,25 +2769,45 @@ cdef class _Core:
             p += self.dec_len[v]
         return out
 
-    cdef list to_list(self, IVec *out):
-        """The ids as a list of the shared int objects."""
+    cdef list to_list(self, IVec *out, PCache *cache):
+        """The ids as a list of the shared int objects.  Only the list's
+        creation and one reference count update per distinct id hold the
+        GIL: the items are written (into the new list, which no one else
+        sees yet) and the ids counted without it, so that threads overlap."""
         cdef list result
-        cdef Py_ssize_t i, n = out.len
+        cdef Py_ssize_t i, n = out.len, distinct = 0
         cdef PyObject **objs
         cdef PyObject **items
         cdef PyObject *o
         cdef const int32_t *ids = out.data
+        cdef int32_t *count
+        cdef int32_t *seen
+        cdef int32_t v
         if self.id_objs is None:
             return [out.data[i] for i in range(out.len)]
+        if cache.id_count == NULL:
+            cache.id_count = <int32_t *> calloc(self.n_ids, sizeof(int32_t))
+            cache.id_seen = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
+            if cache.id_count == NULL or cache.id_seen == NULL:
+                raise MemoryError()
+        count = cache.id_count
+        seen = cache.id_seen
         result = PyList_New(n)
         objs = list_items(self.id_objs)
         items = list_items(result)
-        for i in range(n):
-            if i + 16 < n:
-                prefetch(objs[ids[i + 16]])  # the int objects are spread over memory
-            o = objs[ids[i]]
-            incref(o)
-            items[i] = o
+        with nogil:
+            for i in range(n):
+                v = ids[i]
+                items[i] = objs[v]
+                if count[v] == 0:
+                    seen[distinct] = v
+                    distinct += 1
+                count[v] += 1
+        for i in range(distinct):
+            v = seen[i]
+            o = objs[v]
+            add_refs(o, count[v])
+            count[v] = 0
         return result
 
     cdef list encode_pieces(self, pieces, _Cache cache):
@@ -2786,7 +2823,7 @@ cdef class _Core:
                 b = p.encode("utf-8")
                 if piece(&self.T, <const uint8_t *> PyBytes_AS_STRING(b), len(b), False, &cache.c, &out, &sc):
                     raise MemoryError()
-            return self.to_list(&out)
+            return self.to_list(&out, &cache.c)
         finally:
             ivec_free(&out)
             scratch_free(&sc)
@@ -2822,7 +2859,7 @@ cdef class _Core:
                     cut = code_points(u.data, cut)
             if err:
                 raise MemoryError()
-            return cut, self.to_list(&out)
+            return cut, self.to_list(&out, &cache.c)
         finally:
             free(u.owned)
             ivec_free(&out)

@@ -226,3 +226,19 @@ def _prefix_tok(mod, pattern):
     if pattern not in _PREFIX:
         _PREFIX[pattern] = mod.Tokenizer.train(read_data("corpus.en", 20000) + " é中 ", 300, pattern=pattern)
     return _PREFIX[pattern]
+
+
+def test_result_references_exact(mod):
+    """Each id in a result holds one reference to its int object: counting them
+    in bulk (the compiled core) gives the same counts as one at a time."""
+    import sys
+
+    tok = mod.Tokenizer.train(read_data("corpus.en", 20000), 600)
+    text = read_data("corpus.en", 30000)
+    first = tok.encode_ordinary(text)
+    probe = next(i for i in first if i > 300)
+    before = sys.getrefcount(probe)
+    again = [tok.encode_ordinary(text) for _ in range(3)]
+    assert sys.getrefcount(probe) == before + 3 * first.count(probe)
+    del again
+    assert sys.getrefcount(probe) == before
