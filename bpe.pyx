@@ -284,14 +284,6 @@ cdef void bmap_free(BytesMap *m) noexcept nogil:
     m.slots = NULL
     m.keys = NULL
 
-cdef void bmap_clear(BytesMap *m) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(m.mask + 1):
-        m.slots[i].val_len = -1
-    m.size = 0
-    m.keys_len = 0
-    m.vals.len = 0
-
 cdef inline Py_ssize_t bmap_find(const BytesMap *m, const uint8_t *key, Py_ssize_t n,
                                  uint64_t h) noexcept nogil:
     cdef Py_ssize_t i = <Py_ssize_t> (h & <uint64_t> m.mask)
@@ -1540,6 +1532,15 @@ def _merge_packed(parts):
 # and that position is remembered as a dead end.  The first sequence found
 # this way is the merge-by-rank result: it is the only sequence of buildable
 # tokens whose neighbours are all compatible.
+#
+# Most pre-tokens never get that far.  Per thread (a _Cache), in this order:
+# a direct-mapped table of the recent pre-tokens of up to 8 bytes that are one
+# token (hot8), the read-only table of every token of up to 8 bytes (shorts;
+# longer ones walk the trie), a direct-mapped table of recent pre-tokens of up
+# to 16 bytes and 2 ids (hot), and a bounded cache of the others' ids (slots).
+# The compatibility checks the backtracking makes are remembered (memo).
+# Everything here is memory-bound: a pre-token seen for the first time touches
+# some ten cache lines of tables of several MB, one seen recently one or two.
 
 cdef enum: CACHE_BITS = 16
 cdef enum: CACHE_SLOTS = 1 << CACHE_BITS
@@ -1555,9 +1556,9 @@ cdef enum: DA_BASE = 0x3FFFFFFF
 cdef enum: DA_OK = 0x40000000
 
 
-# The merges by pair: one word a slot, left << 42 | right << 21 | made (core
-# numbers, 0: a free slot), for vocabularies of fewer than 2**21 tokens; two
-# words (PairSlot) for larger ones.
+# The merges by pair: one word a slot, (left + 1) << 42 | right << 21 | made
+# (core numbers; 0: a free slot), in buckets of 8 slots (a cache line), for
+# fewer than 2**21 - 1 core tokens; two words (PairSlot) a slot for more.
 cdef struct PairSlot:
     uint64_t key      # left << 32 | right (core numbers); EMPTY_KEY: free
     int32_t val       # the core number of the token that merge makes
