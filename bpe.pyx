@@ -4,8 +4,9 @@
 Same API and same results as ``bpe_fallback`` (which holds the rules, the
 special-token policy and the file formats); this module replaces only the hot
 loops with typed C: the merge loop of training, a native pre-tokenizer for
-the named patterns, encoding by merge rank with a C pair table and a
-pre-token cache, all run without the GIL.
+the named patterns (on UTF-8), and encoding with a trie over the token bytes
+(longest match, a compatibility check with the token before, backtracking)
+behind per-thread caches of recent pre-tokens, all run without the GIL.
 
 >>> tok = Tokenizer.train("low lower lowest " * 20, 260, pattern="words")
 >>> tok.merges[:2]
@@ -79,8 +80,19 @@ cdef extern from *:
     int ctz64 "bpe_ctz64"(uint64_t x) noexcept nogil
     uint64_t le64 "bpe_le64"(uint64_t x) noexcept nogil
 
+cdef extern from *:
+    """
+    /* k more references to o at once (an immortal object keeps its count) */
+    static inline void bpe_add_refs(PyObject *o, Py_ssize_t k) {
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (_Py_IsImmortal(o)) return;
+    #endif
+        Py_SET_REFCNT(o, Py_REFCNT(o) + k);
+    }
+    """
+    void add_refs "bpe_add_refs"(PyObject *o, Py_ssize_t k)
+
 cdef extern from "Python.h":
-    void incref "Py_INCREF"(PyObject *o) noexcept nogil
     bint PyUnicode_IS_ASCII(object)
     int PyErr_CheckSignals() except? -1
     unsigned long PyLong_AsUnsignedLong(object) except? -1
@@ -275,14 +287,6 @@ cdef void bmap_free(BytesMap *m) noexcept nogil:
     ivec_free(&m.vals)
     m.slots = NULL
     m.keys = NULL
-
-cdef void bmap_clear(BytesMap *m) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(m.mask + 1):
-        m.slots[i].val_len = -1
-    m.size = 0
-    m.keys_len = 0
-    m.vals.len = 0
 
 cdef inline Py_ssize_t bmap_find(const BytesMap *m, const uint8_t *key, Py_ssize_t n,
                                  uint64_t h) noexcept nogil:
@@ -1295,6 +1299,26 @@ cdef int utf8_of(str text, Utf8 *out) except -1:
     return 0
 
 
+cdef Py_ssize_t utf8_offset(const uint8_t *u, Py_ssize_t n, Py_ssize_t chars) noexcept nogil:
+    """The byte offset of code point number `chars` in UTF-8 u[:n]."""
+    cdef Py_ssize_t i = 0
+    while i < n:
+        if (u[i] & 0xC0) != 0x80:
+            if chars == 0:
+                return i
+            chars -= 1
+        i += 1
+    return n
+
+
+cdef Py_ssize_t code_points(const uint8_t *u, Py_ssize_t n) noexcept nogil:
+    """How many code points UTF-8 u[:n] holds."""
+    cdef Py_ssize_t i, k = 0
+    for i in range(n):
+        k += (u[i] & 0xC0) != 0x80
+    return k
+
+
 def _native_pretokens(str text, pattern):
     """The pre-tokens of `text` by the native scanner (for tests: they must
     equal regex.findall(pattern, text))."""
@@ -1524,6 +1548,15 @@ def _merge_packed(parts):
 # and that position is remembered as a dead end.  The first sequence found
 # this way is the merge-by-rank result: it is the only sequence of buildable
 # tokens whose neighbours are all compatible.
+#
+# Most pre-tokens never get that far.  Per thread (a _Cache), in this order:
+# a direct-mapped table of the recent pre-tokens of up to 8 bytes that are one
+# token (hot8), the read-only table of every token of up to 8 bytes (shorts;
+# longer ones walk the trie), a direct-mapped table of recent pre-tokens of up
+# to 16 bytes and 2 ids (hot), and a bounded cache of the others' ids (slots).
+# The compatibility checks the backtracking makes are remembered (memo).
+# Everything here is memory-bound: a pre-token seen for the first time touches
+# some ten cache lines of tables of several MB, one seen recently one or two.
 
 cdef enum: CACHE_BITS = 16
 cdef enum: CACHE_SLOTS = 1 << CACHE_BITS
@@ -1539,9 +1572,9 @@ cdef enum: DA_BASE = 0x3FFFFFFF
 cdef enum: DA_OK = 0x40000000
 
 
-# The merges by pair: one word a slot, left << 42 | right << 21 | made (core
-# numbers, 0: a free slot), for vocabularies of fewer than 2**21 tokens; two
-# words (PairSlot) for larger ones.
+# The merges by pair: one word a slot, (left + 1) << 42 | right << 21 | made
+# (core numbers; 0: a free slot), in buckets of 8 slots (a cache line), for
+# fewer than 2**21 - 1 core tokens; two words (PairSlot) a slot for more.
 cdef struct PairSlot:
     uint64_t key      # left << 32 | right (core numbers); EMPTY_KEY: free
     int32_t val       # the core number of the token that merge makes
@@ -1661,6 +1694,8 @@ cdef enum: HOT8_BITS = 14
 
 cdef struct PCache:
     uint64_t *memo    # the backtracking's remembered compatibility checks
+    int32_t *id_count # to_list: how often each id occurs (zero between calls)
+    int32_t *id_seen  # to_list: the ids that occur
     ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
     HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
     CSlot *slots      # CACHE_SLOTS of them; emptied when 3/4 are taken
@@ -1701,6 +1736,10 @@ cdef void pcache_free(PCache *c) noexcept nogil:
     free(c.hot8)
     free(c.memo)
     c.memo = NULL
+    free(c.id_count)
+    free(c.id_seen)
+    c.id_count = NULL
+    c.id_seen = NULL
     c.hot = NULL
     c.hot8 = NULL
     free(c.slots)
@@ -2469,7 +2508,8 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     cdef int err = 0
     memset(&sc, 0, sizeof(Scratch))
     sc.memo = cache.memo
-    if ivec_reserve(out, n // 4 + 64) < 0:
+    cut[0] = 0
+    if ivec_reserve(out, stop // 4 + 64) < 0:
         return -1
     if n == 0:
         cut[0] = 0
@@ -2502,6 +2542,7 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
         elif piece(T, s + i, e - i, i + 8 <= n, cache, out, &sc) < 0:
             err = -1
             break
+        cut[0] = e
         if e >= n:
             i = e
             break
@@ -2750,25 +2791,45 @@ cdef class _Core:
             p += self.dec_len[v]
         return out
 
-    cdef list to_list(self, IVec *out):
-        """The ids as a list of the shared int objects."""
+    cdef list to_list(self, IVec *out, PCache *cache):
+        """The ids as a list of the shared int objects.  Only the list's
+        creation and one reference count update per distinct id hold the
+        GIL: the items are written (into the new list, which no one else
+        sees yet) and the ids counted without it, so that threads overlap."""
         cdef list result
-        cdef Py_ssize_t i, n = out.len
+        cdef Py_ssize_t i, n = out.len, distinct = 0
         cdef PyObject **objs
         cdef PyObject **items
         cdef PyObject *o
         cdef const int32_t *ids = out.data
+        cdef int32_t *count
+        cdef int32_t *seen
+        cdef int32_t v
         if self.id_objs is None:
             return [out.data[i] for i in range(out.len)]
+        if cache.id_count == NULL:
+            cache.id_count = <int32_t *> calloc(self.n_ids, sizeof(int32_t))
+            cache.id_seen = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
+            if cache.id_count == NULL or cache.id_seen == NULL:
+                raise MemoryError()
+        count = cache.id_count
+        seen = cache.id_seen
         result = PyList_New(n)
         objs = list_items(self.id_objs)
         items = list_items(result)
-        for i in range(n):
-            if i + 16 < n:
-                prefetch(objs[ids[i + 16]])  # the int objects are spread over memory
-            o = objs[ids[i]]
-            incref(o)
-            items[i] = o
+        with nogil:
+            for i in range(n):
+                v = ids[i]
+                items[i] = objs[v]
+                if count[v] == 0:
+                    seen[distinct] = v
+                    distinct += 1
+                count[v] += 1
+        for i in range(distinct):
+            v = seen[i]
+            o = objs[v]
+            add_refs(o, count[v])
+            count[v] = 0
         return result
 
     cdef list encode_pieces(self, pieces, _Cache cache):
@@ -2784,7 +2845,7 @@ cdef class _Core:
                 b = p.encode("utf-8")
                 if piece(&self.T, <const uint8_t *> PyBytes_AS_STRING(b), len(b), False, &cache.c, &out, &sc):
                     raise MemoryError()
-            return self.to_list(&out)
+            return self.to_list(&out, &cache.c)
         finally:
             ivec_free(&out)
             scratch_free(&sc)

@@ -186,3 +186,59 @@ def test_real_vocabularies_equal_tiktoken(mod, name, tmp_path_factory):
     for text in ["a" * 3000, "ab" * 2000, " " * 3000, "\n" * 2000 + "x", "9" * 3000, "!?" * 1500,
                  "é" * 2000, "中文" * 1000, "the" * 1000]:
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text[:10]
+
+
+# ---------------------------------------------------------------------------------------
+# Streaming: the compiled core encodes the pre-tokens up to a limit (for encode_iterable)
+
+PREFIX_CHARS = list("ab cd'sS\n\r\t.,!/1 ") + ["é", "中", "\u00a0", "\u0301", "😀"]
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(text=st.lists(st.sampled_from(PREFIX_CHARS), max_size=60).map("".join), data=st.data(),
+       pattern=st.sampled_from(["gpt2", "cl100k", "o200k", "words"]))
+def test_encode_prefix(text, data, pattern):
+    """(cut, ids) = the pre-tokens that end by `limit`: cut where regex's last such
+    pre-token ends, ids the start of the whole text's ids."""
+    bpe = pytest.importorskip("bpe")
+    if bpe.BACKEND != "cython":
+        pytest.skip("no compiled core")
+    import regex
+
+    tok = _prefix_tok(bpe, pattern)
+    limit = data.draw(st.integers(0, len(text) + 2))
+    got = tok._core.encode_prefix(text, limit, bpe._Cache())
+    cut = 0
+    for m in regex.finditer(tok.pattern, text):
+        if m.end() > limit:
+            break
+        cut = m.end()
+    full = tok.encode_ordinary(text)
+    assert got[0] == cut
+    assert got[1] == full[:len(got[1])]
+    assert tok.decode(got[1]) == text[:cut]
+
+
+_PREFIX = {}
+
+
+def _prefix_tok(mod, pattern):
+    if pattern not in _PREFIX:
+        _PREFIX[pattern] = mod.Tokenizer.train(read_data("corpus.en", 20000) + " é中 ", 300, pattern=pattern)
+    return _PREFIX[pattern]
+
+
+def test_result_references_exact(mod):
+    """Each id in a result holds one reference to its int object: counting them
+    in bulk (the compiled core) gives the same counts as one at a time."""
+    import sys
+
+    tok = mod.Tokenizer.train(read_data("corpus.en", 20000), 600)
+    text = read_data("corpus.en", 30000)
+    first = tok.encode_ordinary(text)
+    probe = next(i for i in first if i > 300)
+    before = sys.getrefcount(probe)
+    again = [tok.encode_ordinary(text) for _ in range(3)]
+    assert sys.getrefcount(probe) == before + 3 * first.count(probe)
+    del again
+    assert sys.getrefcount(probe) == before

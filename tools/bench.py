@@ -1026,13 +1026,13 @@ def row_encode_batch(ctx, table):
         ctx.timeout,
     )
     if not res["ok"]:
-        table.row(what, _short(res["error"]), "-", "-", "≥ 1.7×", "-")
+        table.row(what, _short(res["error"]), "-", "-", "≥ 1.9×", "-")
         table.note("encode_batch: {}".format(res["error"]))
         return
     s = res["seconds_1"] / res["seconds_2"]
     table.row(what, "{:.2f} MB/s ({})".format(res["mb"] / res["seconds_2"], res["backend"]),
               "{:.2f} MB/s, 1 thread".format(res["mb"] / res["seconds_1"]), "{:.2f}×".format(s),
-              "≥ 1.7×", _met(s >= 1.7))
+              "≥ 1.9×", _met(s >= 1.9))
     if not res["same_ids"]:
         table.note("encode_batch: 1-thread and 2-thread results DIFFER")
 
