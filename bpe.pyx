@@ -1694,7 +1694,7 @@ cdef enum: HOT8_BITS = 14
 
 cdef struct PCache:
     uint64_t *memo    # the backtracking's remembered compatibility checks
-    int32_t *id_count # to_list: how often each id occurs (zero between calls)
+    Py_ssize_t *id_count # to_list: how often each id occurs (zero between calls)
     int32_t *id_seen  # to_list: the ids that occur
     ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
     HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
@@ -2509,7 +2509,7 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     memset(&sc, 0, sizeof(Scratch))
     sc.memo = cache.memo
     cut[0] = 0
-    if ivec_reserve(out, stop // 4 + 64) < 0:
+    if ivec_reserve(out, (n if n < limit else limit) // 4 + 64) < 0:
         return -1
     if n == 0:
         cut[0] = 0
@@ -2802,13 +2802,13 @@ cdef class _Core:
         cdef PyObject **items
         cdef PyObject *o
         cdef const int32_t *ids = out.data
-        cdef int32_t *count
+        cdef Py_ssize_t *count
         cdef int32_t *seen
         cdef int32_t v
         if self.id_objs is None:
             return [out.data[i] for i in range(out.len)]
         if cache.id_count == NULL:
-            cache.id_count = <int32_t *> calloc(self.n_ids, sizeof(int32_t))
+            cache.id_count = <Py_ssize_t *> calloc(self.n_ids, sizeof(Py_ssize_t))
             cache.id_seen = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
             if cache.id_count == NULL or cache.id_seen == NULL:
                 raise MemoryError()
@@ -2886,7 +2886,7 @@ cdef class _Core:
                         chars += (u.data[i] & 0xC0) != 0x80
             if err:
                 raise MemoryError()
-            return chars, self.to_list(&out)
+            return chars, self.to_list(&out, &cache.c)
         finally:
             free(u.owned)
             ivec_free(&out)
