@@ -568,9 +568,9 @@ cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *b
 
 def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
                   progress=None, bint consume=True):
-    """The compiled merge loop; same contract as bpe_fallback._learn_merges
-    (which empties `counts` once its arrays hold them; `progress` is None or a
-    callable (phase, done, total))."""
+    """Core.learn_merges: the compiled merge loop (with `consume`, it empties
+    `counts` once its arrays hold them; `progress` is None or a callable
+    (phase, done, total))."""
     cdef Trainer t
     cdef Py_ssize_t total = 0, nwords = 0, base, i, n, step
     cdef int64_t c, limit = (1 << 62) if max_token_bytes is None else min(max_token_bytes, 1 << 62)
@@ -1365,22 +1365,21 @@ cdef class _Counter:
     cdef Py_ssize_t cap
     cdef int which
     cdef object findall
-    cdef object special_re
 
-    def __cinit__(self, str pattern, specials):
+    def __cinit__(self, str pattern):
         if bmap_init(&self.m, 1 << 12) < 0:
             raise MemoryError()
         self.which = _which(pattern)
-        self.findall = _py._pretokenizer(_py._compile_pattern(pattern))
-        self.special_re = _py._special_regex(specials)
         if self.which != P_NONE:
             _build_flags()
+        else:
+            self.findall = _py.pretokenizer(pattern)
 
     def __dealloc__(self):
         bmap_free(&self.m)
         free(self.counts)
 
-    cdef int add(self, const uint8_t *s, Py_ssize_t n, int64_t k) noexcept nogil:
+    cdef int put(self, const uint8_t *s, Py_ssize_t n, int64_t k) noexcept nogil:
         cdef uint64_t h = hash_bytes(s, n)
         cdef Py_ssize_t slot = bmap_find(&self.m, s, n, h), cap
         cdef int32_t idx
@@ -1400,32 +1399,28 @@ cdef class _Counter:
         self.n += 1
         return bmap_put(&self.m, s, n, h, &idx, 1)
 
-    def add_document(self, text):
+    def add(self, str text):
+        """Count the pre-tokens of text (repaired, no special tokens in it)."""
         cdef bytes b
         cdef Utf8 u
         cdef int err = 0
-        text = _repair(text)
-        pieces = self.special_re.split(text) if self.special_re is not None else (text,)
-        for piece in pieces:
-            if not piece:
-                continue
-            if self.which != P_NONE:
-                utf8_of(piece, &u)
-                try:
-                    with nogil:
-                        err = count_text(self, u.data, u.len)
-                finally:
-                    free(u.owned)
-            else:
-                for token in self.findall(piece):
-                    if not token:
-                        continue  # a custom pattern may match the empty string
-                    b = token.encode("utf-8")
-                    err = self.add(<const uint8_t *> PyBytes_AS_STRING(b), len(b), 1)
-                    if err:
-                        break
-            if err:
-                raise MemoryError()
+        if self.which != P_NONE:
+            utf8_of(text, &u)
+            try:
+                with nogil:
+                    err = count_text(self, u.data, u.len)
+            finally:
+                free(u.owned)
+        else:
+            for token in self.findall(text):
+                if not token:
+                    continue  # a custom pattern may match the empty string
+                b = token.encode("utf-8")
+                err = self.put(<const uint8_t *> PyBytes_AS_STRING(b), len(b), 1)
+                if err:
+                    break
+        if err:
+            raise MemoryError()
 
     def pack(self):
         """(keys end to end, int32 lengths, int64 counts) as three bytes objects:
@@ -1460,7 +1455,7 @@ cdef class _Counter:
         if len(cnts) != n * sizeof(int64_t):
             raise ValueError("malformed packed counts")
         for i in range(n):
-            if off + lp[i] > len(keys) or self.add(kp + off, lp[i], cp[i]) < 0:
+            if off + lp[i] > len(keys) or self.put(kp + off, lp[i], cp[i]) < 0:
                 raise MemoryError() if off + lp[i] <= len(keys) else ValueError("malformed packed counts")
             off += lp[i]
 
@@ -1481,49 +1476,10 @@ cdef int count_text(_Counter counter, const uint8_t *s, Py_ssize_t n) noexcept n
     cdef Py_ssize_t i = 0, e
     while i < n:
         e = next_pretoken(counter.which, s, i, n)
-        if counter.add(s + i, e - i, 1) < 0:
+        if counter.put(s + i, e - i, 1) < 0:
             return -1
         i = e
     return 0
-
-
-def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
-    """Count the pre-tokens of `texts` (a str or an iterable of str documents):
-    the counting step of training, natively for the named patterns.
-
-    >>> sorted(count_pretokens(["a cat", "a dog"]).items())
-    [(b' cat', 1), (b' dog', 1), (b'a', 2)]
-    """
-    counter = _Counter(_py.resolve_pattern(pattern), _py._check_specials(special_tokens))
-    if isinstance(texts, str):
-        texts = (texts,)
-    for text in texts:
-        counter.add_document(text)
-    return counter.to_dict()
-
-
-def _count_range(job):
-    """Worker: count the pre-tokens of bytes [start, end) of a file."""
-    path, start, end, pattern, specials = job
-    counter = _Counter(pattern, specials)
-    counter.add_document(_py._read_range(path, start, end))
-    return counter.to_dict()
-
-
-def _count_range_packed(job):
-    """Worker of train_files: _count_range, sent back as three packed buffers."""
-    path, start, end, pattern, specials = job
-    counter = _Counter(pattern, specials)
-    counter.add_document(_py._read_range(path, start, end))
-    return counter.pack()
-
-
-def _merge_packed(parts):
-    """Sum the workers' packed counts in one C map; one dict at the end."""
-    total = _Counter(PATTERNS["bytes"], ())
-    for packed in parts:
-        total.add_packed(packed)
-    return total.to_dict()
 
 
 # ===========================================================================
@@ -2597,25 +2553,110 @@ cdef inline int64_t i64heap_pop(int64_t *heap, Py_ssize_t *hlen) noexcept nogil:
 
 
 @cython.final
-cdef class _Core:
-    """The C tables of one tokenizer (CoreT: the trie over every token's bytes,
-    the core's token numbers, the merges by pair) and the id tables for
-    decoding.  Read-only once built: threads share it."""
+def _repair(text):
+    """Core.repair: bpe_fallback.Core.repair after a scan for surrogates
+    without the GIL (none, the common case: the text as it is)."""
+    cdef int kind
+    cdef bint bad
+    cdef const void *data
+    cdef Py_ssize_t n
+    if type(text) is not str:
+        return _py.Core.repair(text)
+    kind = PyUnicode_KIND(text)
+    if kind == 1:
+        return text
+    data = PyUnicode_DATA(text)
+    n = PyUnicode_GET_LENGTH(text)
+    with nogil:
+        if kind == 2:
+            bad = has_surrogate(<const uint16_t *> data, n)
+        else:
+            bad = has_surrogate(<const uint32_t *> data, n)
+    return _py.Core.repair(text) if bad else text
+
+
+def _pack_ids(list ids, int itemsize):
+    """Core.pack_ids: a list of ids as little-endian unsigned ints of
+    `itemsize` (2 or 4) bytes."""
+    cdef Py_ssize_t n = len(ids), i
+    cdef unsigned long v, limit = 0xFFFF if itemsize == 2 else 0xFFFFFFFF
+    out = PyBytes_FromStringAndSize(NULL, n * itemsize)
+    cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
+    for i in range(n):
+        v = PyLong_AsUnsignedLong(<object> PyList_GET_ITEM(ids, i))
+        if v > limit:
+            raise OverflowError(f"id {v} does not fit {itemsize} bytes")
+        p[0] = v & 0xFF
+        p[1] = (v >> 8) & 0xFF
+        if itemsize == 4:
+            p[2] = (v >> 16) & 0xFF
+            p[3] = v >> 24
+        p += itemsize
+    return out
+
+
+
+cdef class Core:
+    """The compiled core: the hot work of one tokenizer, in C.  The same
+    interface as ``bpe_fallback.Core`` (whose docstring describes it); a
+    ``bpe.Tokenizer`` holds one.
+
+    Its tables (CoreT: the trie over every token's bytes, the core's token
+    numbers, the merges by pair; the id tables for decoding) are read-only
+    once built, so threads share them; each call borrows a cache (pre-token
+    -> ids) from a small pool, so threads encode at once, without the GIL.
+
+    >>> core = Core(PATTERNS["gpt2"], {bytes([b]): b for b in range(256)} | {b"hi": 256},
+    ...             [(104, 105, 256)], {})
+    >>> core.encode_text("hi hi"), core.encode_pieces(["hi", " hi"]), core.decode_bytes([256, 33])
+    ([256, 32, 256], [256, 32, 256], b'hi!')
+    """
     cdef CoreT T
     cdef object rx_findall
+    cdef str pattern
     cdef list id_objs          # the int object of every id, shared by all results
     cdef bytes dec_buf         # every token's bytes, end to end
     cdef int64_t *dec_off      # id -> offset in dec_buf
     cdef int32_t *dec_len      # id -> length (-1: no such id)
     cdef Py_ssize_t n_ids
+    cdef dict sparse           # id -> bytes, when the ids are too sparse for the byte table
+    cdef list spare            # caches not in use, the most recently used last
+    cdef Py_ssize_t max_spare
 
-    def __cinit__(self, tok):
-        self.T.which = _which(tok._pattern)
+    releases_gil = True
+
+    def __cinit__(self, str pattern, dict ranks, list merges, dict specials):
+        cdef dict decoder
+        self.pattern = pattern
+        self.T.which = _which(pattern)
         if self.T.which != P_NONE:
             _build_flags()
-        self.rx_findall = tok._findall
-        self.build(tok._encoder, tok._rank_pair, tok._rank_id, tok._byte_ids)
-        self.build_decoder(tok._decoder)
+        else:
+            self.rx_findall = _py.pretokenizer(pattern)
+        self.spare = []
+        self.max_spare = (os.cpu_count() or 1) + 1
+        self.build(ranks, [(a, b) for a, b, _ in merges], [m for _, _, m in merges],
+                   [ranks[bytes([b])] for b in range(256)])
+        decoder = {i: t for t, i in ranks.items()}
+        for name, i in specials.items():
+            decoder[i] = name.encode("utf-8")
+        self.build_decoder(decoder)
+
+    counter = _Counter
+    learn_merges = staticmethod(_learn_merges)
+    repair = staticmethod(_repair)
+    pack_ids = staticmethod(_pack_ids)
+
+    cdef _Cache take(self):
+        """A cache for one call: a spare one (the warmest), or a new one."""
+        if self.spare:
+            return self.spare.pop()
+        return _Cache()
+
+    cdef void give(self, _Cache cache):
+        """Back to the pool, which keeps at most a few (one per CPU, and one)."""
+        if len(self.spare) < self.max_spare:
+            self.spare.append(cache)
 
     def __dealloc__(self):
         free(self.T.da)
@@ -2640,6 +2681,7 @@ cdef class _Core:
         if self.n_ids > 8 * len(decoder) + (1 << 20):
             self.n_ids = 0
             self.id_objs = None
+            self.sparse = decoder
             self.dec_buf = b""
             return 0
         self.id_objs = list(range(self.n_ids))
@@ -2764,7 +2806,7 @@ cdef class _Core:
                 T.node_val = NULL
         return 0
 
-    cdef object decode(self, list ids):
+    def decode_bytes(self, list ids):
         """The bytes of `ids` through the byte table, or None when an id is not
         a plain int of the vocabulary (the caller then reports it)."""
         cdef Py_ssize_t k, n = len(ids), total = 0
@@ -2772,6 +2814,11 @@ cdef class _Core:
         cdef bytes out
         cdef char *p
         cdef const char *src = PyBytes_AS_STRING(self.dec_buf)
+        if self.id_objs is None:  # sparse ids: no byte table
+            try:
+                return b"".join(map(self.sparse.__getitem__, ids))
+            except KeyError:
+                return None
         for k in range(n):
             o = ids[k]
             if type(o) is not int:
@@ -2832,8 +2879,15 @@ cdef class _Core:
             count[v] = 0
         return result
 
-    cdef list encode_pieces(self, pieces, _Cache cache):
+    def encode_pieces(self, pieces):
         """Ids of pre-tokens already split (str each)."""
+        cdef _Cache cache = self.take()
+        try:
+            return self.pieces_with(pieces, cache)
+        finally:
+            self.give(cache)
+
+    cdef list pieces_with(self, pieces, _Cache cache):
         cdef IVec out
         cdef Scratch sc
         cdef bytes b
@@ -2850,23 +2904,35 @@ cdef class _Core:
             ivec_free(&out)
             scratch_free(&sc)
 
-    cdef list encode_text(self, str text, _Cache cache):
+    def encode_text(self, str text):
         """Ids of text that holds no special tokens (lone surrogates already
         repaired).  The GIL is released while the named patterns scan."""
-        if self.T.which == P_NONE:
-            return self.encode_pieces(self.rx_findall(text), cache)
-        return self.encode_prefix(text, PyUnicode_GET_LENGTH(text), cache)[1]
+        cdef _Cache cache = self.take()
+        try:
+            if self.T.which == P_NONE:
+                return self.pieces_with(self.rx_findall(text), cache)
+            return self.prefix_with(text, PyUnicode_GET_LENGTH(text), cache)[1]
+        finally:
+            self.give(cache)
 
-    cdef tuple encode_prefix(self, str text, Py_ssize_t limit, _Cache cache):
-        """(end, ids) of the pre-tokens of `text` (a named pattern's) that end
-        at or before `limit`, scanned without the GIL."""
+    def encode_prefix(self, str text, Py_ssize_t limit):
+        """(end, ids) of the pre-tokens of `text` that end at or before
+        `limit`; for a named pattern, scanned without the GIL."""
+        cdef _Cache cache
+        if self.T.which == P_NONE:
+            raise ValueError("encode_prefix needs the gpt2, cl100k, o200k or words pattern")
+        cache = self.take()
+        try:
+            return self.prefix_with(text, limit, cache)
+        finally:
+            self.give(cache)
+
+    cdef tuple prefix_with(self, str text, Py_ssize_t limit, _Cache cache):
         cdef IVec out
         cdef int err = 0
         cdef Utf8 u
         cdef Py_ssize_t n, byte_limit, cut = 0, chars = 0, i
         cdef bint ascii = PyUnicode_IS_ASCII(text)
-        if self.T.which == P_NONE:
-            raise ValueError("encode_prefix needs a named pattern")
         memset(&out, 0, sizeof(IVec))
         n = PyUnicode_GET_LENGTH(text)
         if limit >= n:
@@ -2897,9 +2963,9 @@ cdef class _Core:
                 "pair_slots": (self.T.pair_mask + 1) * (8 if self.T.pairs != NULL else 1),
                 "short_slots": self.T.short_mask + 1}
 
-    def rank_merge_ids(self, bytes data):
-        """Ids of `data` by merge rank alone (no trie, no whole-token rule):
-        for tests, which check the trie against it."""
+    def merge_bytes(self, bytes data):
+        """Ids of `data` by merge rank alone over its bytes (no pre-tokens, no
+        trie, no whole-token rule)."""
         return self.by(data, False)
 
     def trie_ids(self, bytes data):
@@ -3033,180 +3099,12 @@ cdef bint has_surrogate(const ch_t *s, Py_ssize_t n) noexcept nogil:
     return False
 
 
-cdef bint _plain_counts(dict counts):
-    """True if every key is bytes and every count an int >= 0 (no copy needed)."""
-    cdef object k, v
-    for k, v in counts.items():
-        if type(k) is not bytes or type(v) is not int or v < 0:
-            return False
-    return True
-
-
-def _repair(text):
-    """bpe_fallback._repair, with the scan for surrogates done without the GIL."""
-    cdef int kind
-    cdef bint bad
-    cdef const void *data
-    cdef Py_ssize_t n
-    if type(text) is not str:
-        return _py._repair(text)
-    kind = PyUnicode_KIND(text)
-    if kind == 1:
-        return text
-    data = PyUnicode_DATA(text)
-    n = PyUnicode_GET_LENGTH(text)
-    with nogil:
-        if kind == 2:
-            bad = has_surrogate(<const uint16_t *> data, n)
-        else:
-            bad = has_surrogate(<const uint32_t *> data, n)
-    return _py._repair(text) if bad else text
-
-
-def _pack_ids(list ids, int itemsize):
-    """bpe_fallback._pack_ids in C: a list of ids as little-endian unsigned
-    ints of `itemsize` (2 or 4) bytes."""
-    cdef Py_ssize_t n = len(ids), i
-    cdef unsigned long v, limit = 0xFFFF if itemsize == 2 else 0xFFFFFFFF
-    out = PyBytes_FromStringAndSize(NULL, n * itemsize)
-    cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
-    for i in range(n):
-        v = PyLong_AsUnsignedLong(<object> PyList_GET_ITEM(ids, i))
-        if v > limit:
-            raise OverflowError(f"id {v} does not fit {itemsize} bytes")
-        p[0] = v & 0xFF
-        p[1] = (v >> 8) & 0xFF
-        if itemsize == 4:
-            p[2] = (v >> 16) & 0xFF
-            p[3] = v >> 24
-        p += itemsize
-    return out
-
-
 class Tokenizer(_py.Tokenizer):
     __doc__ = _py.Tokenizer.__doc__
+    core_class = Core
 
-    # the hot loops this module replaces (bpe_fallback.Tokenizer declares them)
-    _count, _count_job, _merge_jobs, _learn, _repair, _pack_ids = map(staticmethod, (
-        count_pretokens, _count_range_packed, _merge_packed, _learn_merges, _repair, _pack_ids))
 
-    @classmethod
-    def train_from_counts(cls, counts, vocab_size, *, pattern="gpt2", special_tokens=(),
-                          min_frequency=2, max_token_bytes=None, progress=False):
-        if type(counts) is dict and _plain_counts(counts):
-            # bytes -> int already: the merge loop reads them straight into its arrays,
-            # without a normalized copy (tens of millions of pre-tokens stay one dict)
-            pattern, specials = cls._train_options(vocab_size, pattern, special_tokens,
-                                                   min_frequency, max_token_bytes)
-            merges = _learn_merges(counts, vocab_size - 256 - len(specials), min_frequency,
-                                   max_token_bytes, _py._reporter(progress), consume=False)
-            return cls._from_trained(pattern, merges, specials)
-        return super().train_from_counts(counts, vocab_size, pattern=pattern,
-                                         special_tokens=special_tokens, min_frequency=min_frequency,
-                                         max_token_bytes=max_token_bytes, progress=progress)
-
-    train_from_counts.__func__.__doc__ = _py.Tokenizer.train_from_counts.__doc__
-
-    def _init_core(self):
-        self._core = _Core(self)
-        self._cache = _Cache()
-        self._local = threading.local()
-        self._batch_caches = []
-
-    def _take_cache(self):
-        """This thread's cache if it has one (encode_batch's workers), else
-        the shared one, or a thread-local one while another thread holds the
-        shared one (taken and given back under the GIL, so never used by two)."""
-        cdef _Cache cache = getattr(self._local, "cache", None)
-        if cache is None or cache.busy:
-            cache = self._cache
-            if cache.busy:
-                cache = self._local.cache = _Cache()
-        cache.busy = True
-        return cache
-
-    def _core_ids(self, text=None, pieces=None, limit=None):
-        """Ids from the core for text (no special tokens in it), for pre-tokens
-        already split, or (end, ids) of text's pre-tokens up to `limit`, with a
-        cache held for the call."""
-        cdef _Cache cache = self._take_cache()
-        try:
-            if limit is not None:
-                return (<_Core> self._core).encode_prefix(text, limit, cache)
-            if pieces is None:
-                return (<_Core> self._core).encode_text(text, cache)
-            return (<_Core> self._core).encode_pieces(pieces, cache)
-        finally:
-            cache.busy = False
-
-    def _encode_prefix(self, text, limit):
-        return self._core_ids(text, limit=limit)
-
-    def encode_ordinary(self, text):
-        return self._core_ids(self._repair(text))
-
-    encode_ordinary.__doc__ = _py.Tokenizer.encode_ordinary.__doc__
-
-    def _encode_allowed(self, text, allowed, out):
-        if allowed or out:
-            return _py.Tokenizer._encode_allowed(self, text, allowed, out)
-        return self._core_ids(text)  # no special tokens to split on: no copy
-
-    def _encode_chunk(self, text, out):
-        out.extend(self._core_ids(text))
-        return out
-
-    def _encode_pieces(self, pieces, out):
-        out.extend(self._core_ids(pieces=pieces))
-        return out
-
-    def decode_bytes(self, ids):
-        if isinstance(ids, (str, bytes)):
-            raise TypeError(f"ids must be a sequence of int, not {type(ids).__name__}")
-        ids = ids if type(ids) is list else list(ids)
-        out = (<_Core> self._core).decode(ids)
-        if out is None:  # numpy ints, or an error to report: the reference path
-            out = _py.Tokenizer.decode_bytes(self, ids)
-        return out
-
-    decode_bytes.__doc__ = _py.Tokenizer.decode_bytes.__doc__
-
-    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(),
-                     disallowed_special="all"):
-        """``[encode(t) for t in texts]`` on `num_threads` threads (default:
-        the number of CPUs) that encode without the GIL.
-
-        >>> tok = Tokenizer.from_merges([(b"h", b"i")])
-        >>> tok.encode_batch(["hi", "ih"], num_threads=2)
-        [[256], [105, 104]]
-        """
-        if num_threads is not None:
-            _py._check_int("num_threads", num_threads, 1)
-        if isinstance(texts, str):
-            raise TypeError("encode_batch expects a list of str, not a str")
-        texts = list(texts)
-        # never more threads than CPUs (each keeps a warm cache for good)
-        threads = min(num_threads or os.cpu_count() or 1, os.cpu_count() or 1, max(len(texts), 1))
-        if threads <= 1:
-            return [self.encode(t, allowed_special=allowed_special,
-                                disallowed_special=disallowed_special) for t in texts]
-        step = -(-len(texts) // threads)
-        groups = [texts[i:i + step] for i in range(0, len(texts), step)]
-        caches = self._batch_caches
-        while len(caches) < len(groups):
-            caches.append(_Cache())  # kept warm across calls, one per worker
-
-        def work(k):
-            self._local.cache = caches[k]
-            try:
-                return [self.encode(t, allowed_special=allowed_special,
-                                    disallowed_special=disallowed_special) for t in groups[k]]
-            finally:
-                self._local.cache = None
-
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            parts = list(pool.map(work, range(len(groups))))
-        return [ids for part in parts for ids in part]
+count_pretokens = Tokenizer.count_pretokens
 
 
 def get_encoding(name, path=None):

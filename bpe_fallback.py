@@ -59,9 +59,9 @@ from concurrent.futures.process import BrokenProcessPool
 
 import regex
 
-__all__ = ["Tokenizer", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND", "__version__",
-           "resolve_pattern", "token_to_str", "str_to_token", "file_cuts", "read_jsonl", "ProgressBar",
-           "main"]
+__all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND", "__version__",
+           "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token", "file_cuts", "read_jsonl",
+           "ProgressBar", "main"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -162,14 +162,21 @@ def _compile_pattern(pattern):
 _NAMED_PATTERNS = frozenset(PATTERNS.values())
 
 
-def _pretokenizer(rx):
-    """text -> list of pre-tokens.
+def pretokenizer(pattern):
+    """The pre-tokenizer of a regex (a resolved pattern: see resolve_pattern):
+    a function text -> list of pre-tokens.
+
+    >>> pretokenizer(resolve_pattern("gpt2"))("Hello world, it's 42!")
+    ['Hello', ' world', ',', ' it', "'s", ' 42', '!']
+    >>> pretokenizer(r"\\d+")("in 2024 or so")  # the text between matches is kept
+    ['in ', '2024', ' or so']
 
     Named patterns match every character, so their matches are the
     pre-tokens.  For a custom pattern, the text between two matches (a gap)
     is a pre-token of its own (Hugging Face's Split with Isolated behaviour),
     empty matches are skipped, capture groups do not matter, and the split
     runs under a time limit: a catastrophic pattern raises ValueError."""
+    rx = _compile_pattern(pattern)
     if rx.pattern in _NAMED_PATTERNS:
         return rx.findall
 
@@ -342,40 +349,36 @@ def str_to_token(text):
 # --------------------------------------------------------------------------
 
 
-def _count_text(counter, text, findall, special_re):
-    """Add the pre-tokens of one document to `counter` (str -> count)."""
-    text = _repair(text)
+def _count_into(counter, text, repair, special_re):
+    """Add the pre-tokens of one document to a core's counter."""
+    text = repair(text)
     if special_re is None:
-        counter.update(findall(text))
+        counter.add(text)
     else:
         for piece in special_re.split(text):
             if piece:
-                counter.update(findall(piece))
+                counter.add(piece)
 
 
-def _bytes_counts(counter):
-    counter.pop("", None)
-    return {k.encode("utf-8"): v for k, v in counter.items()}
+class _Counter:
+    """The pure-Python core's pre-token counter (see Core.counter)."""
 
+    def __init__(self, pattern):
+        self._split = pretokenizer(pattern)
+        self._counts = Counter()
 
-def count_pretokens(texts, *, pattern="gpt2", special_tokens=()):
-    """Count the pre-tokens of `texts` (a str or an iterable of str documents).
+    def add(self, text):
+        self._counts.update(self._split(text))
 
-    This is the counting step of training: counts from several workers merge
-    by addition and feed ``Tokenizer.train_from_counts``.
+    def pack(self):
+        return self._counts
 
-    >>> sorted(count_pretokens(["a cat", "a dog"]).items())
-    [(b' cat', 1), (b' dog', 1), (b'a', 2)]
-    """
-    pattern = resolve_pattern(pattern)
-    findall = _pretokenizer(_compile_pattern(pattern))
-    special_re = _special_regex(_check_specials(special_tokens))
-    counter = Counter()
-    if isinstance(texts, str):
-        texts = (texts,)
-    for text in texts:
-        _count_text(counter, text, findall, special_re)
-    return _bytes_counts(counter)
+    def add_packed(self, packed):
+        self._counts.update(packed)
+
+    def to_dict(self):
+        self._counts.pop("", None)
+        return {k.encode("utf-8"): v for k, v in self._counts.items()}
 
 
 def _read_bytes(path, start, end):
@@ -396,10 +399,13 @@ def _read_range(path, start, end):
     return text
 
 
-def _count_range(job):
-    """Worker: count the pre-tokens of bytes [start, end) of a file."""
-    path, start, end, pattern, specials = job
-    return count_pretokens(_read_range(path, start, end), pattern=pattern, special_tokens=specials)
+def _count_job(job):
+    """Worker of train_files: count the pre-tokens of bytes [start, end) of
+    a file with a core's counter; its packed counts."""
+    core, path, start, end, pattern, specials = job
+    counter = core.counter(pattern)
+    _count_into(counter, _read_range(path, start, end), core.repair, _special_regex(specials))
+    return counter.pack()
 
 
 def _find_cut(f, pos, size, cut_re):
@@ -475,13 +481,14 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
     return _ranges(file, size, 0, size, chunk_size, cut_re)
 
 
-def _file_jobs(paths, chunk_size, pattern, specials):
+def _file_jobs(core, paths, chunk_size, pattern, specials):
     kind = _cut_kind(pattern, specials)
     jobs = []
     for path in paths:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            jobs += [(path, a, b, pattern, specials) for a, b in _ranges(f, size, 0, size, chunk_size, kind)]
+            jobs += [(core, path, a, b, pattern, specials)
+                     for a, b in _ranges(f, size, 0, size, chunk_size, kind)]
     return jobs
 
 
@@ -493,10 +500,9 @@ def _check_workers(workers):
     return workers
 
 
-def _count_files(paths, pattern, specials, workers, chunk_size, count_job, merge=None, report=None):
-    """Count the pre-tokens of files: `count_job` counts one job (a safe byte
-    range) in a worker, `merge` sums the jobs' results into bytes -> count."""
-    merge = merge or _merge_counts
+def _count_files(core, paths, pattern, specials, workers, chunk_size, report=None):
+    """Count the pre-tokens of files with a core's counters: one job (a safe
+    byte range) per worker task, their packed counts summed in one counter."""
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     paths = [os.fspath(p) for p in paths]
@@ -510,12 +516,18 @@ def _count_files(paths, pattern, specials, workers, chunk_size, count_job, merge
         chunk_size = min(max(total // (4 * workers), 1 << 20), 1 << 24)
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
-    jobs = _file_jobs(paths, chunk_size, pattern, specials)
-    sizes = [end - start for _, start, end, _, _ in jobs]
+    jobs = _file_jobs(core, paths, chunk_size, pattern, specials)
+    sizes = [end - start for _, _, start, end, _, _ in jobs]
+    total = core.counter(pattern)
     if workers == 1 or len(jobs) == 1:
-        return merge(_reported(map(count_job, jobs), sizes, report, "count"))
-    with _WorkerPool(min(workers, len(jobs)), "train_files", preload=[count_job.__module__]) as pool:
-        return merge(_reported(pool.map(count_job, jobs), sizes, report, "count"))
+        results = map(_count_job, jobs)
+        for packed in _reported(results, sizes, report, "count"):
+            total.add_packed(packed)
+        return total.to_dict()
+    with _WorkerPool(min(workers, len(jobs)), "train_files", preload=[core.__module__]) as pool:
+        for packed in _reported(pool.map(_count_job, jobs), sizes, report, "count"):
+            total.add_packed(packed)
+    return total.to_dict()
 
 
 def _reported(results, sizes, report, phase):
@@ -656,14 +668,6 @@ def _run_job(fn, job):
     with open(fd, "wb") as f:
         f.write(data)
     return path
-
-
-def _merge_counts(parts):
-    """Sum count dicts (Counter.update adds)."""
-    total = Counter()
-    for part in parts:
-        total.update(part)
-    return total
 
 
 # --------------------------------------------------------------------------
@@ -821,10 +825,10 @@ def _reporter(progress):
     return progress
 
 
-def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None):
+def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None, consume=True):
     """The merge loop: `counts` maps pre-token bytes -> count.  Returns the
-    merges as pairs of ids (0..255 are bytes, 256 + k the k-th merge).  It
-    empties `counts` (the callers' own dict) once it has copied them.
+    merges as pairs of ids (0..255 are bytes, 256 + k the k-th merge).  With
+    `consume`, it empties `counts` (the caller's own dict) once it has copied them.
     `progress`: None or a callable (phase, done, total), told "pretokens",
     then "merge" every 256 merges and at the end.
 
@@ -862,7 +866,8 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
                 where[pair] = [pos]
             else:
                 occ.append(pos)
-    counts.clear()  # every caller passes its own dict; free it before the loop
+    if consume:
+        counts.clear()  # the caller's own dict: free it before the loop
     n_merges = min(n_merges, len(sym) - n_words)  # each merge takes out a symbol
     limit = max_token_bytes if max_token_bytes is not None else float("inf")
     heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in pair_count.items() if limit >= 2]
@@ -1020,6 +1025,127 @@ _CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
 
 
 # --------------------------------------------------------------------------
+# The core: the hot work, behind a small interface
+# --------------------------------------------------------------------------
+
+
+class Core:
+    """The hot work of one tokenizer, in pure Python.  A Tokenizer (the
+    policy: API, special tokens, files) holds one and never looks inside;
+    the compiled module's ``bpe.Core`` has the same interface, in C.
+
+    ``Core(pattern, ranks, merges, specials)`` is built from a model the
+    Tokenizer has validated: the regex of a resolved pattern; ranks, token
+    bytes -> id (special tokens excluded); the merges in rank order as
+    (left id, right id, merged id); specials, str -> id.
+
+    - ``encode_text(text)``: the ids of text holding no special tokens
+      (repaired: see ``repair``): pre-tokenize, then each pre-token by merge
+      rank, through a cache.
+    - ``encode_prefix(text, limit)``: ``(cut, ids)``, the ids of the
+      pre-tokens that end by character `limit` and where the last ends (for
+      the named patterns but "bytes": what streaming cuts by).
+    - ``encode_pieces(pieces)``: the ids of pre-tokens already split.
+    - ``merge_bytes(data)``: merge by rank over raw bytes, no pre-tokens.
+    - ``decode_bytes(ids)``: the bytes of a list of int ids, None if one is
+      not in the vocabulary (the Tokenizer then reports it).
+    - ``releases_gil``: whether threads encode in parallel.
+
+    For training and files (on the class):
+
+    - ``counter(pattern)``: a pre-token counter with ``add(text)``, ``pack()``
+      (what a worker process sends back), ``add_packed(packed)``, ``to_dict()``.
+    - ``learn_merges(counts, n_merges, min_frequency, max_token_bytes,
+      progress=None, consume=True)``: the merge loop (SPEC's rule), merges
+      as pairs of ids.
+    - ``repair(text)``, ``pack_ids(ids, itemsize)``.
+
+    >>> core = Core(PATTERNS["gpt2"], {bytes([b]): b for b in range(256)} | {b"hi": 256},
+    ...             [(104, 105, 256)], {})
+    >>> core.encode_text("hi hi"), core.encode_pieces(["hi", " hi"]), core.decode_bytes([256, 33])
+    ([256, 32, 256], [256, 32, 256], b'hi!')
+    """
+
+    releases_gil = False
+
+    def __init__(self, pattern, ranks, merges, specials):
+        self._pattern = pattern
+        self._split = pretokenizer(pattern)
+        self._encoder = ranks
+        self._byte_ids = [ranks[bytes([b])] for b in range(256)]
+        self._identity_bytes = self._byte_ids == list(range(256))
+        self._rank_pair = [(a, b) for a, b, _ in merges]
+        self._rank_id = [m for _, _, m in merges]
+        self._pair_rank = {pair: r for r, pair in enumerate(self._rank_pair)}
+        self._decoder = {i: t for t, i in ranks.items()}
+        for s, i in specials.items():
+            self._decoder[i] = s.encode("utf-8")
+        self._cache = {}
+
+    counter = staticmethod(_Counter)
+    learn_merges = staticmethod(_learn_merges)
+    repair = staticmethod(_repair)
+    pack_ids = staticmethod(_pack_ids)
+
+    def _bpe(self, piece):
+        """Ids of one pre-token (str), through the cache."""
+        data = piece.encode("utf-8")
+        i = self._encoder.get(data)
+        if i is not None:
+            ids = [i]
+        else:
+            ids = list(data) if self._identity_bytes else [self._byte_ids[b] for b in data]
+            ids = self._merge(ids)
+        if len(piece) <= _CACHE_MAX_LEN:
+            cache = self._cache
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[piece] = ids
+        return ids
+
+    def _merge(self, ids):
+        if len(ids) <= _SHORT:
+            return _bpe_short(ids, self._pair_rank, self._rank_pair, self._rank_id)
+        return _bpe_long(ids, self._pair_rank, self._rank_id)
+
+    def merge_bytes(self, data):
+        return self._merge([self._byte_ids[b] for b in data])
+
+    def encode_pieces(self, pieces):
+        out = []
+        cache_get = self._cache.get
+        bpe = self._bpe
+        extend = out.extend
+        for piece in pieces:
+            ids = cache_get(piece)
+            if ids is None:
+                ids = bpe(piece)
+                cache_get = self._cache.get
+            extend(ids)
+        return out
+
+    def encode_text(self, text):
+        return self.encode_pieces(self._split(text))
+
+    def encode_prefix(self, text, limit):
+        if self._pattern not in _FILE_CUTS:
+            raise ValueError("encode_prefix needs the gpt2, cl100k, o200k or words pattern")
+        keep, cut = [], 0
+        for m in _compile_pattern(self._pattern).finditer(text):
+            if m.end() > limit:
+                break
+            keep.append(m.group())
+            cut = m.end()
+        return cut, self.encode_pieces(keep)
+
+    def decode_bytes(self, ids):
+        try:
+            return b"".join(map(self._decoder.__getitem__, ids))
+        except KeyError:
+            return None
+
+
+# --------------------------------------------------------------------------
 # The tokenizer
 # --------------------------------------------------------------------------
 
@@ -1072,8 +1198,7 @@ class Tokenizer:
         specials: dict str -> id, ids not in `tokens`."""
         self = object.__new__(cls)
         self._pattern = pattern
-        self._rx = _compile_pattern(pattern)
-        self._findall = _pretokenizer(self._rx)
+        self._findall = pretokenizer(pattern)
         encoder = {}
         for i, t in tokens.items():
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
@@ -1130,18 +1255,13 @@ class Tokenizer:
         self._merges = [tuple(m) for m in merges]
         self._specials = dict(specials)
         self._encoder = encoder
-        self._byte_ids = [encoder[bytes([b])] for b in range(256)]
-        self._identity_bytes = self._byte_ids == list(range(256))
-        self._pair_rank = pair_rank
         self._rank_pair = rank_pair
         self._rank_id = rank_id
         self._decoder = decoder
         self._special_res = {}
-        self._init_core()
+        self._core = cls.core_class(pattern, encoder, [(a, b, m) for (a, b), m in zip(rank_pair, rank_id)],
+                                    self._specials)
         return self
-
-    def _init_core(self):
-        self._cache = {}
 
     @classmethod
     def _from_trained(cls, pattern, merge_ids, specials):
@@ -1155,13 +1275,29 @@ class Tokenizer:
 
     # ---- training -------------------------------------------------------
 
-    # the hot loops a compiled backend replaces
-    _count = staticmethod(count_pretokens)
-    _count_job = staticmethod(_count_range)
-    _merge_jobs = staticmethod(_merge_counts)
-    _learn = staticmethod(_learn_merges)
-    _repair = staticmethod(_repair)
-    _pack_ids = staticmethod(_pack_ids)
+    #: the class of the core this Tokenizer's instances hold (``bpe.Tokenizer``
+    #: has the compiled one; nothing else differs)
+    core_class = Core
+
+    @classmethod
+    def count_pretokens(cls, texts, *, pattern="gpt2", special_tokens=()):
+        """Count the pre-tokens of `texts` (a str or an iterable of str
+        documents): the counting step of training.  Counts from several
+        workers merge by addition and feed ``Tokenizer.train_from_counts``.
+        (The module-level ``count_pretokens`` is this method.)
+
+        >>> sorted(Tokenizer.count_pretokens(["a cat", "a dog"]).items())
+        [(b' cat', 1), (b' dog', 1), (b'a', 2)]
+        """
+        pattern = resolve_pattern(pattern)
+        special_re = _special_regex(_check_specials(special_tokens))
+        core = cls.core_class
+        counter = core.counter(pattern)
+        if isinstance(texts, str):
+            texts = (texts,)
+        for text in texts:
+            _count_into(counter, text, core.repair, special_re)
+        return counter.to_dict()
 
     @staticmethod
     def _train_options(vocab_size, pattern, special_tokens, min_frequency, max_token_bytes):
@@ -1177,9 +1313,11 @@ class Tokenizer:
         return pattern, specials
 
     @classmethod
-    def _train_counts(cls, counts, vocab_size, pattern, specials, min_frequency, max_token_bytes, progress):
+    def _train_counts(cls, counts, vocab_size, pattern, specials, min_frequency, max_token_bytes, progress,
+                      consume=True):
         n_merges = vocab_size - 256 - len(specials)
-        merge_ids = cls._learn(counts, n_merges, min_frequency, max_token_bytes, _reporter(progress))
+        merge_ids = cls.core_class.learn_merges(counts, n_merges, min_frequency, max_token_bytes,
+                                                _reporter(progress), consume)
         return cls._from_trained(pattern, merge_ids, specials)
 
     @classmethod
@@ -1195,7 +1333,7 @@ class Tokenizer:
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
         progress = _reporter(progress)
-        counts = cls._count(corpus, pattern=pattern, special_tokens=specials)
+        counts = cls.count_pretokens(corpus, pattern=pattern, special_tokens=specials)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
@@ -1208,8 +1346,7 @@ class Tokenizer:
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
         progress = _reporter(progress)
-        counts = _count_files(paths, pattern, specials, workers, chunk_size, cls._count_job,
-                              cls._merge_jobs, progress)
+        counts = _count_files(cls.core_class, paths, pattern, specials, workers, chunk_size, progress)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
@@ -1226,6 +1363,12 @@ class Tokenizer:
         if not isinstance(counts, _abc.Mapping):
             raise TypeError(f"counts must be a mapping of pre-token (bytes or str) -> int, "
                             f"not {type(counts).__name__}")
+        if (type(counts) is dict and set(map(type, counts)) <= {bytes}
+                and set(map(type, counts.values())) <= {int} and min(counts.values(), default=0) >= 0):
+            # already bytes -> int: the merge loop reads them as they are, without a
+            # normalized copy (tens of millions of pre-tokens stay one dict)
+            return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
+                                     max_token_bytes, progress, consume=False)
         clean = {}
         for word, n in counts.items():
             if isinstance(word, str):
@@ -1307,40 +1450,14 @@ class Tokenizer:
 
     # ---- encoding -------------------------------------------------------
 
-    def _bpe(self, piece):
-        """Ids of one pre-token (str), through the cache."""
-        data = piece.encode("utf-8")
-        i = self._encoder.get(data)
-        if i is not None:
-            ids = [i]
-        else:
-            ids = list(data) if self._identity_bytes else [self._byte_ids[b] for b in data]
-            if len(ids) <= _SHORT:
-                ids = _bpe_short(ids, self._pair_rank, self._rank_pair, self._rank_id)
-            else:
-                ids = _bpe_long(ids, self._pair_rank, self._rank_id)
-        if len(piece) <= _CACHE_MAX_LEN:
-            cache = self._cache
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            cache[piece] = ids
-        return ids
-
     def _encode_pieces(self, pieces, out):
-        cache_get = self._cache.get
-        bpe = self._bpe
-        extend = out.extend
-        for piece in pieces:
-            ids = cache_get(piece)
-            if ids is None:
-                ids = bpe(piece)
-                cache_get = self._cache.get
-            extend(ids)
+        out.extend(self._core.encode_pieces(pieces))
         return out
 
     def _encode_chunk(self, text, out):
         """Encode text that holds no special tokens (already repaired)."""
-        return self._encode_pieces(self._findall(text), out)
+        out.extend(self._core.encode_text(text))
+        return out
 
     def encode_ordinary(self, text):
         """Encode `text`, treating special-token text as ordinary text.
@@ -1349,7 +1466,8 @@ class Tokenizer:
         >>> tok.encode_ordinary("hi<s>")
         [256, 60, 115, 62]
         """
-        return self._encode_chunk(self._repair(text), [])
+        core = self._core
+        return core.encode_text(core.repair(text))
 
     def _policy(self, allowed_special, disallowed_special):
         specials = self._specials
@@ -1391,7 +1509,9 @@ class Tokenizer:
         tokens; return the list (a compiled backend may return a new one when
         `out` is empty: use the result)."""
         if not allowed:
-            return self._encode_chunk(text, out)
+            if out:
+                return self._encode_chunk(text, out)
+            return self._core.encode_text(text)  # no copy
         specials = self._specials
         pos = 0
         for m in self._special_re(allowed).finditer(text):
@@ -1411,24 +1531,39 @@ class Tokenizer:
         [256, 257]
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        text = self._repair(text)
+        text = self._core.repair(text)
         self._check_disallowed(text, disallowed)
         return self._encode_allowed(text, allowed, [])
 
     def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(),
                      disallowed_special="all"):
-        """``[encode(t) for t in texts]`` (the compiled backend runs threads).
+        """``[encode(t) for t in texts]``, on `num_threads` threads (default:
+        the number of CPUs, never more) where the core encodes without the GIL
+        (the compiled one), else in this thread.
 
         >>> tok = Tokenizer.from_merges([(b"h", b"i")])
-        >>> tok.encode_batch(["hi", "ih"])
+        >>> tok.encode_batch(["hi", "ih"], num_threads=2)
         [[256], [105, 104]]
         """
         if num_threads is not None:
             _check_int("num_threads", num_threads, 1)
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a list of str, not a str")
-        return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
-                for t in texts]
+        texts = list(texts)
+        cpus = os.cpu_count() or 1
+        threads = min(num_threads or cpus, cpus, len(texts)) if self._core.releases_gil else 1
+        if threads <= 1:
+            return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
+                    for t in texts]
+        step = -(-len(texts) // threads)
+
+        def work(start):
+            return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
+                    for t in texts[start:start + step]]
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=threads) as pool:
+            parts = list(pool.map(work, range(0, len(texts), step)))
+        return [ids for part in parts for ids in part]
 
     _STREAM_BLOCK = 1 << 15   # characters encode_iterable gathers before it cuts
     _STREAM_MARGIN = 32        # characters kept back so that a cut never changes a pre-token
@@ -1477,7 +1612,7 @@ class Tokenizer:
             buf = self._join_chunks(parts)
             # a high surrogate at the end may pair with the next chunk's low one
             tail = buf[-1] if "\ud800" <= buf[-1] <= "\udbff" else ""
-            text = self._repair(buf[:len(buf) - len(tail)])
+            text = self._core.repair(buf[:len(buf) - len(tail)])
             self._check_disallowed(text, disallowed, max(checked - longest + 1, 0))
             cut, out = self._stream_cut(text, longest, split_pretokens, allowed)
             rest = text[cut:] + tail
@@ -1486,7 +1621,7 @@ class Tokenizer:
             # even when nothing can be cut (one long pre-token, a custom pattern)
             block = max(self._STREAM_BLOCK, 2 * size)
             yield out
-        text = self._repair(self._join_chunks(parts))
+        text = self._core.repair(self._join_chunks(parts))
         self._check_disallowed(text, disallowed, max(checked - longest + 1, 0))
         yield self._encode_allowed(text, allowed, [])
 
@@ -1522,23 +1657,12 @@ class Tokenizer:
         limit = min(limit, end - self._STREAM_MARGIN)
         if not split_pretokens or limit <= start:
             return start, out
-        cut, ids = self._encode_prefix(text[start:end] if start or end < len(text) else text,
-                                       limit - start)
+        cut, ids = self._core.encode_prefix(text[start:end] if start or end < len(text) else text,
+                                            limit - start)
         if out:
             out.extend(ids)
             return start + cut, out
         return start + cut, ids  # no copy when no special token came first
-
-    def _encode_prefix(self, text, limit):
-        """(end, ids) of the pre-tokens of `text` (no special tokens in it, a
-        named pattern) that end at or before `limit`."""
-        keep, cut = [], 0
-        for m in self._rx.finditer(text):
-            if m.end() > limit:
-                break
-            keep.append(m.group())
-            cut = m.end()
-        return cut, self._encode_pieces(keep, [])
 
     def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
                      allowed_special=frozenset(), disallowed_special="all", workers=None,
@@ -1605,14 +1729,13 @@ class Tokenizer:
         """
         if isinstance(ids, (str, bytes)):
             raise TypeError(f"ids must be a sequence of int, not {type(ids).__name__}")
-        ids = list(ids)
+        ids = ids if type(ids) is list else list(ids)
         if set(map(type, ids)) - {int}:
             ids = self._checked_ids(ids)
-        try:
-            return b"".join(map(self._decoder.__getitem__, ids))
-        except KeyError:
-            self._checked_ids(ids)
-            raise  # pragma: no cover
+        out = self._core.decode_bytes(ids)
+        if out is None:
+            self._checked_ids(ids)  # names the unknown id
+        return out
 
     def decode(self, ids, errors="replace"):
         """Decode ids to text; invalid UTF-8 (a token split mid-character) is
@@ -1755,7 +1878,7 @@ class Tokenizer:
         KeyError: b'hi!'
         """
         if isinstance(text_or_bytes, str):
-            data = self._repair(text_or_bytes).encode("utf-8")
+            data = self._core.repair(text_or_bytes).encode("utf-8")
         elif isinstance(text_or_bytes, bytes):
             data = bytes(text_or_bytes)
         else:
@@ -1846,10 +1969,7 @@ class Tokenizer:
     def _bpe_bytes(self, data):
         """tiktoken's byte_pair_encode: merge by rank over raw bytes, no
         pre-tokenization, no whole-token shortcut."""
-        ids = [self._byte_ids[b] for b in data]
-        if len(ids) <= _SHORT:
-            return _bpe_short(ids, self._pair_rank, self._rank_pair, self._rank_id)
-        return _bpe_long(ids, self._pair_rank, self._rank_id)
+        return self._core.merge_bytes(data)
 
     def _sorted_tokens(self):
         """The mergeable tokens' bytes in ascending order, and the length of
@@ -1900,7 +2020,7 @@ class Tokenizer:
         ([115, 97, 121], [[32, 104], [32, 256]])
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        text = self._repair(text)
+        text = self._core.repair(text)
         self._check_disallowed(text, disallowed)
         ids, n = self._ordinary_tail(text, allowed)
         if not n:
@@ -2406,6 +2526,9 @@ def _registry_ranks(name, path):
         f"{where}. Download {url} (sha256 {sha256}) and pass its path (plain or .gz): "
         f"get_encoding({name!r}, path=...), or let tiktoken.get_encoding({name!r}) fill its "
         f"cache once (TIKTOKEN_CACHE_DIR chooses where)")
+
+
+count_pretokens = Tokenizer.count_pretokens
 
 
 def get_encoding(name, path=None):
@@ -3782,11 +3905,7 @@ def _check_merges_rebuild(tok, where):
             t.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        ids = [tok._byte_ids[b] for b in t]
-        if len(ids) <= _SHORT:
-            ids = _bpe_short(ids, tok._pair_rank, tok._rank_pair, tok._rank_id)
-        else:
-            ids = _bpe_long(ids, tok._pair_rank, tok._rank_id)
+        ids = tok._core.merge_bytes(t)
         if ids != [i]:
             raise ValueError(f"{where}: with model.ignore_merges false, tokenizers never gives token "
                              f"{_short(t)} (id {i}) for its own text (its merges make {_short(ids)}), "
@@ -3928,7 +4047,7 @@ def _encode_job(job, tok, options):
         for text in read_jsonl(_read_bytes(path, start, end), text_field=field, name=path,
                                offset=start):
             docs.append(len(ids))
-            text = tok._repair(text)
+            text = tok._core.repair(text)
             tok._check_disallowed(text, disallowed)
             ids = tok._encode_allowed(text, allowed, ids)
             if eot is not None:
@@ -3941,7 +4060,7 @@ def _encode_job(job, tok, options):
             docs.append(0)
         if ends_doc and eot is not None:
             ids.append(eot)
-    return tok._pack_ids(ids, itemsize), len(ids), docs
+    return tok._core.pack_ids(ids, itemsize), len(ids), docs
 
 
 _worker_encoder = None

@@ -61,12 +61,19 @@ TRAINER = textwrap.dedent(
     import importlib, sys, time
     mod = importlib.import_module(sys.argv[1])
 
-    def slow_job(job):
-        time.sleep(1.0)
-        return mod.Tokenizer._count_job(job)
+    class SlowCounter:  # a core's counter that takes a second to start
+        def __init__(self, pattern):
+            time.sleep(1.0)
+            self.counter = mod.Core.counter(pattern)
+
+        def __getattr__(self, name):
+            return getattr(self.counter, name)
+
+    class SlowCore(mod.Core):
+        counter = SlowCounter
 
     class Slow(mod.Tokenizer):
-        _count_job = staticmethod(slow_job)
+        core_class = SlowCore
 
     if __name__ == "__main__":  # the workers import this script (they are not forked from it)
         print("ready", flush=True)

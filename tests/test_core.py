@@ -1,0 +1,125 @@
+"""The seam between policy and core: the Tokenizer exists once (bpe_fallback) and holds a core
+with a small interface, which both backends provide with the same results."""
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import bpe_fallback
+from helpers import read_data
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _model(tok):
+    """The plain model a Core is built from, through public API only."""
+    specials = tok.special_tokens
+    ranks = {t: i for i, t in tok.vocab.items() if i not in specials.values()}
+    merges = [(ranks[a], ranks[b], ranks[a + b]) for a, b in tok.merges]
+    return tok.pattern, ranks, merges, specials
+
+
+_TOK = {}
+
+
+def trained(pattern="gpt2"):
+    if pattern not in _TOK:
+        _TOK[pattern] = bpe_fallback.Tokenizer.train(read_data("corpus.en", 20000), 500, pattern=pattern,
+                                                     special_tokens=["<|s|>"])
+    return _TOK[pattern]
+
+
+def test_the_tokenizer_exists_once(mod):
+    """bpe.Tokenizer is bpe_fallback.Tokenizer with its core class, and nothing else."""
+    assert issubclass(mod.Tokenizer, bpe_fallback.Tokenizer)
+    assert mod.Tokenizer.core_class is mod.Core
+    if mod.Tokenizer is not bpe_fallback.Tokenizer:
+        own = set(vars(mod.Tokenizer)) - {"__module__", "__doc__", "__qualname__", "core_class"}
+        assert not own, own
+    tok = mod.Tokenizer.from_merges([(b"a", b"b")])
+    assert type(tok._core) is mod.Core
+
+
+def test_no_private_names_cross_modules():
+    """No module reads another's underscore names (the library and its tools)."""
+    pyx = (REPO / "bpe.pyx").read_text(encoding="utf-8")
+    assert not re.findall(r"\b_py\._[a-z]\w*", pyx)
+    for path in sorted((REPO / "tools").glob("*.py")) + [REPO / "bpe_fallback.py"]:
+        text = path.read_text(encoding="utf-8")
+        found = re.findall(r"\b(?:bpe|bpe_fallback|mod|_py)\.(_[a-z]\w*)", text)
+        assert not found, (path.name, found)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "words", "bytes", r"\w+"])
+def test_core_interface(mod, pattern):
+    """A Core built from a plain model gives the Tokenizer's ids, through every method."""
+    tok = trained(pattern)
+    core = mod.Core(*_model(tok))
+    text = read_data("corpus.en", 3000)[1000:] + " é中😀 \ud800 x"
+    clean = core.repair(text)
+    assert clean == bpe_fallback.Core.repair(text) and "\ud800" not in clean
+    ids = tok.encode_ordinary(text)
+    assert core.encode_text(clean) == ids
+    pieces = bpe_fallback.pretokenizer(tok.pattern)(clean)
+    assert core.encode_pieces(pieces) == ids
+    assert core.decode_bytes(ids) == clean.encode("utf-8")
+    assert core.decode_bytes(ids + [10**6]) is None
+    assert core.decode_bytes([tok.special_tokens["<|s|>"]]) == b"<|s|>"
+    data = "hello world".encode("utf-8")
+    assert core.merge_bytes(data) == tok._bpe_bytes(data)
+    if pattern in ("gpt2", "cl100k", "o200k", "words"):
+        for limit in (0, 7, 100, len(clean), len(clean) + 5):
+            cut, got = core.encode_prefix(clean, limit)
+            assert cut <= max(limit, 0) and got == ids[:len(got)]
+            assert tok.decode(got) == clean[:cut]
+    else:
+        with pytest.raises(ValueError):
+            core.encode_prefix(clean, 5)
+
+
+def test_core_counter_and_merges(both):
+    """Counters of both cores count alike, pack and add up; learn_merges agrees."""
+    text = read_data("corpus.en", 8000)
+    results = []
+    for m in both:
+        a = m.Core.counter(m.PATTERNS["gpt2"])
+        b = m.Core.counter(m.PATTERNS["gpt2"])
+        a.add(text[:4000])
+        b.add(text[4000:])
+        a.add_packed(b.pack())
+        counts = a.to_dict()
+        merges = m.Core.learn_merges(dict(counts), 50, 2, None, None, True)
+        kept = dict(counts)
+        assert m.Core.learn_merges(kept, 50, 2, None, None, False) == merges
+        assert kept == counts  # consume=False leaves the caller's dict alone
+        results.append((counts, merges))
+    assert results[0] == results[1]
+    assert results[0][0] == bpe_fallback.count_pretokens([text[:4000], text[4000:]])
+
+
+@settings(max_examples=40, deadline=None)
+@given(ids=st.lists(st.integers(0, 600), max_size=30), itemsize=st.sampled_from([2, 4]))
+def test_pack_ids(both, ids, itemsize):
+    packed = [m.Core.pack_ids(ids, itemsize) for m in both]
+    assert packed[0] == packed[1]
+    assert packed[0] == b"".join(i.to_bytes(itemsize, "little") for i in ids)
+
+
+def test_subclass_with_another_core(mod):
+    """A Tokenizer subclass may bring its own core class (what the tests of worker
+    processes do): the policy uses only the interface."""
+    calls = []
+
+    class Watching(mod.Core):
+        def encode_text(self, text):
+            calls.append(text)
+            return super().encode_text(text)
+
+    class Tok(mod.Tokenizer):
+        core_class = Watching
+
+    tok = Tok.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+    assert tok.encode("hi<s>hi", allowed_special="all") == [256, 257, 256]
+    assert calls == ["hi", "hi"]
