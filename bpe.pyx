@@ -2596,6 +2596,194 @@ def _pack_ids(list ids, int itemsize):
 
 
 
+cdef class _Ids:
+    """Ids in an int32 buffer (encode_prefix's result): a sequence for len(),
+    iteration and list(); flatten() reads the buffer without a list."""
+    cdef IVec v
+    cdef list objs   # the core's int object per id, or None (sparse ids)
+
+    def __dealloc__(self):
+        ivec_free(&self.v)
+
+    def __len__(self):
+        return self.v.len
+
+    def __getitem__(self, k):
+        return self.tolist()[k]
+
+    def __iter__(self):
+        return _Flatten((self,))
+
+    def __eq__(self, other):
+        return self.tolist() == (other.tolist() if isinstance(other, _Ids) else other)
+
+    def tolist(self):
+        cdef Py_ssize_t i
+        return [self.item(i) for i in range(self.v.len)]
+
+    cdef inline object item(self, Py_ssize_t i):
+        if self.objs is None:
+            return self.v.data[i]
+        return <object> list_items(self.objs)[self.v.data[i]]
+
+
+cdef extern from *:
+    """
+    /* encode_iterable's iterator: while a window of ids lasts, an item is a
+       pointer read (its reference was added in bulk when the window came);
+       refill (Cython, below) takes the next window. */
+    typedef struct {
+        const int32_t *data;
+        Py_ssize_t i, n;
+        PyObject **objs;
+    } BpeFlatState;
+    static Py_ssize_t bpe_flat_offset;  /* where the state lives in a _Flatten */
+    static PyObject *(*bpe_flat_refill)(PyObject *);
+    static PyObject *bpe_flat_next(PyObject *self) {
+        BpeFlatState *st = (BpeFlatState *) ((char *) self + bpe_flat_offset);
+        if (st->i < st->n)
+            return st->objs[st->data[st->i++]];
+        return bpe_flat_refill(self);
+    }
+    """
+    ctypedef struct BpeFlatState:
+        const int32_t *data
+        Py_ssize_t i
+        Py_ssize_t n
+        PyObject **objs
+    Py_ssize_t bpe_flat_offset
+    PyObject *(*bpe_flat_refill)(PyObject *) except? NULL
+    PyObject *bpe_flat_next(PyObject *) except? NULL
+
+cdef extern from "Python.h":
+    ctypedef struct PyTypeObject:
+        PyObject *(*tp_iternext)(PyObject *) except? NULL
+    void PyType_Modified(PyTypeObject *)
+    void Py_DECREF(PyObject *)
+
+
+cdef object _END = object()
+
+
+cdef class _Flatten:
+    """The items of an iterable of id sequences, one after another (what
+    itertools.chain.from_iterable does), reading _Ids buffers directly: a
+    window's references are added at once (one update per distinct id), so
+    an item costs a pointer read, not a touch of its int object."""
+    cdef BpeFlatState st
+    cdef object windows
+    cdef _Ids ids        # the window st reads
+    cdef object it       # or an iterator over a window of another kind
+    cdef Py_ssize_t *count   # per id: how often it occurs in the window (zero between windows)
+    cdef int32_t *seen       # the distinct ids of the window
+    cdef Py_ssize_t n_count, n_seen
+
+    def __cinit__(self, windows):
+        self.windows = iter(windows)
+
+    def __dealloc__(self):
+        self.drop()
+        free(self.count)
+        free(self.seen)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):  # the type's slot is bpe_flat_next (set at import); the same, slower
+        cdef PyObject *o = bpe_flat_next(<PyObject *> self)
+        if o == NULL:
+            raise StopIteration
+        r = <object> o
+        Py_DECREF(o)  # r holds it now
+        return r
+
+    cdef void drop(self) noexcept:
+        """Give back the references of the window's items not handed out."""
+        cdef Py_ssize_t k
+        for k in range(self.st.i, self.st.n):
+            Py_DECREF(self.st.objs[self.st.data[k]])
+        self.st.i = self.st.n = 0
+        self.ids = None
+
+    cdef int load(self, _Ids ids) except -1:
+        """Read `ids` next: one reference per item, added per distinct id."""
+        cdef Py_ssize_t n = ids.v.len, k, distinct = 0, n_objs = len(ids.objs)
+        cdef const int32_t *data = ids.v.data
+        cdef PyObject **objs = list_items(ids.objs)
+        cdef Py_ssize_t *count
+        cdef int32_t *seen
+        cdef int32_t v
+        if self.n_count < n_objs:  # (kept for the next windows)
+            free(self.count)
+            self.count = <Py_ssize_t *> calloc(n_objs, sizeof(Py_ssize_t))
+            self.n_count = n_objs if self.count != NULL else 0
+        if self.n_seen < n:
+            free(self.seen)
+            self.seen = <int32_t *> malloc(n * sizeof(int32_t))
+            self.n_seen = n if self.seen != NULL else 0
+        if self.count == NULL or self.seen == NULL:
+            raise MemoryError()
+        count = self.count
+        seen = self.seen
+        for k in range(n):
+            v = data[k]
+            if count[v] == 0:
+                seen[distinct] = v
+                distinct += 1
+            count[v] += 1
+        for k in range(distinct):
+            v = seen[k]
+            add_refs(objs[v], count[v])
+            count[v] = 0
+        self.ids = ids
+        self.st.data = data
+        self.st.objs = objs
+        self.st.n = n
+        self.st.i = 0
+        return 0
+
+
+cdef PyObject *_flat_refill(PyObject *selfp) except? NULL:
+    """The next item after a window ends (NULL, no error: the end)."""
+    cdef _Flatten self = <_Flatten> selfp
+    cdef _Ids ids
+    cdef object item
+    while True:
+        if self.it is not None:
+            item = next(self.it, _END)
+            if item is not _END:
+                Py_INCREF(item)
+                return <PyObject *> item
+            self.it = None
+        self.drop()
+        window = next(self.windows, _END)
+        if window is _END:
+            return NULL
+        if type(window) is _Ids and (<_Ids> window).objs is not None:
+            ids = <_Ids> window
+            if ids.v.len:
+                self.load(ids)
+                self.st.i = 1
+                return self.st.objs[self.st.data[0]]
+        elif type(window) is _Ids:
+            self.it = iter((<_Ids> window).tolist())
+        else:
+            self.it = iter(window)
+
+
+cdef void _install_flat_next():
+    """Make bpe_flat_next the iterator slot of _Flatten."""
+    global bpe_flat_offset, bpe_flat_refill
+    cdef _Flatten probe = _Flatten.__new__(_Flatten, ())
+    bpe_flat_offset = <char *> &probe.st - <char *> <PyObject *> probe
+    bpe_flat_refill = _flat_refill
+    (<PyTypeObject *> _Flatten).tp_iternext = bpe_flat_next
+    PyType_Modified(<PyTypeObject *> _Flatten)
+
+
+_install_flat_next()
+
+
 cdef class Core:
     """The compiled core: the hot work of one tokenizer, in C.  The same
     interface as ``bpe_fallback.Core`` (whose docstring describes it); a
@@ -2917,33 +3105,44 @@ cdef class Core:
 
     def encode_prefix(self, str text, Py_ssize_t limit):
         """(end, ids) of the pre-tokens of `text` that end at or before
-        `limit`; for a named pattern, scanned without the GIL."""
+        `limit`; for a named pattern, scanned without the GIL.  The ids are
+        a compact sequence (len, iteration, list()), not a list."""
         cdef _Cache cache
         if self.T.which == P_NONE:
             raise ValueError("encode_prefix needs the gpt2, cl100k, o200k or words pattern")
         cache = self.take()
         try:
-            return self.prefix_with(text, limit, cache)
+            return self.prefix_with(text, limit, cache, False)
         finally:
             self.give(cache)
 
-    cdef tuple prefix_with(self, str text, Py_ssize_t limit, _Cache cache):
+    cdef tuple prefix_with(self, str text, Py_ssize_t limit, _Cache cache, bint as_list=True):
+        """(cut, ids) of encode_prefix; ids a list, or else an _Ids (its
+        buffer, not copied) for flatten()."""
         cdef IVec out
         cdef int err = 0
         cdef Utf8 u
         cdef Py_ssize_t n, byte_limit, cut = 0, chars = 0, i
         cdef bint ascii = PyUnicode_IS_ASCII(text)
+        cdef _Ids ids
         memset(&out, 0, sizeof(IVec))
         n = PyUnicode_GET_LENGTH(text)
-        if limit >= n:
-            byte_limit = (<Py_ssize_t> 1) << 62
-        elif ascii:
-            byte_limit = limit
-        else:
-            byte_limit = len(text[:limit].encode("utf-8"))
         utf8_of(text, &u)
         try:
             with nogil:
+                if limit >= n:
+                    byte_limit = (<Py_ssize_t> 1) << 62
+                elif ascii:
+                    byte_limit = limit
+                else:  # the bytes of the first `limit` code points
+                    byte_limit = 0
+                    while byte_limit < u.len:
+                        if (u.data[byte_limit] & 0xC0) != 0x80:
+                            if chars == limit:
+                                break
+                            chars += 1
+                        byte_limit += 1
+                    chars = 0
                 err = scan_text(&self.T, u.data, u.len, &cache.c, &out, byte_limit, &cut)
                 if ascii:
                     chars = cut
@@ -2952,10 +3151,23 @@ cdef class Core:
                         chars += (u.data[i] & 0xC0) != 0x80
             if err:
                 raise MemoryError()
-            return chars, self.to_list(&out, &cache.c)
+            if as_list:
+                return chars, self.to_list(&out, &cache.c)
+            ids = _Ids.__new__(_Ids)
+            ids.v = out  # the buffer moves to the _Ids
+            ids.objs = self.id_objs
+            memset(&out, 0, sizeof(IVec))
+            return chars, ids
         finally:
             free(u.owned)
             ivec_free(&out)
+
+    @staticmethod
+    def flatten(windows):
+        """An iterator over the ids of an iterable of id sequences (lists, or
+        what encode_prefix returns): encode_iterable's output, read straight
+        from the windows' int32 buffers."""
+        return _Flatten(windows)
 
     def table_sizes(self):
         """The sizes of the C tables (for tests and the profile notes)."""

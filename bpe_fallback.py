@@ -1044,7 +1044,10 @@ class Core:
       rank, through a cache.
     - ``encode_prefix(text, limit)``: ``(cut, ids)``, the ids of the
       pre-tokens that end by character `limit` and where the last ends (for
-      the named patterns but "bytes": what streaming cuts by).
+      the named patterns but "bytes": what streaming cuts by).  The ids are
+      a sequence (a list here; the compiled core's own compact one).
+    - ``flatten(windows)``: an iterator over the ids of an iterable of such
+      sequences (encode_iterable's output).
     - ``encode_pieces(pieces)``: the ids of pre-tokens already split.
     - ``merge_bytes(data)``: merge by rank over raw bytes, no pre-tokens.
     - ``decode_bytes(ids)``: the bytes of a list of int ids, None if one is
@@ -1083,6 +1086,7 @@ class Core:
         self._cache = {}
 
     counter = staticmethod(_Counter)
+    flatten = staticmethod(itertools.chain.from_iterable)
     learn_merges = staticmethod(_learn_merges)
     repair = staticmethod(_repair)
     pack_ids = staticmethod(_pack_ids)
@@ -1581,8 +1585,8 @@ class Tokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if isinstance(iterable, str):
             iterable = (iterable,)
-        # the windows' id lists, flattened in C (a generator per id costs as much as encoding)
-        return itertools.chain.from_iterable(self._stream_windows(iterable, allowed, disallowed))
+        # the windows' ids, flattened in C (a generator per id costs as much as encoding)
+        return self._core.flatten(self._stream_windows(iterable, allowed, disallowed))
 
     def _stream_windows(self, iterable, allowed, disallowed):
         """The ids of encode_iterable, a list per window of text."""
@@ -1594,19 +1598,16 @@ class Tokenizer:
         chunks = iter(iterable)
         take = 1
         while True:
-            # small chunks are taken many at a time (the per-chunk work stays in C),
-            # large ones one by one (a batch holds about a quarter of a window)
+            # small chunks are taken and joined many at a time (nothing per chunk in
+            # Python), large ones one by one: a batch holds about a quarter of a window,
+            # and never more than 64 chunks
             batch = list(itertools.islice(chunks, take))
             if not batch:
                 break
-            parts += batch
-            try:
-                got = sum(map(len, batch))
-            except TypeError:
-                self._join_chunks(batch)  # names the chunk that is not a str
-                raise
-            size += got
-            take = max(1, min(64, self._STREAM_BLOCK * len(batch) // (4 * got + 1)))
+            got = self._join_chunks(batch)
+            parts.append(got)
+            size += len(got)
+            take = max(1, min(64, self._STREAM_BLOCK * len(batch) // (4 * len(got) + 1)))
             if size < block:
                 continue
             buf = self._join_chunks(parts)

@@ -72,6 +72,7 @@ def test_core_interface(mod, pattern):
     if pattern in ("gpt2", "cl100k", "o200k", "words"):
         for limit in (0, 7, 100, len(clean), len(clean) + 5):
             cut, got = core.encode_prefix(clean, limit)
+            got = list(got)
             assert cut <= max(limit, 0) and got == ids[:len(got)]
             assert tok.decode(got) == clean[:cut]
     else:
@@ -123,3 +124,47 @@ def test_subclass_with_another_core(mod):
     tok = Tok.from_merges([(b"h", b"i")], special_tokens=["<s>"])
     assert tok.encode("hi<s>hi", allowed_special="all") == [256, 257, 256]
     assert calls == ["hi", "hi"]
+
+
+def test_stream_references_exact(mod, gpt2):
+    """encode_iterable hands out each id with its own reference, also when the
+    iterator is dropped halfway or a later window raises."""
+    import gc
+    import sys
+
+    text = read_data("corpus.en", 200000)
+    ids = gpt2.encode_ordinary(text)
+    probe = max(set(ids[:5000]), key=ids[:5000].count)
+    probe = next(i for i in ids if i == probe)  # the shared int object
+    gc.collect()
+    before = sys.getrefcount(probe)
+    got = list(gpt2.encode_iterable(text.splitlines(keepends=True)))
+    assert got == ids
+    assert sys.getrefcount(probe) == before + got.count(probe)
+    del got
+    it = gpt2.encode_iterable([text])
+    head = [next(it) for _ in range(1000)]
+    del it
+    gc.collect()
+    assert sys.getrefcount(probe) == before + head.count(probe)
+    del head
+    bad = [text, "<|endoftext|>"]
+    it = gpt2.encode_iterable(bad)
+    with pytest.raises(ValueError, match="disallowed special"):
+        list(it)
+    del it
+    gc.collect()
+    assert sys.getrefcount(probe) == before
+
+
+def test_flatten(mod):
+    """Core.flatten: the items of lists and of encode_prefix's sequences, in order."""
+    tok = trained("gpt2")
+    text = read_data("corpus.en", 5000)
+    cut, first = tok._core.encode_prefix(text, 2000)
+    rest = tok.encode_ordinary(text[cut:])
+    windows = [first, [], rest, tok._core.encode_prefix("", 0)[1], [1, 2]]
+    assert list(mod.Core.flatten(windows)) == tok.encode_ordinary(text) + [1, 2]
+    assert list(mod.Core.flatten([])) == []
+    with pytest.raises(TypeError):
+        list(mod.Core.flatten([5]))
