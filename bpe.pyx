@@ -19,7 +19,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memcmp, memset
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint16_t, uint8_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
-from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM
+from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.ref cimport Py_INCREF, PyObject
 
@@ -2633,9 +2633,10 @@ cdef extern from *:
        pointer read (its reference was added in bulk when the window came);
        refill (Cython, below) takes the next window. */
     typedef struct {
-        const int32_t *data;
-        Py_ssize_t i, n;
-        PyObject **objs;
+        const int32_t *data;  /* an _Ids window: its ids, */
+        Py_ssize_t i, n;      /* the next one to hand out and how many */
+        PyObject **objs;      /* the int objects by id */
+        PyObject *list;       /* or a list window (borrowed: the _Flatten holds it) */
     } BpeFlatState;
     static Py_ssize_t bpe_flat_offset;  /* where the state lives in a _Flatten */
     static PyObject *(*bpe_flat_refill)(PyObject *);
@@ -2643,6 +2644,11 @@ cdef extern from *:
         BpeFlatState *st = (BpeFlatState *) ((char *) self + bpe_flat_offset);
         if (st->i < st->n)
             return st->objs[st->data[st->i++]];
+        if (st->list != NULL && st->i < PyList_GET_SIZE(st->list)) {
+            PyObject *o = PyList_GET_ITEM(st->list, st->i++);
+            Py_INCREF(o);
+            return o;
+        }
         return bpe_flat_refill(self);
     }
     """
@@ -2651,6 +2657,7 @@ cdef extern from *:
         Py_ssize_t i
         Py_ssize_t n
         PyObject **objs
+        PyObject *list
     Py_ssize_t bpe_flat_offset
     PyObject *(*bpe_flat_refill)(PyObject *) except? NULL
     PyObject *bpe_flat_next(PyObject *) except? NULL
@@ -2673,6 +2680,7 @@ cdef class _Flatten:
     cdef BpeFlatState st
     cdef object windows
     cdef _Ids ids        # the window st reads
+    cdef list win        # or the list window st reads
     cdef object it       # or an iterator over a window of another kind
     cdef Py_ssize_t *count   # per id: how often it occurs in the window (zero between windows)
     cdef int32_t *seen       # the distinct ids of the window
@@ -2703,7 +2711,9 @@ cdef class _Flatten:
         for k in range(self.st.i, self.st.n):
             Py_DECREF(self.st.objs[self.st.data[k]])
         self.st.i = self.st.n = 0
+        self.st.list = NULL
         self.ids = None
+        self.win = None
 
     cdef int load(self, _Ids ids) except -1:
         """Read `ids` next: one reference per item, added per distinct id."""
@@ -2767,6 +2777,14 @@ cdef PyObject *_flat_refill(PyObject *selfp) except? NULL:
                 return self.st.objs[self.st.data[0]]
         elif type(window) is _Ids:
             self.it = iter((<_Ids> window).tolist())
+        elif type(window) is list:
+            if PyList_GET_SIZE(window):
+                self.win = window
+                self.st.list = <PyObject *> window
+                self.st.i = 1
+                item = <object> PyList_GET_ITEM(window, 0)
+                Py_INCREF(item)
+                return <PyObject *> item
         else:
             self.it = iter(window)
 

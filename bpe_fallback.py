@@ -1569,7 +1569,7 @@ class Tokenizer:
             parts = list(pool.map(work, range(0, len(texts), step)))
         return [ids for part in parts for ids in part]
 
-    _STREAM_BLOCK = 1 << 15   # characters encode_iterable gathers before it cuts
+    _STREAM_BLOCK = 1 << 17   # characters encode_iterable gathers before it cuts
     _STREAM_MARGIN = 32        # characters kept back so that a cut never changes a pre-token
 
     def encode_iterable(self, iterable, *, allowed_special=frozenset(), disallowed_special="all"):
@@ -1624,7 +1624,10 @@ class Tokenizer:
             yield out
         text = self._core.repair(self._join_chunks(parts))
         self._check_disallowed(text, disallowed, max(checked - longest + 1, 0))
-        yield self._encode_allowed(text, allowed, [])
+        if split_pretokens and not allowed:  # the core's own sequence: flatten reads it fastest
+            yield self._core.encode_prefix(text, len(text))[1]
+        else:
+            yield self._encode_allowed(text, allowed, [])
 
     @staticmethod
     def _join_chunks(parts):

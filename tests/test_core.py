@@ -168,3 +168,8 @@ def test_flatten(mod):
     assert list(mod.Core.flatten([])) == []
     with pytest.raises(TypeError):
         list(mod.Core.flatten([5]))
+    w = [1, 2, 3, 4]
+    it = mod.Core.flatten([w, (5,)])
+    assert next(it) == 1
+    w.clear()  # a list changed under the iterator: what is left of it, never freed memory
+    assert list(it) == [5]
