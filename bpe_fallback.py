@@ -876,17 +876,10 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
     if progress is not None:
         progress("merge", 0, n_merges)
 
-    def drop(pair, n):
-        c = pair_count.get(pair, 0) - n
-        if c > 0:
-            pair_count[pair] = c
-        else:
-            pair_count.pop(pair, None)
-            where.pop(pair, None)
-
+    pc_get, pc_pop, where_get, where_pop = pair_count.get, pair_count.pop, where.get, where.pop
     while len(merges) < n_merges and heap:
         neg, _, _, a, b = heap[0]
-        c = pair_count.get((a, b), 0)
+        c = pc_get((a, b), 0)
         if c != -neg:
             if c > 0:
                 heapq.heapreplace(heap, (-c, keys[a], keys[b], a, b))
@@ -900,9 +893,10 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
         merges.append((a, b))
         tokens.append(tokens[a] + tokens[b])
         keys.append(_desc_key(tokens[new]))
-        positions = where.pop((a, b))
+        positions = where_pop((a, b))
         positions.sort()
         born = set()
+        add_born = born.add
         for p in positions:
             if sym[p] != a:
                 continue
@@ -913,18 +907,38 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
             left, right = prv[p], nxt[q]
             if left >= 0:
                 x = sym[left]
-                drop((x, a), n)
+                old = (x, a)  # its count drops by n; gone at zero
+                c = pc_get(old, 0) - n
+                if c > 0:
+                    pair_count[old] = c
+                else:
+                    pc_pop(old, None)
+                    where_pop(old, None)
                 pair = (x, new)
-                pair_count[pair] = pair_count.get(pair, 0) + n
-                where.setdefault(pair, []).append(left)
-                born.add(pair)
+                pair_count[pair] = pc_get(pair, 0) + n
+                occ = where_get(pair)
+                if occ is None:
+                    where[pair] = [left]
+                else:
+                    occ.append(left)
+                add_born(pair)
             if right >= 0:
                 y = sym[right]
-                drop((b, y), n)
+                old = (b, y)
+                c = pc_get(old, 0) - n
+                if c > 0:
+                    pair_count[old] = c
+                else:
+                    pc_pop(old, None)
+                    where_pop(old, None)
                 pair = (new, y)
-                pair_count[pair] = pair_count.get(pair, 0) + n
-                where.setdefault(pair, []).append(p)
-                born.add(pair)
+                pair_count[pair] = pc_get(pair, 0) + n
+                occ = where_get(pair)
+                if occ is None:
+                    where[pair] = [p]
+                else:
+                    occ.append(p)
+                add_born(pair)
                 prv[right] = p
             sym[p] = new
             sym[q] = -1
