@@ -92,6 +92,36 @@ cdef extern from *:
     """
     void add_refs "bpe_add_refs"(PyObject *o, Py_ssize_t k)
 
+cdef extern from *:
+    """
+    /* Large read-mostly tables on 2 MB pages where the system offers them
+       (Linux: transparent huge pages on request): the encoder's lookups are
+       random accesses into tables of several MB, and with 4 KB pages most of
+       them would miss the TLB too.  The block is freed with free(). */
+    #include <stdlib.h>
+    #include <string.h>
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    static void *bpe_big_alloc(size_t size, int zero) {
+        void *p = NULL;
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (size >= ((size_t) 1 << 20)) {
+            size_t huge = ((size_t) 1 << 21), rounded = (size + huge - 1) & ~(huge - 1);
+            if (posix_memalign(&p, huge, rounded) == 0) {
+                madvise(p, rounded, MADV_HUGEPAGE);
+                if (zero) memset(p, 0, size);
+                return p;
+            }
+            p = NULL;
+        }
+    #endif
+        p = zero ? calloc(size ? size : 1, 1) : malloc(size ? size : 1);
+        return p;
+    }
+    """
+    void *big_alloc "bpe_big_alloc"(size_t size, int zero) noexcept nogil
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
     int PyErr_CheckSignals() except? -1
@@ -1558,7 +1588,7 @@ def _merge_packed(parts):
 # Everything here is memory-bound: a pre-token seen for the first time touches
 # some ten cache lines of tables of several MB, one seen recently one or two.
 
-cdef enum: CACHE_BITS = 16
+cdef enum: CACHE_BITS = 18
 cdef enum: CACHE_SLOTS = 1 << CACHE_BITS
 cdef enum: CACHE_MAX_BYTES = 255
 
@@ -1676,11 +1706,10 @@ cdef int scratch_reserve(Scratch *sc, Py_ssize_t n) noexcept nogil:
 
 cdef struct CSlot:
     uint64_t hash     # 0: empty
-    uint32_t key_off
-    uint32_t val_off
-    uint16_t key_len
-    uint16_t val_len
-    uint32_t spare
+    uint32_t off      # its record in the arena: the ids (int32 each), then the key's bytes
+    uint8_t key_len   # at most CACHE_MAX_BYTES
+    uint8_t n_ids
+    uint16_t spare
 
 cdef struct HotSlot:
     uint64_t k0       # the pre-token's bytes, zero-padded to 16
@@ -1692,18 +1721,20 @@ cdef struct HotSlot:
 cdef enum: HOT_BITS = 12
 cdef enum: HOT8_BITS = 14
 
+cdef enum: CACHE_MIN_BITS = 12
+
 cdef struct PCache:
     uint64_t *memo    # the backtracking's remembered compatibility checks
     Py_ssize_t *id_count # to_list: how often each id occurs (zero between calls)
     int32_t *id_seen  # to_list: the ids that occur
     ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
     HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
-    CSlot *slots      # CACHE_SLOTS of them; emptied when 3/4 are taken
+    CSlot *slots      # open addressing, at most 3/4 full: doubled up to 2**CACHE_BITS
+    int bits          #   slots, then emptied when full
     Py_ssize_t count
-    uint8_t *keys
-    Py_ssize_t keys_len
-    Py_ssize_t keys_cap
-    IVec vals
+    uint8_t *arena    # the records: a hit reads its slot and one record, side by side
+    Py_ssize_t arena_len
+    Py_ssize_t arena_cap
 
 
 cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
@@ -1724,7 +1755,8 @@ cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
 
 cdef int pcache_init(PCache *c) noexcept nogil:
     memset(c, 0, sizeof(PCache))
-    c.slots = <CSlot *> calloc(CACHE_SLOTS, sizeof(CSlot))
+    c.bits = CACHE_MIN_BITS
+    c.slots = <CSlot *> calloc(<size_t> 1 << CACHE_MIN_BITS, sizeof(CSlot))
     c.hot = <HotSlot *> calloc(1 << HOT_BITS, sizeof(HotSlot))
     c.hot8 = <ShortSlot *> calloc(1 << HOT8_BITS, sizeof(ShortSlot))
     c.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
@@ -1743,49 +1775,78 @@ cdef void pcache_free(PCache *c) noexcept nogil:
     c.hot = NULL
     c.hot8 = NULL
     free(c.slots)
-    free(c.keys)
-    ivec_free(&c.vals)
+    free(c.arena)
     c.slots = NULL
-    c.keys = NULL
+    c.arena = NULL
 
 
 cdef inline const CSlot *pcache_get(const PCache *c, const uint8_t *s, Py_ssize_t n,
                                     uint64_t h) noexcept nogil:
-    cdef Py_ssize_t i = <Py_ssize_t> (h >> (64 - CACHE_BITS))
+    cdef Py_ssize_t mask = (<Py_ssize_t> 1 << c.bits) - 1
+    cdef Py_ssize_t i = <Py_ssize_t> (h >> (64 - c.bits))
     cdef const CSlot *e
     while True:
         e = &c.slots[i]
-        if e.hash == h and e.key_len == n and memcmp(c.keys + e.key_off, s, n) == 0:
+        if e.hash == h and e.key_len == n and memcmp(c.arena + e.off + 4 * e.n_ids, s, n) == 0:
             return e
         if e.hash == 0:
             return NULL
-        i = (i + 1) & (CACHE_SLOTS - 1)
+        i = (i + 1) & mask
+
+
+cdef int pcache_grow(PCache *c) noexcept nogil:
+    """Twice the slots, the entries moved (their records stay)."""
+    cdef int bits = c.bits + 1
+    cdef Py_ssize_t cap = <Py_ssize_t> 1 << bits, k, i
+    cdef CSlot *old = c.slots
+    cdef CSlot *slots = <CSlot *> (big_alloc(cap * sizeof(CSlot), 1) if bits >= 16 else
+                                   calloc(cap, sizeof(CSlot)))
+    if slots == NULL:
+        return -1
+    for k in range(<Py_ssize_t> 1 << c.bits):
+        if old[k].hash != 0:
+            i = <Py_ssize_t> (old[k].hash >> (64 - bits))
+            while slots[i].hash != 0:
+                i = (i + 1) & (cap - 1)
+            slots[i] = old[k]
+    free(old)
+    c.slots = slots
+    c.bits = bits
+    return 0
 
 
 cdef int pcache_put(PCache *c, const uint8_t *s, Py_ssize_t n, uint64_t h,
                     const int32_t *ids, Py_ssize_t k) noexcept nogil:
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, mask, size = 4 * k + ((n + 3) & ~3)
     cdef CSlot *e
-    if c.count >= (CACHE_SLOTS // 4) * 3 or c.keys_len + n > <Py_ssize_t> 0xFFFFFFF0 or c.vals.len + k > <Py_ssize_t> 0xFFFFFFF0:
-        memset(c.slots, 0, CACHE_SLOTS * sizeof(CSlot))
+    if k > 255 or n > CACHE_MAX_BYTES:
+        return 0
+    if 4 * (c.count + 1) > 3 * (<Py_ssize_t> 1 << c.bits):
+        if c.bits < CACHE_BITS:
+            if pcache_grow(c) < 0:
+                return -1
+        else:
+            memset(c.slots, 0, (<Py_ssize_t> 1 << c.bits) * sizeof(CSlot))
+            c.count = 0
+            c.arena_len = 0
+    if c.arena_len + size > <Py_ssize_t> 0xFFFFFFF0:
+        memset(c.slots, 0, (<Py_ssize_t> 1 << c.bits) * sizeof(CSlot))
         c.count = 0
-        c.keys_len = 0
-        c.vals.len = 0
-    i = <Py_ssize_t> (h >> (64 - CACHE_BITS))
-    while c.slots[i].hash != 0:
-        i = (i + 1) & (CACHE_SLOTS - 1)
-    if bytes_reserve(&c.keys, &c.keys_cap, c.keys_len + n) < 0 or ivec_reserve(&c.vals, c.vals.len + k) < 0:
+        c.arena_len = 0
+    if bytes_reserve(&c.arena, &c.arena_cap, c.arena_len + size) < 0:
         return -1
-    memcpy(c.keys + c.keys_len, s, n)
-    memcpy(c.vals.data + c.vals.len, ids, k * sizeof(int32_t))
+    mask = (<Py_ssize_t> 1 << c.bits) - 1
+    i = <Py_ssize_t> (h >> (64 - c.bits))
+    while c.slots[i].hash != 0:
+        i = (i + 1) & mask
+    memcpy(c.arena + c.arena_len, ids, k * sizeof(int32_t))
+    memcpy(c.arena + c.arena_len + 4 * k, s, n)
     e = &c.slots[i]
     e.hash = h
-    e.key_off = <uint32_t> c.keys_len
-    e.key_len = <uint16_t> n
-    e.val_off = <uint32_t> c.vals.len
-    e.val_len = <uint16_t> k
-    c.keys_len += n
-    c.vals.len += k
+    e.off = <uint32_t> c.arena_len
+    e.key_len = <uint8_t> n
+    e.n_ids = <uint8_t> k
+    c.arena_len += size
     c.count += 1
     return 0
 
@@ -1822,6 +1883,17 @@ cdef int resize(void **p, Py_ssize_t size) noexcept nogil:
     cdef void *q = realloc(p[0], size)
     if q == NULL:
         return -1
+    p[0] = q
+    return 0
+
+
+cdef int to_big(void **p, Py_ssize_t size) noexcept nogil:
+    """Move the block to a big_alloc one of `size` bytes (its first ones kept)."""
+    cdef void *q = big_alloc(size, 0)
+    if q == NULL:
+        return -1
+    memcpy(q, p[0], size)
+    free(p[0])
     p[0] = q
     return 0
 
@@ -2342,28 +2414,36 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
     return 0
 
 
-cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, PCache *cache,
+cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
                     IVec *out, Scratch *sc) noexcept nogil:
-    """A pre-token that is not a token: through the cache, else the trie.
-    h: its piece_hash, or 0 if not known yet."""
+    """A pre-token that the tables of short tokens do not hold: through the
+    cache, else the whole-token rule (a walk down the trie, for more than 8
+    bytes) and the trie encoder, whose ids the cache then keeps."""
     cdef const CSlot *e
     cdef Py_ssize_t start = out.len
     cdef int err
+    cdef uint64_t h = 0
+    cdef int32_t i = -1
     if n <= CACHE_MAX_BYTES:
-        if h == 0:
-            h = piece_hash(s, n)
+        h = piece_hash(s, n)
         e = pcache_get(cache, s, n, h)
         if e != NULL:
-            if ivec_reserve(out, out.len + e.val_len) < 0:
+            if ivec_reserve(out, out.len + e.n_ids) < 0:
                 return -1
-            memcpy(out.data + out.len, cache.vals.data + e.val_off, e.val_len * sizeof(int32_t))
-            out.len += e.val_len
+            memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
+            out.len += e.n_ids
             return 0
-    err = backtrack(T, s, n, out, sc)
-    if err == -2:
-        err = rank_merge(T, s, n, out, sc)
-    if err < 0:
-        return -1
+    if n > 8:
+        i = whole_token(T, s, n, 0)
+    if i >= 0:
+        if ivec_push(out, i) < 0:
+            return -1
+    else:
+        err = backtrack(T, s, n, out, sc)
+        if err == -2:
+            err = rank_merge(T, s, n, out, sc)
+        if err < 0:
+            return -1
     if n <= CACHE_MAX_BYTES:
         return pcache_put(cache, s, n, h, out.data + start, out.len - start)
     return 0
@@ -2403,7 +2483,6 @@ cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCach
     cdef uint64_t k0 = 0, k1 = 0
     cdef HotSlot *x = NULL
     cdef Py_ssize_t start = out.len
-    cdef int32_t i = -1
     if n <= 16:
         if n <= 8:
             memcpy(&k0, s, n)
@@ -2419,12 +2498,7 @@ cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCach
             out.data[out.len + 1] = x.ids[1]
             out.len += x.n
             return 0
-    if n > 8:
-        i = whole_token(T, s, n, 0)
-    if i >= 0:
-        if ivec_push(out, i) < 0:
-            return -1
-    elif piece_slow(T, s, n, 0, cache, out, sc) < 0:
+    if piece_slow(T, s, n, cache, out, sc) < 0:
         return -1
     if x != NULL and out.len - start <= 2:
         x.k0 = k0
@@ -2692,8 +2766,8 @@ cdef class _Core:
         if total > 0x0FFFFFFF or n_core > 0x0FFFFFFF:
             raise MemoryError("vocabulary too large for the compiled core")
         T.n_core = n_core
-        T.tok = <Tok *> malloc(n_core * sizeof(Tok))
-        T.t_id = <int32_t *> malloc(n_core * sizeof(int32_t))
+        T.tok = <Tok *> big_alloc(n_core * sizeof(Tok), 0)
+        T.t_id = <int32_t *> big_alloc(n_core * sizeof(int32_t), 0)
         cap = 16
         while cap < 2 * n_merges:
             cap *= 2
@@ -2704,9 +2778,9 @@ cdef class _Core:
         while (<Py_ssize_t> 1 << (64 - T.pair_shift)) < cap:
             T.pair_shift -= 1
         if n_core < NARROW_LIMIT - 1:
-            T.pairs = <uint64_t *> calloc(8 * cap, sizeof(uint64_t))
+            T.pairs = <uint64_t *> big_alloc(8 * cap * sizeof(uint64_t), 1)
         else:
-            T.wide_pairs = <PairSlot *> malloc(cap * sizeof(PairSlot))
+            T.wide_pairs = <PairSlot *> big_alloc(cap * sizeof(PairSlot), 0)
             if T.wide_pairs != NULL:
                 for k in range(cap):
                     T.wide_pairs[k].key = EMPTY_KEY
@@ -2808,7 +2882,7 @@ cdef class _Core:
         if self.id_objs is None:
             return [out.data[i] for i in range(out.len)]
         if cache.id_count == NULL:
-            cache.id_count = <Py_ssize_t *> calloc(self.n_ids, sizeof(Py_ssize_t))
+            cache.id_count = <Py_ssize_t *> big_alloc(self.n_ids * sizeof(Py_ssize_t), 1)
             cache.id_seen = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
             if cache.id_count == NULL or cache.id_seen == NULL:
                 raise MemoryError()
@@ -2941,7 +3015,7 @@ cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
     T.short_shift = 64
     while (<Py_ssize_t> 1 << (64 - T.short_shift)) < cap:
         T.short_shift -= 1
-    T.shorts = <ShortSlot *> calloc(cap, sizeof(ShortSlot))
+    T.shorts = <ShortSlot *> big_alloc(cap * sizeof(ShortSlot), 1)
     if T.shorts == NULL:
         return -1
     for k in range(n_tok):
@@ -3006,9 +3080,9 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         return -1
     # every base + byte stays inside the arrays: keep up to the last base + 255
     T.da_len = tb.high + 256 if tb.high + 256 < tb.cap else tb.cap
-    if (resize(<void **> &tb.da, T.da_len * sizeof(DANode)) < 0
-            or resize(<void **> &tb.node_val, T.da_len * sizeof(int32_t)) < 0
-            or resize(<void **> &tb.node_id, T.da_len * sizeof(int32_t)) < 0):
+    if (to_big(<void **> &tb.da, T.da_len * sizeof(DANode)) < 0
+            or to_big(<void **> &tb.node_val, T.da_len * sizeof(int32_t)) < 0
+            or to_big(<void **> &tb.node_id, T.da_len * sizeof(int32_t)) < 0):
         return -1
     T.da = tb.da
     T.node_val = tb.node_val
