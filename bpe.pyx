@@ -1595,8 +1595,11 @@ cdef enum: CACHE_MAX_BYTES = 255
 
 cdef struct DANode:
     int32_t base      # the children of this node are at (base & DA_BASE) + byte; DA_OK: a
-                      # buildable token ends here (its core number: node_val[node])
+                      # buildable token ends here (its core number: val)
     int32_t check     # the parent's index; -1: a free slot
+    int32_t val       # the buildable token ending here (core number), -1: none
+    int32_t id        # the id of the token ending here, -1: none
+                      # (16 bytes: a step down the trie reads one cache line)
 
 cdef enum: DA_BASE = 0x3FFFFFFF
 cdef enum: DA_OK = 0x40000000
@@ -1868,8 +1871,6 @@ cdef class _Cache:
 
 cdef struct TrieBuild:
     DANode *da
-    int32_t *node_val
-    int32_t *node_id
     int32_t *next_free     # a doubly linked list of the free slots, in index order
     int32_t *prev_free
     Py_ssize_t cap
@@ -1912,15 +1913,13 @@ cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
         cap = 0x7FFFFF00
     if (resize(<void **> &b.da, cap * sizeof(DANode)) < 0
             or resize(<void **> &b.next_free, cap * sizeof(int32_t)) < 0
-            or resize(<void **> &b.prev_free, cap * sizeof(int32_t)) < 0
-            or resize(<void **> &b.node_val, cap * sizeof(int32_t)) < 0
-            or resize(<void **> &b.node_id, cap * sizeof(int32_t)) < 0):
+            or resize(<void **> &b.prev_free, cap * sizeof(int32_t)) < 0):
         return -1
     for i in range(b.cap, cap):
         b.da[i].base = 0
         b.da[i].check = -1
-        b.node_val[i] = -1
-        b.node_id[i] = -1
+        b.da[i].val = -1
+        b.da[i].id = -1
         b.prev_free[i] = <int32_t> (i - 1) if i > b.cap else <int32_t> b.free_tail
         b.next_free[i] = <int32_t> (i + 1) if i + 1 < cap else -1
     if b.free_tail >= 0:
@@ -2084,8 +2083,8 @@ cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uin
         d = todo[4 * todo_len + 3]
         if lo < hi and lens[order[lo]] == d:
             v = vals[order[lo]]
-            b.node_val[slot] = v
-            b.node_id[slot] = ids[order[lo]]
+            b.da[slot].val = v
+            b.da[slot].id = ids[order[lo]]
             if v >= 0:
                 b.da[slot].base = DA_OK
             lo += 1
@@ -2164,8 +2163,6 @@ cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
 
 cdef struct CoreT:
     DANode *da           # the trie: every token of the vocabulary
-    int32_t *node_val    # trie node -> the buildable token ending there (core number)
-    int32_t *node_id     # trie node -> the id of the token ending there, -1: none
     Py_ssize_t da_len
     Py_ssize_t n_core    # 256 + number of merges
     Tok *tok             # core number -> its parts
@@ -2178,6 +2175,9 @@ cdef struct CoreT:
     Py_ssize_t short_mask
     int short_shift
     int which            # the native scanner, or P_NONE
+    uint64_t *bloom      # a filter of the merges' pairs: two bits in one word a pair
+    int bloom_shift      # 64 - log2(words): most pairs are no merge, and this says so
+                         # from a table that stays in the CPU's cache
 
 
 cdef inline uint64_t narrow_key(int32_t a, int32_t b) noexcept nogil:
@@ -2206,10 +2206,16 @@ cdef inline PairSlot *wide_slot(const CoreT *T, uint64_t key) noexcept nogil:
     return &T.wide_pairs[i]
 
 
+cdef inline uint64_t bloom_bits(uint64_t h) noexcept nogil:
+    return (<uint64_t> 1 << ((h >> 20) & 63)) | (<uint64_t> 1 << ((h >> 26) & 63))
+
+
 cdef inline int32_t pair_get(const CoreT *T, int32_t a, int32_t b) noexcept nogil:
     """The core number of the token that merges a and b; -1 if none."""
-    cdef uint64_t x
+    cdef uint64_t x, h = word_hash(pair_key(a, b)), bits = bloom_bits(h)
     cdef const PairSlot *w
+    if (T.bloom[h >> T.bloom_shift] & bits) != bits:
+        return -1
     if T.pairs != NULL:
         x = narrow_slot(T, narrow_key(a, b))[0]
         return <int32_t> (x & LOW21) if x != 0 else -1
@@ -2221,6 +2227,8 @@ cdef void pair_put(CoreT *T, int32_t a, int32_t b, int32_t m) noexcept nogil:
     """Add merge (a, b) -> m unless the pair is there (the earlier merge stays)."""
     cdef uint64_t *x
     cdef PairSlot *w
+    cdef uint64_t h = word_hash(pair_key(a, b))
+    T.bloom[h >> T.bloom_shift] |= bloom_bits(h)
     if T.pairs != NULL:
         x = narrow_slot(T, narrow_key(a, b))
         if x[0] == 0:
@@ -2320,7 +2328,7 @@ cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Sc
         while node != 0:
             end = pos + length
             if (bits[end >> 6] >> (end & 63)) & 1:
-                tok = T.node_val[node]
+                tok = da[node].val
                 if level == 0 or compatible_memo(T, sc.memo, toks[level - 1], tok):
                     break
             node = shorter(da, node, &length)
@@ -2472,7 +2480,7 @@ cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, 
             return -1
         node = t
         k += 1
-    return T.node_id[node]
+    return da[node].id
 
 
 cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
@@ -2693,11 +2701,10 @@ cdef class _Core:
 
     def __dealloc__(self):
         free(self.T.da)
-        free(self.T.node_val)
-        free(self.T.node_id)
         free(self.T.tok)
         free(self.T.t_id)
         free(self.T.pairs)
+        free(self.T.bloom)
         free(self.T.wide_pairs)
         free(self.T.shorts)
         free(self.dec_off)
@@ -2777,6 +2784,15 @@ cdef class _Core:
         T.pair_shift = 64
         while (<Py_ssize_t> 1 << (64 - T.pair_shift)) < cap:
             T.pair_shift -= 1
+        m = 64
+        while 3 * m < n_merges:
+            m *= 2
+        T.bloom_shift = 64
+        while (<Py_ssize_t> 1 << (64 - T.bloom_shift)) < m:
+            T.bloom_shift -= 1
+        T.bloom = <uint64_t *> calloc(m, sizeof(uint64_t))
+        if T.bloom == NULL:
+            raise MemoryError()
         if n_core < NARROW_LIMIT - 1:
             T.pairs = <uint64_t *> big_alloc(8 * cap * sizeof(uint64_t), 1)
         else:
@@ -2830,12 +2846,8 @@ cdef class _Core:
             free(tb.prev_free)
             idmap_free(&by_id)
             idmap_free(&core_of)
-            if T.node_id == NULL:  # failed: the tables did not take the arrays
+            if T.da == NULL:  # failed: the tables did not take the array
                 free(tb.da)
-                free(tb.node_val)
-                free(tb.node_id)
-                T.da = NULL
-                T.node_val = NULL
         return 0
 
     cdef object decode(self, list ids):
@@ -3080,13 +3092,9 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         return -1
     # every base + byte stays inside the arrays: keep up to the last base + 255
     T.da_len = tb.high + 256 if tb.high + 256 < tb.cap else tb.cap
-    if (to_big(<void **> &tb.da, T.da_len * sizeof(DANode)) < 0
-            or to_big(<void **> &tb.node_val, T.da_len * sizeof(int32_t)) < 0
-            or to_big(<void **> &tb.node_id, T.da_len * sizeof(int32_t)) < 0):
+    if to_big(<void **> &tb.da, T.da_len * sizeof(DANode)) < 0:
         return -1
     T.da = tb.da
-    T.node_val = tb.node_val
-    T.node_id = tb.node_id
     return 0
 
 
