@@ -1581,15 +1581,18 @@ def _merge_packed(parts):
 #
 # Most pre-tokens never get that far.  Per thread (a _Cache), in this order:
 # a direct-mapped table of the recent pre-tokens of up to 8 bytes that are one
-# token (hot8), the read-only table of every token of up to 8 bytes (shorts;
-# longer ones walk the trie), a direct-mapped table of recent pre-tokens of up
-# to 16 bytes and 2 ids (hot), and a bounded cache of the others' ids (slots).
-# The compatibility checks the backtracking makes are remembered (memo).
+# token (hot8), the read-only table of every token of up to 8 bytes (shorts),
+# a direct-mapped table of recent pre-tokens of up to 16 bytes and 2 ids (hot),
+# and a cache of every other pre-token's ids (slots, growing to 2**CACHE_BITS;
+# a hit reads its slot and one record).  Only a pre-token seen for the first
+# time walks the trie: the whole-token rule for more than 8 bytes, then the
+# backtracking, whose compatibility checks are remembered (memo) and whose
+# "is this pair a merge" questions a small filter mostly answers (bloom).
 # Everything here is memory-bound: a pre-token seen for the first time touches
-# some ten cache lines of tables of several MB, one seen recently one or two.
+# some twenty cache lines of tables of several MB (the tables sit on 2 MB pages
+# where the system offers them), one seen recently one or two.
 
 cdef enum: CACHE_BITS = 18
-cdef enum: CACHE_SLOTS = 1 << CACHE_BITS
 cdef enum: CACHE_MAX_BYTES = 255
 
 
@@ -2486,8 +2489,7 @@ cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, 
 cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
                            Scratch *sc) noexcept nogil:
     """A pre-token of more than 8 bytes, or one that is not a token: the hot
-    slots of up to 16 bytes and 2 ids first, then the token table, then the
-    slow way."""
+    slots of up to 16 bytes and 2 ids first, then the cache (piece_slow)."""
     cdef uint64_t k0 = 0, k1 = 0
     cdef HotSlot *x = NULL
     cdef Py_ssize_t start = out.len
