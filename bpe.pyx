@@ -92,6 +92,36 @@ cdef extern from *:
     """
     void add_refs "bpe_add_refs"(PyObject *o, Py_ssize_t k)
 
+cdef extern from *:
+    """
+    /* Large read-mostly tables on 2 MB pages where the system offers them
+       (Linux: transparent huge pages on request): the encoder's lookups are
+       random accesses into tables of several MB, and with 4 KB pages most of
+       them would miss the TLB too.  The block is freed with free(). */
+    #include <stdlib.h>
+    #include <string.h>
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    static void *bpe_big_alloc(size_t size, int zero) {
+        void *p = NULL;
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (size >= ((size_t) 1 << 20)) {
+            size_t huge = ((size_t) 1 << 21), rounded = (size + huge - 1) & ~(huge - 1);
+            if (posix_memalign(&p, huge, rounded) == 0) {
+                madvise(p, rounded, MADV_HUGEPAGE);
+                if (zero) memset(p, 0, size);
+                return p;
+            }
+            p = NULL;
+        }
+    #endif
+        p = zero ? calloc(size ? size : 1, 1) : malloc(size ? size : 1);
+        return p;
+    }
+    """
+    void *big_alloc "bpe_big_alloc"(size_t size, int zero) noexcept nogil
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
     int PyErr_CheckSignals() except? -1
@@ -1507,22 +1537,28 @@ cdef int count_text(_Counter counter, const uint8_t *s, Py_ssize_t n) noexcept n
 #
 # Most pre-tokens never get that far.  Per thread (a _Cache), in this order:
 # a direct-mapped table of the recent pre-tokens of up to 8 bytes that are one
-# token (hot8), the read-only table of every token of up to 8 bytes (shorts;
-# longer ones walk the trie), a direct-mapped table of recent pre-tokens of up
-# to 16 bytes and 2 ids (hot), and a bounded cache of the others' ids (slots).
-# The compatibility checks the backtracking makes are remembered (memo).
+# token (hot8), the read-only table of every token of up to 8 bytes (shorts),
+# a direct-mapped table of recent pre-tokens of up to 16 bytes and 2 ids (hot),
+# and a cache of every other pre-token's ids (slots, growing to 2**CACHE_BITS;
+# a hit reads its slot and one record).  Only a pre-token seen for the first
+# time walks the trie: the whole-token rule for more than 8 bytes, then the
+# backtracking, whose compatibility checks are remembered (memo) and whose
+# "is this pair a merge" questions a small filter mostly answers (bloom).
 # Everything here is memory-bound: a pre-token seen for the first time touches
-# some ten cache lines of tables of several MB, one seen recently one or two.
+# some twenty cache lines of tables of several MB (the tables sit on 2 MB pages
+# where the system offers them), one seen recently one or two.
 
-cdef enum: CACHE_BITS = 16
-cdef enum: CACHE_SLOTS = 1 << CACHE_BITS
+cdef enum: CACHE_BITS = 18
 cdef enum: CACHE_MAX_BYTES = 255
 
 
 cdef struct DANode:
     int32_t base      # the children of this node are at (base & DA_BASE) + byte; DA_OK: a
-                      # buildable token ends here (its core number: node_val[node])
+                      # buildable token ends here (its core number: val)
     int32_t check     # the parent's index; -1: a free slot
+    int32_t val       # the buildable token ending here (core number), -1: none
+    int32_t id        # the id of the token ending here, -1: none
+                      # (16 bytes: a step down the trie reads one cache line)
 
 cdef enum: DA_BASE = 0x3FFFFFFF
 cdef enum: DA_OK = 0x40000000
@@ -1632,11 +1668,10 @@ cdef int scratch_reserve(Scratch *sc, Py_ssize_t n) noexcept nogil:
 
 cdef struct CSlot:
     uint64_t hash     # 0: empty
-    uint32_t key_off
-    uint32_t val_off
-    uint16_t key_len
-    uint16_t val_len
-    uint32_t spare
+    uint32_t off      # its record in the arena: the ids (int32 each), then the key's bytes
+    uint8_t key_len   # at most CACHE_MAX_BYTES
+    uint8_t n_ids
+    uint16_t spare
 
 cdef struct HotSlot:
     uint64_t k0       # the pre-token's bytes, zero-padded to 16
@@ -1648,18 +1683,20 @@ cdef struct HotSlot:
 cdef enum: HOT_BITS = 12
 cdef enum: HOT8_BITS = 14
 
+cdef enum: CACHE_MIN_BITS = 12
+
 cdef struct PCache:
     uint64_t *memo    # the backtracking's remembered compatibility checks
     Py_ssize_t *id_count # to_list: how often each id occurs (zero between calls)
     int32_t *id_seen  # to_list: the ids that occur
     ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
     HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
-    CSlot *slots      # CACHE_SLOTS of them; emptied when 3/4 are taken
+    CSlot *slots      # open addressing, at most 3/4 full: doubled up to 2**CACHE_BITS
+    int bits          #   slots, then emptied when full
     Py_ssize_t count
-    uint8_t *keys
-    Py_ssize_t keys_len
-    Py_ssize_t keys_cap
-    IVec vals
+    uint8_t *arena    # the records: a hit reads its slot and one record, side by side
+    Py_ssize_t arena_len
+    Py_ssize_t arena_cap
 
 
 cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
@@ -1680,7 +1717,8 @@ cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
 
 cdef int pcache_init(PCache *c) noexcept nogil:
     memset(c, 0, sizeof(PCache))
-    c.slots = <CSlot *> calloc(CACHE_SLOTS, sizeof(CSlot))
+    c.bits = CACHE_MIN_BITS
+    c.slots = <CSlot *> calloc(<size_t> 1 << CACHE_MIN_BITS, sizeof(CSlot))
     c.hot = <HotSlot *> calloc(1 << HOT_BITS, sizeof(HotSlot))
     c.hot8 = <ShortSlot *> calloc(1 << HOT8_BITS, sizeof(ShortSlot))
     c.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
@@ -1699,49 +1737,78 @@ cdef void pcache_free(PCache *c) noexcept nogil:
     c.hot = NULL
     c.hot8 = NULL
     free(c.slots)
-    free(c.keys)
-    ivec_free(&c.vals)
+    free(c.arena)
     c.slots = NULL
-    c.keys = NULL
+    c.arena = NULL
 
 
 cdef inline const CSlot *pcache_get(const PCache *c, const uint8_t *s, Py_ssize_t n,
                                     uint64_t h) noexcept nogil:
-    cdef Py_ssize_t i = <Py_ssize_t> (h >> (64 - CACHE_BITS))
+    cdef Py_ssize_t mask = (<Py_ssize_t> 1 << c.bits) - 1
+    cdef Py_ssize_t i = <Py_ssize_t> (h >> (64 - c.bits))
     cdef const CSlot *e
     while True:
         e = &c.slots[i]
-        if e.hash == h and e.key_len == n and memcmp(c.keys + e.key_off, s, n) == 0:
+        if e.hash == h and e.key_len == n and memcmp(c.arena + e.off + 4 * e.n_ids, s, n) == 0:
             return e
         if e.hash == 0:
             return NULL
-        i = (i + 1) & (CACHE_SLOTS - 1)
+        i = (i + 1) & mask
+
+
+cdef int pcache_grow(PCache *c) noexcept nogil:
+    """Twice the slots, the entries moved (their records stay)."""
+    cdef int bits = c.bits + 1
+    cdef Py_ssize_t cap = <Py_ssize_t> 1 << bits, k, i
+    cdef CSlot *old = c.slots
+    cdef CSlot *slots = <CSlot *> (big_alloc(cap * sizeof(CSlot), 1) if bits >= 16 else
+                                   calloc(cap, sizeof(CSlot)))
+    if slots == NULL:
+        return -1
+    for k in range(<Py_ssize_t> 1 << c.bits):
+        if old[k].hash != 0:
+            i = <Py_ssize_t> (old[k].hash >> (64 - bits))
+            while slots[i].hash != 0:
+                i = (i + 1) & (cap - 1)
+            slots[i] = old[k]
+    free(old)
+    c.slots = slots
+    c.bits = bits
+    return 0
 
 
 cdef int pcache_put(PCache *c, const uint8_t *s, Py_ssize_t n, uint64_t h,
                     const int32_t *ids, Py_ssize_t k) noexcept nogil:
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, mask, size = 4 * k + ((n + 3) & ~3)
     cdef CSlot *e
-    if c.count >= (CACHE_SLOTS // 4) * 3 or c.keys_len + n > <Py_ssize_t> 0xFFFFFFF0 or c.vals.len + k > <Py_ssize_t> 0xFFFFFFF0:
-        memset(c.slots, 0, CACHE_SLOTS * sizeof(CSlot))
+    if k > 255 or n > CACHE_MAX_BYTES:
+        return 0
+    if 4 * (c.count + 1) > 3 * (<Py_ssize_t> 1 << c.bits):
+        if c.bits < CACHE_BITS:
+            if pcache_grow(c) < 0:
+                return -1
+        else:
+            memset(c.slots, 0, (<Py_ssize_t> 1 << c.bits) * sizeof(CSlot))
+            c.count = 0
+            c.arena_len = 0
+    if c.arena_len + size > <Py_ssize_t> 0xFFFFFFF0:
+        memset(c.slots, 0, (<Py_ssize_t> 1 << c.bits) * sizeof(CSlot))
         c.count = 0
-        c.keys_len = 0
-        c.vals.len = 0
-    i = <Py_ssize_t> (h >> (64 - CACHE_BITS))
-    while c.slots[i].hash != 0:
-        i = (i + 1) & (CACHE_SLOTS - 1)
-    if bytes_reserve(&c.keys, &c.keys_cap, c.keys_len + n) < 0 or ivec_reserve(&c.vals, c.vals.len + k) < 0:
+        c.arena_len = 0
+    if bytes_reserve(&c.arena, &c.arena_cap, c.arena_len + size) < 0:
         return -1
-    memcpy(c.keys + c.keys_len, s, n)
-    memcpy(c.vals.data + c.vals.len, ids, k * sizeof(int32_t))
+    mask = (<Py_ssize_t> 1 << c.bits) - 1
+    i = <Py_ssize_t> (h >> (64 - c.bits))
+    while c.slots[i].hash != 0:
+        i = (i + 1) & mask
+    memcpy(c.arena + c.arena_len, ids, k * sizeof(int32_t))
+    memcpy(c.arena + c.arena_len + 4 * k, s, n)
     e = &c.slots[i]
     e.hash = h
-    e.key_off = <uint32_t> c.keys_len
-    e.key_len = <uint16_t> n
-    e.val_off = <uint32_t> c.vals.len
-    e.val_len = <uint16_t> k
-    c.keys_len += n
-    c.vals.len += k
+    e.off = <uint32_t> c.arena_len
+    e.key_len = <uint8_t> n
+    e.n_ids = <uint8_t> k
+    c.arena_len += size
     c.count += 1
     return 0
 
@@ -1763,8 +1830,6 @@ cdef class _Cache:
 
 cdef struct TrieBuild:
     DANode *da
-    int32_t *node_val
-    int32_t *node_id
     int32_t *next_free     # a doubly linked list of the free slots, in index order
     int32_t *prev_free
     Py_ssize_t cap
@@ -1778,6 +1843,17 @@ cdef int resize(void **p, Py_ssize_t size) noexcept nogil:
     cdef void *q = realloc(p[0], size)
     if q == NULL:
         return -1
+    p[0] = q
+    return 0
+
+
+cdef int to_big(void **p, Py_ssize_t size) noexcept nogil:
+    """Move the block to a big_alloc one of `size` bytes (its first ones kept)."""
+    cdef void *q = big_alloc(size, 0)
+    if q == NULL:
+        return -1
+    memcpy(q, p[0], size)
+    free(p[0])
     p[0] = q
     return 0
 
@@ -1796,15 +1872,13 @@ cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
         cap = 0x7FFFFF00
     if (resize(<void **> &b.da, cap * sizeof(DANode)) < 0
             or resize(<void **> &b.next_free, cap * sizeof(int32_t)) < 0
-            or resize(<void **> &b.prev_free, cap * sizeof(int32_t)) < 0
-            or resize(<void **> &b.node_val, cap * sizeof(int32_t)) < 0
-            or resize(<void **> &b.node_id, cap * sizeof(int32_t)) < 0):
+            or resize(<void **> &b.prev_free, cap * sizeof(int32_t)) < 0):
         return -1
     for i in range(b.cap, cap):
         b.da[i].base = 0
         b.da[i].check = -1
-        b.node_val[i] = -1
-        b.node_id[i] = -1
+        b.da[i].val = -1
+        b.da[i].id = -1
         b.prev_free[i] = <int32_t> (i - 1) if i > b.cap else <int32_t> b.free_tail
         b.next_free[i] = <int32_t> (i + 1) if i + 1 < cap else -1
     if b.free_tail >= 0:
@@ -1968,8 +2042,8 @@ cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uin
         d = todo[4 * todo_len + 3]
         if lo < hi and lens[order[lo]] == d:
             v = vals[order[lo]]
-            b.node_val[slot] = v
-            b.node_id[slot] = ids[order[lo]]
+            b.da[slot].val = v
+            b.da[slot].id = ids[order[lo]]
             if v >= 0:
                 b.da[slot].base = DA_OK
             lo += 1
@@ -2048,8 +2122,6 @@ cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
 
 cdef struct CoreT:
     DANode *da           # the trie: every token of the vocabulary
-    int32_t *node_val    # trie node -> the buildable token ending there (core number)
-    int32_t *node_id     # trie node -> the id of the token ending there, -1: none
     Py_ssize_t da_len
     Py_ssize_t n_core    # 256 + number of merges
     Tok *tok             # core number -> its parts
@@ -2062,6 +2134,9 @@ cdef struct CoreT:
     Py_ssize_t short_mask
     int short_shift
     int which            # the native scanner, or P_NONE
+    uint64_t *bloom      # a filter of the merges' pairs: two bits in one word a pair
+    int bloom_shift      # 64 - log2(words): most pairs are no merge, and this says so
+                         # from a table that stays in the CPU's cache
 
 
 cdef inline uint64_t narrow_key(int32_t a, int32_t b) noexcept nogil:
@@ -2090,10 +2165,16 @@ cdef inline PairSlot *wide_slot(const CoreT *T, uint64_t key) noexcept nogil:
     return &T.wide_pairs[i]
 
 
+cdef inline uint64_t bloom_bits(uint64_t h) noexcept nogil:
+    return (<uint64_t> 1 << ((h >> 20) & 63)) | (<uint64_t> 1 << ((h >> 26) & 63))
+
+
 cdef inline int32_t pair_get(const CoreT *T, int32_t a, int32_t b) noexcept nogil:
     """The core number of the token that merges a and b; -1 if none."""
-    cdef uint64_t x
+    cdef uint64_t x, h = word_hash(pair_key(a, b)), bits = bloom_bits(h)
     cdef const PairSlot *w
+    if (T.bloom[h >> T.bloom_shift] & bits) != bits:
+        return -1
     if T.pairs != NULL:
         x = narrow_slot(T, narrow_key(a, b))[0]
         return <int32_t> (x & LOW21) if x != 0 else -1
@@ -2105,6 +2186,8 @@ cdef void pair_put(CoreT *T, int32_t a, int32_t b, int32_t m) noexcept nogil:
     """Add merge (a, b) -> m unless the pair is there (the earlier merge stays)."""
     cdef uint64_t *x
     cdef PairSlot *w
+    cdef uint64_t h = word_hash(pair_key(a, b))
+    T.bloom[h >> T.bloom_shift] |= bloom_bits(h)
     if T.pairs != NULL:
         x = narrow_slot(T, narrow_key(a, b))
         if x[0] == 0:
@@ -2204,7 +2287,7 @@ cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Sc
         while node != 0:
             end = pos + length
             if (bits[end >> 6] >> (end & 63)) & 1:
-                tok = T.node_val[node]
+                tok = da[node].val
                 if level == 0 or compatible_memo(T, sc.memo, toks[level - 1], tok):
                     break
             node = shorter(da, node, &length)
@@ -2298,28 +2381,36 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
     return 0
 
 
-cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, PCache *cache,
+cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
                     IVec *out, Scratch *sc) noexcept nogil:
-    """A pre-token that is not a token: through the cache, else the trie.
-    h: its piece_hash, or 0 if not known yet."""
+    """A pre-token that the tables of short tokens do not hold: through the
+    cache, else the whole-token rule (a walk down the trie, for more than 8
+    bytes) and the trie encoder, whose ids the cache then keeps."""
     cdef const CSlot *e
     cdef Py_ssize_t start = out.len
     cdef int err
+    cdef uint64_t h = 0
+    cdef int32_t i = -1
     if n <= CACHE_MAX_BYTES:
-        if h == 0:
-            h = piece_hash(s, n)
+        h = piece_hash(s, n)
         e = pcache_get(cache, s, n, h)
         if e != NULL:
-            if ivec_reserve(out, out.len + e.val_len) < 0:
+            if ivec_reserve(out, out.len + e.n_ids) < 0:
                 return -1
-            memcpy(out.data + out.len, cache.vals.data + e.val_off, e.val_len * sizeof(int32_t))
-            out.len += e.val_len
+            memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
+            out.len += e.n_ids
             return 0
-    err = backtrack(T, s, n, out, sc)
-    if err == -2:
-        err = rank_merge(T, s, n, out, sc)
-    if err < 0:
-        return -1
+    if n > 8:
+        i = whole_token(T, s, n, 0)
+    if i >= 0:
+        if ivec_push(out, i) < 0:
+            return -1
+    else:
+        err = backtrack(T, s, n, out, sc)
+        if err == -2:
+            err = rank_merge(T, s, n, out, sc)
+        if err < 0:
+            return -1
     if n <= CACHE_MAX_BYTES:
         return pcache_put(cache, s, n, h, out.data + start, out.len - start)
     return 0
@@ -2348,18 +2439,16 @@ cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, 
             return -1
         node = t
         k += 1
-    return T.node_id[node]
+    return da[node].id
 
 
 cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
                            Scratch *sc) noexcept nogil:
     """A pre-token of more than 8 bytes, or one that is not a token: the hot
-    slots of up to 16 bytes and 2 ids first, then the token table, then the
-    slow way."""
+    slots of up to 16 bytes and 2 ids first, then the cache (piece_slow)."""
     cdef uint64_t k0 = 0, k1 = 0
     cdef HotSlot *x = NULL
     cdef Py_ssize_t start = out.len
-    cdef int32_t i = -1
     if n <= 16:
         if n <= 8:
             memcpy(&k0, s, n)
@@ -2375,12 +2464,7 @@ cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCach
             out.data[out.len + 1] = x.ids[1]
             out.len += x.n
             return 0
-    if n > 8:
-        i = whole_token(T, s, n, 0)
-    if i >= 0:
-        if ivec_push(out, i) < 0:
-            return -1
-    elif piece_slow(T, s, n, 0, cache, out, sc) < 0:
+    if piece_slow(T, s, n, cache, out, sc) < 0:
         return -1
     if x != NULL and out.len - start <= 2:
         x.k0 = k0
@@ -2866,11 +2950,10 @@ cdef class Core:
 
     def __dealloc__(self):
         free(self.T.da)
-        free(self.T.node_val)
-        free(self.T.node_id)
         free(self.T.tok)
         free(self.T.t_id)
         free(self.T.pairs)
+        free(self.T.bloom)
         free(self.T.wide_pairs)
         free(self.T.shorts)
         free(self.dec_off)
@@ -2940,8 +3023,8 @@ cdef class Core:
         if total > 0x0FFFFFFF or n_core > 0x0FFFFFFF:
             raise MemoryError("vocabulary too large for the compiled core")
         T.n_core = n_core
-        T.tok = <Tok *> malloc(n_core * sizeof(Tok))
-        T.t_id = <int32_t *> malloc(n_core * sizeof(int32_t))
+        T.tok = <Tok *> big_alloc(n_core * sizeof(Tok), 0)
+        T.t_id = <int32_t *> big_alloc(n_core * sizeof(int32_t), 0)
         cap = 16
         while cap < 2 * n_merges:
             cap *= 2
@@ -2951,10 +3034,19 @@ cdef class Core:
         T.pair_shift = 64
         while (<Py_ssize_t> 1 << (64 - T.pair_shift)) < cap:
             T.pair_shift -= 1
+        m = 64
+        while 3 * m < n_merges:
+            m *= 2
+        T.bloom_shift = 64
+        while (<Py_ssize_t> 1 << (64 - T.bloom_shift)) < m:
+            T.bloom_shift -= 1
+        T.bloom = <uint64_t *> calloc(m, sizeof(uint64_t))
+        if T.bloom == NULL:
+            raise MemoryError()
         if n_core < NARROW_LIMIT - 1:
-            T.pairs = <uint64_t *> calloc(8 * cap, sizeof(uint64_t))
+            T.pairs = <uint64_t *> big_alloc(8 * cap * sizeof(uint64_t), 1)
         else:
-            T.wide_pairs = <PairSlot *> malloc(cap * sizeof(PairSlot))
+            T.wide_pairs = <PairSlot *> big_alloc(cap * sizeof(PairSlot), 0)
             if T.wide_pairs != NULL:
                 for k in range(cap):
                     T.wide_pairs[k].key = EMPTY_KEY
@@ -3004,12 +3096,8 @@ cdef class Core:
             free(tb.prev_free)
             idmap_free(&by_id)
             idmap_free(&core_of)
-            if T.node_id == NULL:  # failed: the tables did not take the arrays
+            if T.da == NULL:  # failed: the tables did not take the array
                 free(tb.da)
-                free(tb.node_val)
-                free(tb.node_id)
-                T.da = NULL
-                T.node_val = NULL
         return 0
 
     def decode_bytes(self, list ids):
@@ -3061,7 +3149,7 @@ cdef class Core:
         if self.id_objs is None:
             return [out.data[i] for i in range(out.len)]
         if cache.id_count == NULL:
-            cache.id_count = <Py_ssize_t *> calloc(self.n_ids, sizeof(Py_ssize_t))
+            cache.id_count = <Py_ssize_t *> big_alloc(self.n_ids * sizeof(Py_ssize_t), 1)
             cache.id_seen = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
             if cache.id_count == NULL or cache.id_seen == NULL:
                 raise MemoryError()
@@ -3237,7 +3325,7 @@ cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
     T.short_shift = 64
     while (<Py_ssize_t> 1 << (64 - T.short_shift)) < cap:
         T.short_shift -= 1
-    T.shorts = <ShortSlot *> calloc(cap, sizeof(ShortSlot))
+    T.shorts = <ShortSlot *> big_alloc(cap * sizeof(ShortSlot), 1)
     if T.shorts == NULL:
         return -1
     for k in range(n_tok):
@@ -3302,13 +3390,9 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         return -1
     # every base + byte stays inside the arrays: keep up to the last base + 255
     T.da_len = tb.high + 256 if tb.high + 256 < tb.cap else tb.cap
-    if (resize(<void **> &tb.da, T.da_len * sizeof(DANode)) < 0
-            or resize(<void **> &tb.node_val, T.da_len * sizeof(int32_t)) < 0
-            or resize(<void **> &tb.node_id, T.da_len * sizeof(int32_t)) < 0):
+    if to_big(<void **> &tb.da, T.da_len * sizeof(DANode)) < 0:
         return -1
     T.da = tb.da
-    T.node_val = tb.node_val
-    T.node_id = tb.node_id
     return 0
 
 
