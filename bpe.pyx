@@ -2759,24 +2759,19 @@ cdef object _END = object()
 cdef class _Flatten:
     """The items of an iterable of id sequences, one after another (what
     itertools.chain.from_iterable does), reading _Ids buffers directly: a
-    window's references are added at once (one update per distinct id), so
-    an item costs a pointer read, not a touch of its int object."""
+    window's references are added in one tight loop when it comes, so
+    handing out an item is a pointer read."""
     cdef BpeFlatState st
     cdef object windows
     cdef _Ids ids        # the window st reads
     cdef list win        # or the list window st reads
     cdef object it       # or an iterator over a window of another kind
-    cdef Py_ssize_t *count   # per id: how often it occurs in the window (zero between windows)
-    cdef int32_t *seen       # the distinct ids of the window
-    cdef Py_ssize_t n_count, n_seen
 
     def __cinit__(self, windows):
         self.windows = iter(windows)
 
     def __dealloc__(self):
         self.drop()
-        free(self.count)
-        free(self.seen)
 
     def __iter__(self):
         return self
@@ -2800,35 +2795,12 @@ cdef class _Flatten:
         self.win = None
 
     cdef int load(self, _Ids ids) except -1:
-        """Read `ids` next: one reference per item, added per distinct id."""
-        cdef Py_ssize_t n = ids.v.len, k, distinct = 0, n_objs = len(ids.objs)
+        """Read `ids` next, adding the reference of each item it will hand out."""
+        cdef Py_ssize_t n = ids.v.len, k
         cdef const int32_t *data = ids.v.data
         cdef PyObject **objs = list_items(ids.objs)
-        cdef Py_ssize_t *count
-        cdef int32_t *seen
-        cdef int32_t v
-        if self.n_count < n_objs:  # (kept for the next windows)
-            free(self.count)
-            self.count = <Py_ssize_t *> calloc(n_objs, sizeof(Py_ssize_t))
-            self.n_count = n_objs if self.count != NULL else 0
-        if self.n_seen < n:
-            free(self.seen)
-            self.seen = <int32_t *> malloc(n * sizeof(int32_t))
-            self.n_seen = n if self.seen != NULL else 0
-        if self.count == NULL or self.seen == NULL:
-            raise MemoryError()
-        count = self.count
-        seen = self.seen
-        for k in range(n):
-            v = data[k]
-            if count[v] == 0:
-                seen[distinct] = v
-                distinct += 1
-            count[v] += 1
-        for k in range(distinct):
-            v = seen[k]
-            add_refs(objs[v], count[v])
-            count[v] = 0
+        for k in range(n):  # a tight loop: the increments overlap
+            add_refs(objs[data[k]], 1)
         self.ids = ids
         self.st.data = data
         self.st.objs = objs
