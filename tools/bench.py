@@ -982,14 +982,14 @@ def row_train_files(ctx, table):
     if both:
         r = ours["seconds"] / anchor["seconds"]
         rm = ours["peak_mb"] / anchor["peak_mb"]
-        table.row(what, o_txt, a_txt, "{:.2f}".format(r), "time ≤ 1.0", _met(r <= 1.0))
-        table.row(mem_what, om_txt, am_txt, "{:.2f}".format(rm), "≤ 1.0×", _met(rm <= 1.0))
+        table.row(what, o_txt, a_txt, "{:.2f}".format(r), "time ≤ 0.5", _met(r <= 0.5))
+        table.row(mem_what, om_txt, am_txt, "{:.2f}".format(rm), "≤ 0.7×", _met(rm <= 0.7))
         table.note(
             "train_files: {} merges (ours) / {} (rustbpe)".format(ours["merges"], anchor["merges"])
         )
     else:
-        table.row(what, o_txt, a_txt, "-", "time ≤ 1.0", "-")
-        table.row(mem_what, om_txt, am_txt, "-", "≤ 1.0×", "-")
+        table.row(what, o_txt, a_txt, "-", "time ≤ 0.5", "-")
+        table.row(mem_what, om_txt, am_txt, "-", "≤ 0.7×", "-")
         for label, res in (("ours", ours), ("rustbpe", anchor)):
             if res is not None and res["ok"]:
                 table.note("train_files: {} merges ({})".format(res["merges"], label))
