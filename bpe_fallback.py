@@ -1594,7 +1594,7 @@ class Tokenizer:
             parts = list(pool.map(work, range(0, len(texts), step)))
         return [ids for part in parts for ids in part]
 
-    _STREAM_BLOCK = 1 << 17   # characters encode_iterable gathers before it cuts
+    _STREAM_BLOCK = 1 << 15   # characters encode_iterable gathers before it cuts
     _STREAM_MARGIN = 32        # characters kept back so that a cut never changes a pre-token
 
     def encode_iterable(self, iterable, *, allowed_special=frozenset(), disallowed_special="all"):
