@@ -3919,29 +3919,61 @@ def read_jsonl(data, *, text_field="text", name="<data>", offset=0):
         yield text
 
 
-def _encode_job(job, tok, options):
-    """Encode one job: (packed ids, number of ids, document starts)."""
-    path, start, end, kind, starts_doc, ends_doc = job
-    allowed, disallowed, eot, itemsize, field = options
-    ids, docs = [], []
-    if kind == "jsonl":
-        for text in read_jsonl(_read_bytes(path, start, end), text_field=field, name=path,
+def _read_job(job, options):
+    """The documents of a job, read: ([text], None) for a text file's range;
+    for JSON lines, (the records' texts, the ValueError of a bad line that
+    ended them, or None)."""
+    path, start, end, kind = job[:4]
+    if kind != "jsonl":
+        return [_read_range(path, start, end)], None
+    texts = []
+    try:
+        for text in read_jsonl(_read_bytes(path, start, end), text_field=options[4], name=path,
                                offset=start):
-            docs.append(len(ids))
-            text = tok._repair(text)
-            tok._check_disallowed(text, disallowed)
-            ids = tok._encode_allowed(text, allowed, ids)
-            if eot is not None:
-                ids.append(eot)
-    else:
-        text = _read_range(path, start, end)
+            texts.append(text)
+    except ValueError as e:
+        return texts, e  # raised after the records before it are encoded
+    return texts, None
+
+
+def _encode_read(job, read, tok, options, pack=None):
+    """Encode a job's documents (what _read_job gave): (packed ids, number of
+    ids, document starts).  `pack`: None, or this thread's function text ->
+    the packed ids of encode_ordinary(text) (a core's, made without the GIL
+    and without a list of ids), used when no special token is allowed."""
+    _, _, _, kind, starts_doc, ends_doc = job
+    allowed, disallowed, eot, itemsize, _ = options
+    texts, error = read
+    if allowed:
+        pack = None  # the tokenizer splits the text on the allowed ones
+    jsonl = kind == "jsonl"
+    out, docs, count = [], [], 0  # out: the ids, or (with pack) packed parts
+    for text in texts:
+        if jsonl:
+            text = tok._repair(text)  # a JSON string may hold a lone surrogate
         tok._check_disallowed(text, disallowed)
-        ids = tok._encode_allowed(text, allowed, ids)
-        if starts_doc:
-            docs.append(0)
-        if ends_doc and eot is not None:
-            ids.append(eot)
-    return tok._pack_ids(ids, itemsize), len(ids), docs
+        if jsonl or starts_doc:
+            docs.append(count)
+        if pack is None:
+            out = tok._encode_allowed(text, allowed, out)
+        else:
+            out.append(pack(text))
+            count += len(out[-1]) // itemsize
+        if eot is not None and (jsonl or ends_doc):
+            out.append(eot if pack is None else _pack_ids([eot], itemsize))
+            count += 1
+        if pack is None:
+            count = len(out)
+    if error is not None:
+        raise error
+    if pack is None:
+        return tok._pack_ids(out, itemsize), count, docs
+    return b"".join(out), count, docs
+
+
+def _encode_job(job, tok, options, pack=None):
+    """Read and encode one job: (packed ids, number of ids, document starts)."""
+    return _encode_read(job, _read_job(job, options), tok, options, pack)
 
 
 _worker_encoder = None
@@ -3984,13 +4016,28 @@ def _encode_job_in_worker(job):
     return _encode_job(job, *_worker_encoder)
 
 
+def _gil_free_core(tok):
+    """The tokenizer's core if it encodes without the GIL (the compiled one),
+    else None.  With one, encode_files' workers are threads of this process
+    (no process to start, no model to send), each encoding with its own
+    ``core.packer``; without, they are worker processes."""
+    core = getattr(tok, "_core", None)
+    return core if getattr(core, "releases_gil", False) else None
+
+
 def _encode_jobs(tok, jobs, options, workers):
-    """Yield the results of the jobs, in order.  With several workers, this
-    process is one of them: it encodes jobs itself while worker processes
-    start (a thread starts them), then alongside them, holding a bounded
+    """Yield the results of the jobs, in order: encoded here (one worker),
+    by threads (a core that encodes without the GIL), or by worker
+    processes, this process being one of them: it encodes jobs itself while
+    they start (a thread starts them), then alongside them, holding a bounded
     number of results ahead of the one to be written next."""
+    core = _gil_free_core(tok)
     if workers == 1 or len(jobs) == 1:
-        yield from (_encode_job(job, tok, options) for job in jobs)
+        pack = None if core is None else core.packer(options[3])
+        yield from (_encode_job(job, tok, options, pack) for job in jobs)
+        return
+    if core is not None:
+        yield from _encode_in_threads(tok, core, jobs, options, workers)
         return
     n = len(jobs)
     procs = min(workers - 1, n - 1)
@@ -4039,6 +4086,90 @@ def _encode_jobs(tok, jobs, options, workers):
 
 def _ready(_):
     return True
+
+
+def _encode_in_threads(tok, core, jobs, options, workers):
+    """Yield the results of the jobs, in order.  This thread reads the jobs
+    (reading and decoding hold the GIL anyway; their memory is then not
+    spread over the threads' malloc arenas) and writes the results; `workers`
+    threads encode them, each with its own ``core.packer``.  At most
+    2 x workers jobs are read and not yet written: memory follows the chunk
+    size and the workers.  The first error in job order is raised as it was
+    raised (in a thread, or reading); then, or on Ctrl-C or close(), the
+    threads take no more jobs and are joined (each finishes the one it has)."""
+    n = len(jobs)
+    threads = min(workers, n)
+    ahead = 2 * threads
+    lock = threading.Condition()
+    todo = collections.deque()  # (job index, its documents): read, not yet taken
+    done = {}  # job index -> (result, None) or (None, the exception it raised)
+    fed = 0  # jobs read (or failed to read)
+    stop = False  # an error, Ctrl-C or close(): the threads take no more jobs
+
+    def work(pack):  # pack: this thread's encoder, with its own cache
+        nonlocal stop
+        while True:
+            with lock:
+                while not (stop or todo or fed == n):
+                    lock.wait()
+                if stop or not todo:
+                    return
+                k, read = todo.popleft()
+            try:
+                outcome = (_encode_read(jobs[k], read, tok, options, pack), None)
+            except BaseException as e:  # noqa: B036 - raised again by the writer
+                outcome = (None, e)
+            del read
+            with lock:
+                done[k] = outcome
+                if outcome[1] is not None:
+                    stop = True  # the jobs before this one are taken already
+                lock.notify_all()
+
+    pool = [threading.Thread(target=work, args=(core.packer(options[3]),),
+                             name=f"encode_files-{i}", daemon=True) for i in range(threads)]
+    hashed = failed = False
+    try:
+        for thread in pool:
+            thread.start()
+        for head in range(n):
+            while True:
+                with lock:
+                    feed = not (stop or failed) and fed < n and fed - head < ahead
+                    if not feed:
+                        if head in done:
+                            result, error = done.pop(head)
+                            break
+                        if hashed:
+                            lock.wait()
+                            continue
+                if not feed:  # nothing to read for now: the sidecar's hash meanwhile
+                    _tokenizer_sha256(tok)
+                    hashed = True
+                    continue
+                try:
+                    read, bad = _read_job(jobs[fed], options), None
+                except Exception as e:  # noqa: BLE001 - raised in its turn, by the writer
+                    read, bad = None, e
+                with lock:
+                    if bad is None:
+                        todo.append((fed, read))
+                    else:
+                        done[fed] = (None, bad)
+                        failed = True  # the jobs before it are read already
+                    fed += 1
+                    lock.notify_all()
+                del read
+            if error is not None:
+                raise error
+            yield result
+    finally:
+        with lock:
+            stop = True
+            lock.notify_all()
+        for thread in pool:
+            if thread.ident is not None:  # started
+                thread.join()
 
 
 def _open_temporary(directory, name):
