@@ -3853,12 +3853,15 @@ def _encode_inputs(paths):
     return inputs
 
 
-def _plan_encode(tok, inputs, jsonl, chunk_size, workers):
+def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
     """(jobs, the input of each job, the inputs as (path, start, end)); a job
-    is (path, start, end, kind, starts_document, ends_document)."""
+    is (path, start, end, kind, starts_document, ends_document).  By default
+    each worker gets about 8 chunks, 32 when the workers are threads (a job
+    costs a thread almost nothing, and smaller ones leave less of a last one
+    for one thread to finish alone), of 256 KB to 4 MB."""
     if chunk_size is None:
         total = sum(os.path.getsize(p) if s is None else e - s for p, s, e in inputs)
-        chunk_size = min(max(total // (8 * workers), 1 << 18), 1 << 22)
+        chunk_size = min(max(total // ((32 if threads else 8) * workers), 1 << 18), 1 << 22)
     _check_int("chunk_size", chunk_size, 1)
     text_cut = _cut_kind(tok._pattern, tuple(tok._specials))
     jobs, owners, ranges = [], [], []
@@ -4214,9 +4217,11 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
     report = _reporter(progress)
     inputs = _encode_inputs(paths)
-    if workers is None:  # a worker process takes as long to start as a few MB take to encode
+    threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
+    if workers is None:  # a worker process takes as long to start as a few MB take to
+        # encode: one per 8 MB of input; a thread starts at once: one per MB
         total = sum(os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
-        workers = max(1, min(os.cpu_count() or 1, total >> 23))
+        workers = max(1, min(os.cpu_count() or 1, total >> (20 if threads else 23)))
     workers = _check_workers(workers)
     out = os.path.abspath(os.fspath(out))
     directory = os.path.dirname(out)
@@ -4228,7 +4233,8 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         for target in (out, out + ".json"):
             if os.path.exists(target) and os.path.samefile(path, target):
                 raise ValueError(f"the output {target} is the input {path}")
-    jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers)
+    jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
+                                        threads and workers > 1)
     options = (allowed, disallowed, eot, _DTYPES[dtype], text_field)
     sizes = [job[2] - job[1] for job in jobs]
 
