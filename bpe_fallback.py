@@ -1558,12 +1558,14 @@ class Tokenizer:
         starts at byte 0 and ends at its end.
 
         Large files are read in chunks of `chunk_size` bytes cut where no id
-        can change (see ``file_cuts``) and encoded by `workers` processes
-        (this one and workers - 1 more; default: the CPUs, at most one per 8 MB
-        of input); memory follows the chunk size and the workers, not the
-        corpus.  The
-        files are written atomically: a crash or Ctrl-C leaves no partial
-        `out`.  `progress`: True, or a callable (phase, done, total).
+        can change (see ``file_cuts``) and encoded by `workers` workers:
+        threads of this process when the core encodes without the GIL (the
+        compiled one; default: the CPUs, at most one per MB of input), else
+        processes (this one and workers - 1 more; default: the CPUs, at most
+        one per 8 MB of input); memory follows the chunk size and the workers,
+        not the corpus.  The files are written atomically: a crash or Ctrl-C
+        leaves no partial `out`.  `progress`: True, or a callable (phase,
+        done, total).
 
         >>> import os, tempfile, array
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>"])
