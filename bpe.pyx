@@ -2972,7 +2972,6 @@ cdef class _Core:
             scratch_free(&sc)
 
 
-
 cdef class _Packer:
     """_Core.packer's function: one thread's encoder of text to packed ids,
     with its own cache and its own buffer for the ids (kept from call to

@@ -3953,6 +3953,7 @@ def _encode_read(job, read, tok, options, pack=None):
         pack = None  # the tokenizer splits the text on the allowed ones
     jsonl = kind == "jsonl"
     out, docs, count = [], [], 0  # out: the ids, or (with pack) packed parts
+    eot_item = eot if pack is None or eot is None else _pack_ids([eot], itemsize)
     for text in texts:
         if jsonl:
             text = tok._repair(text)  # a JSON string may hold a lone surrogate
@@ -3965,7 +3966,7 @@ def _encode_read(job, read, tok, options, pack=None):
             out.append(pack(text))
             count += len(out[-1]) // itemsize
         if eot is not None and (jsonl or ends_doc):
-            out.append(eot if pack is None else _pack_ids([eot], itemsize))
+            out.append(eot_item)
             count += 1
         if pack is None:
             count = len(out)
