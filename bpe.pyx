@@ -2670,11 +2670,7 @@ def _pack_ids(list ids, int itemsize):
         v = PyLong_AsUnsignedLong(<object> PyList_GET_ITEM(ids, i))
         if v > limit:
             raise OverflowError(f"id {v} does not fit {itemsize} bytes")
-        p[0] = v & 0xFF
-        p[1] = (v >> 8) & 0xFF
-        if itemsize == 4:
-            p[2] = (v >> 16) & 0xFF
-            p[3] = v >> 24
+        put_le(p, <uint32_t> v, itemsize)
         p += itemsize
     return out
 
@@ -3247,6 +3243,46 @@ cdef class Core:
         from the windows' int32 buffers."""
         return _Flatten(windows)
 
+    cdef bytes encode_packed(self, str text, int itemsize, _Cache cache, IVec *out):
+        """The ids of encode_text as little-endian unsigned ints of `itemsize`
+        (2 or 4) bytes: for a named pattern, scanned and written without the
+        GIL, with no list of ids.  `out`: scratch space for the ids, kept by
+        the caller from call to call (no allocation per call to grow it)."""
+        cdef int err = 0
+        cdef Utf8 u
+        cdef Py_ssize_t cut = 0, bad
+        cdef bytes packed
+        cdef uint8_t *p
+        if self.T.which == P_NONE:
+            return _pack_ids(self.pieces_with(self.rx_findall(text), cache), itemsize)
+        out.len = 0
+        utf8_of(text, &u)
+        try:
+            with nogil:
+                err = scan_text(&self.T, u.data, u.len, &cache.c, out, (<Py_ssize_t> 1) << 62, &cut)
+            if err:
+                raise MemoryError()
+            packed = PyBytes_FromStringAndSize(NULL, out.len * itemsize)
+            p = <uint8_t *> PyBytes_AS_STRING(packed)
+            with nogil:
+                bad = pack_le(out.data, out.len, itemsize, p)
+            if bad >= 0:
+                raise OverflowError(f"id {out.data[bad]} does not fit {itemsize} bytes")
+            return packed
+        finally:
+            free(u.owned)
+            out.len = 0
+
+    def packer(self, int itemsize):
+        """A function text -> the ids of encode_ordinary(text) as little-endian
+        unsigned ints of `itemsize` (2 or 4) bytes, for one thread: it has its
+        own cache, and encodes without the GIL (text with no special tokens in
+        it, lone surrogates repaired)."""
+        if itemsize != 2 and itemsize != 4:
+            raise ValueError(f"itemsize must be 2 or 4, not {itemsize}")
+        return _Packer(self, itemsize)
+
+
     def table_sizes(self):
         """The sizes of the C tables (for tests and the profile notes)."""
         return {"trie_slots": self.T.da_len, "core_tokens": self.T.n_core,
@@ -3281,6 +3317,34 @@ cdef class Core:
         finally:
             ivec_free(&out)
             scratch_free(&sc)
+
+
+cdef class _Packer:
+    """Core.packer's function: one thread's encoder of text to packed ids,
+    with its own cache and its own buffer for the ids (kept from call to
+    call: a worker thread does not allocate and free it for every chunk)."""
+    cdef Core core
+    cdef _Cache cache
+    cdef IVec ids
+    cdef int itemsize
+
+    def __cinit__(self, Core core, int itemsize):
+        self.core = core
+        self.cache = _Cache()
+        self.itemsize = itemsize
+        memset(&self.ids, 0, sizeof(IVec))
+
+    def __dealloc__(self):
+        ivec_free(&self.ids)
+
+    def __call__(self, str text):
+        if self.cache.busy:  # taken and given back under the GIL
+            raise RuntimeError("a packer encodes for one thread at a time")
+        self.cache.busy = True
+        try:
+            return self.core.encode_packed(text, self.itemsize, self.cache, &self.ids)
+        finally:
+            self.cache.busy = False
 
 
 cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
@@ -3383,6 +3447,27 @@ cdef bint has_surrogate(const ch_t *s, Py_ssize_t n) noexcept nogil:
             return True
         i = end
     return False
+
+
+cdef inline void put_le(uint8_t *p, uint32_t v, int itemsize) noexcept nogil:
+    p[0] = v & 0xFF
+    p[1] = (v >> 8) & 0xFF
+    if itemsize == 4:
+        p[2] = (v >> 16) & 0xFF
+        p[3] = v >> 24
+
+
+cdef Py_ssize_t pack_le(const int32_t *ids, Py_ssize_t n, int itemsize, uint8_t *p) noexcept nogil:
+    """Write ids as little-endian unsigned ints of `itemsize` bytes; the index
+    of the first id that does not fit, or -1."""
+    cdef Py_ssize_t i
+    cdef uint32_t limit = 0xFFFF if itemsize == 2 else 0xFFFFFFFF
+    for i in range(n):
+        if <uint32_t> ids[i] > limit:
+            return i
+        put_le(p, <uint32_t> ids[i], itemsize)
+        p += itemsize
+    return -1
 
 
 class Tokenizer(_py.Tokenizer):

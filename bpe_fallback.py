@@ -1077,7 +1077,11 @@ class Core:
     - ``merge_bytes(data)``: merge by rank over raw bytes, no pre-tokens.
     - ``decode_bytes(ids)``: the bytes of a list of int ids, None if one is
       not in the vocabulary (the Tokenizer then reports it).
-    - ``releases_gil``: whether threads encode in parallel.
+    - ``packer(itemsize)``: a function text -> the packed little-endian ids of
+      ``encode_text(text)``, for one thread (the compiled one has its own
+      cache and builds no list, without the GIL).
+    - ``releases_gil``: whether threads encode in parallel (encode_batch and
+      encode_files then use threads, else this thread or worker processes).
 
     For training and files (on the class):
 
@@ -1172,6 +1176,9 @@ class Core:
             return b"".join(map(self._decoder.__getitem__, ids))
         except KeyError:
             return None
+
+    def packer(self, itemsize):
+        return lambda text: _pack_ids(self.encode_text(text), itemsize)
 
 
 # --------------------------------------------------------------------------
@@ -1711,12 +1718,14 @@ class Tokenizer:
         starts at byte 0 and ends at its end.
 
         Large files are read in chunks of `chunk_size` bytes cut where no id
-        can change (see ``file_cuts``) and encoded by `workers` processes
-        (this one and workers - 1 more; default: the CPUs, at most one per 8 MB
-        of input); memory follows the chunk size and the workers, not the
-        corpus.  The
-        files are written atomically: a crash or Ctrl-C leaves no partial
-        `out`.  `progress`: True, or a callable (phase, done, total).
+        can change (see ``file_cuts``) and encoded by `workers` workers:
+        threads of this process when the core encodes without the GIL (the
+        compiled one; default: the CPUs, at most one per MB of input), else
+        processes (this one and workers - 1 more; default: the CPUs, at most
+        one per 8 MB of input); memory follows the chunk size and the workers,
+        not the corpus.  The files are written atomically: a crash or Ctrl-C
+        leaves no partial `out`.  `progress`: True, or a callable (phase,
+        done, total).
 
         >>> import os, tempfile, array
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>"])
@@ -4001,12 +4010,15 @@ def _encode_inputs(paths):
     return inputs
 
 
-def _plan_encode(tok, inputs, jsonl, chunk_size, workers):
+def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
     """(jobs, the input of each job, the inputs as (path, start, end)); a job
-    is (path, start, end, kind, starts_document, ends_document)."""
+    is (path, start, end, kind, starts_document, ends_document).  By default
+    each worker gets about 8 chunks, 32 when the workers are threads (a job
+    costs a thread almost nothing, and smaller ones leave less of a last one
+    for one thread to finish alone), of 256 KB to 4 MB."""
     if chunk_size is None:
         total = sum(os.path.getsize(p) if s is None else e - s for p, s, e in inputs)
-        chunk_size = min(max(total // (8 * workers), 1 << 18), 1 << 22)
+        chunk_size = min(max(total // ((32 if threads else 8) * workers), 1 << 18), 1 << 22)
     _check_int("chunk_size", chunk_size, 1)
     text_cut = _cut_kind(tok._pattern, tuple(tok._specials))
     jobs, owners, ranges = [], [], []
@@ -4067,29 +4079,62 @@ def read_jsonl(data, *, text_field="text", name="<data>", offset=0):
         yield text
 
 
-def _encode_job(job, tok, options):
-    """Encode one job: (packed ids, number of ids, document starts)."""
-    path, start, end, kind, starts_doc, ends_doc = job
-    allowed, disallowed, eot, itemsize, field = options
-    ids, docs = [], []
-    if kind == "jsonl":
-        for text in read_jsonl(_read_bytes(path, start, end), text_field=field, name=path,
+def _read_job(job, options):
+    """The documents of a job, read: ([text], None) for a text file's range;
+    for JSON lines, (the records' texts, the ValueError of a bad line that
+    ended them, or None)."""
+    path, start, end, kind = job[:4]
+    if kind != "jsonl":
+        return [_read_range(path, start, end)], None
+    texts = []
+    try:
+        for text in read_jsonl(_read_bytes(path, start, end), text_field=options[4], name=path,
                                offset=start):
-            docs.append(len(ids))
-            text = tok._core.repair(text)
-            tok._check_disallowed(text, disallowed)
-            ids = tok._encode_allowed(text, allowed, ids)
-            if eot is not None:
-                ids.append(eot)
-    else:
-        text = _read_range(path, start, end)
+            texts.append(text)
+    except ValueError as e:
+        return texts, e  # raised after the records before it are encoded
+    return texts, None
+
+
+def _encode_read(job, read, tok, options, pack=None):
+    """Encode a job's documents (what _read_job gave): (packed ids, number of
+    ids, document starts).  `pack`: None, or this thread's function text ->
+    the packed ids of encode_ordinary(text) (a core's, made without the GIL
+    and without a list of ids), used when no special token is allowed."""
+    _, _, _, kind, starts_doc, ends_doc = job
+    allowed, disallowed, eot, itemsize, _ = options
+    texts, error = read
+    if allowed:
+        pack = None  # the tokenizer splits the text on the allowed ones
+    jsonl = kind == "jsonl"
+    out, docs, count = [], [], 0  # out: the ids, or (with pack) packed parts
+    eot_item = eot if pack is None or eot is None else _pack_ids([eot], itemsize)
+    for text in texts:
+        if jsonl:
+            text = tok._core.repair(text)  # a JSON string may hold a lone surrogate
         tok._check_disallowed(text, disallowed)
-        ids = tok._encode_allowed(text, allowed, ids)
-        if starts_doc:
-            docs.append(0)
-        if ends_doc and eot is not None:
-            ids.append(eot)
-    return tok._core.pack_ids(ids, itemsize), len(ids), docs
+        if jsonl or starts_doc:
+            docs.append(count)
+        if pack is None:
+            out = tok._encode_allowed(text, allowed, out)
+        else:
+            out.append(pack(text))
+            count += len(out[-1]) // itemsize
+        if eot is not None and (jsonl or ends_doc):
+            out.append(eot_item)
+            count += 1
+        if pack is None:
+            count = len(out)
+    if error is not None:
+        raise error
+    if pack is None:
+        return tok._core.pack_ids(out, itemsize), count, docs
+    return b"".join(out), count, docs
+
+
+def _encode_job(job, tok, options, pack=None):
+    """Read and encode one job: (packed ids, number of ids, document starts)."""
+    return _encode_read(job, _read_job(job, options), tok, options, pack)
 
 
 _worker_encoder = None
@@ -4132,61 +4177,164 @@ def _encode_job_in_worker(job):
     return _encode_job(job, *_worker_encoder)
 
 
+def _gil_free_core(tok):
+    """The tokenizer's core if it encodes without the GIL (the compiled one),
+    else None.  With one, encode_files' workers are threads of this process
+    (no process to start, no model to send), each encoding with its own
+    ``core.packer``; without, they are worker processes."""
+    return tok._core if tok._core.releases_gil else None
+
+
 def _encode_jobs(tok, jobs, options, workers):
-    """Yield the results of the jobs, in order.  With several workers, this
-    process is one of them: it encodes jobs itself while worker processes
-    start (a thread starts them), then alongside them, holding a bounded
+    """Yield the results of the jobs, in order: encoded here (one worker),
+    by threads (a core that encodes without the GIL), or by worker
+    processes, this process being one of them: it encodes jobs itself while
+    they start (a thread starts them), then alongside them, holding a bounded
     number of results ahead of the one to be written next."""
+    core = _gil_free_core(tok)
     if workers == 1 or len(jobs) == 1:
-        yield from (_encode_job(job, tok, options) for job in jobs)
+        pack = None if core is None else core.packer(options[3])
+        yield from (_encode_job(job, tok, options, pack) for job in jobs)
+        return
+    if core is not None:
+        yield from _encode_in_threads(tok, core, jobs, options, workers)
         return
     n = len(jobs)
     procs = min(workers - 1, n - 1)
     window, limit = 2 * procs, 4 * workers
     pool = _WorkerPool(procs, "encode_files", preload=[type(tok).__module__],
                        setup=_encode_setup, setup_args=(_model_parcel(tok), options))
-    with pool:
-        slots = {}  # job index -> a worker's future or this process's result
-        started = []  # the outcome of start(): True, or the exception it raised
+    ended = threading.Event()  # this generator ended: start() stops waiting
+    try:
+        with pool:
+            slots = {}  # job index -> a worker's future or this process's result
+            started = []  # the outcome of start(): True, or the exception it raised
 
-        def start():  # starting the processes takes a while: meanwhile this one encodes
-            try:
-                ready = [pool.submit(_ready, None) for _ in range(procs)]
-                _tokenizer_sha256(tok)  # for the sidecar, while the workers start
-                concurrent.futures.wait(ready)
-                started.append(True)
-            except BaseException as e:  # noqa: B036 - raised again in the caller
-                started.append(e)
+            def start():  # starting the processes takes a while: meanwhile this one encodes
+                try:
+                    ready = [pool.submit(_ready, None) for _ in range(procs)]
+                    _tokenizer_sha256(tok)  # for the sidecar, while the workers start
+                    while concurrent.futures.wait(ready, 0.1).not_done and not ended.is_set():
+                        pass  # (a stopped pool may never finish the futures of starting workers)
+                    started.append(True)
+                except BaseException as e:  # noqa: B036 - raised again in the caller
+                    started.append(e)
 
-        threading.Thread(target=start, daemon=True).start()
-        head = following = 0
-        while head < n:
-            slot = slots.get(head)
-            if isinstance(slot, tuple) or (slot is not None and slot.done()):
-                del slots[head]
-                head += 1
-                yield slot if isinstance(slot, tuple) else pool.result(slot)
-                continue
-            if started and started[0] is not True:
-                raise started[0]
-            if started:  # keep every worker process busy
-                busy = sum(1 for s in slots.values() if not isinstance(s, tuple) and not s.done())
-                if busy < window and following < n:
-                    for following in range(following, min(following + window - busy, n)):
-                        slots[following] = pool.submit(_encode_job_in_worker, jobs[following])
-                    following += 1
+            threading.Thread(target=start, daemon=True).start()
+            head = following = 0
+            while head < n:
+                slot = slots.get(head)
+                if isinstance(slot, tuple) or (slot is not None and slot.done()):
+                    del slots[head]
+                    head += 1
+                    yield slot if isinstance(slot, tuple) else pool.result(slot)
                     continue
-            if following < n and following - head < limit:
-                slots[following] = _encode_job(jobs[following], tok, options)
-                following += 1
-            else:
-                concurrent.futures.wait([slot])
-        if not started:
-            pool.stop()  # done before the workers were: they have nothing to do
+                if started and started[0] is not True:
+                    raise started[0]
+                if started:  # keep every worker process busy
+                    busy = sum(1 for s in slots.values() if not isinstance(s, tuple) and not s.done())
+                    if busy < window and following < n:
+                        for following in range(following, min(following + window - busy, n)):
+                            slots[following] = pool.submit(_encode_job_in_worker, jobs[following])
+                        following += 1
+                        continue
+                if following < n and following - head < limit:
+                    slots[following] = _encode_job(jobs[following], tok, options)
+                    following += 1
+                else:
+                    concurrent.futures.wait([slot])
+            if not started:
+                pool.stop()  # done before the workers were: they have nothing to do
+    finally:
+        ended.set()
 
 
 def _ready(_):
     return True
+
+
+def _encode_in_threads(tok, core, jobs, options, workers):
+    """Yield the results of the jobs, in order.  This thread reads the jobs
+    (reading and decoding hold the GIL anyway; their memory is then not
+    spread over the threads' malloc arenas) and writes the results; `workers`
+    threads encode them, each with its own ``core.packer``.  At most
+    2 x workers jobs are read and not yet written: memory follows the chunk
+    size and the workers.  The first error in job order is raised as it was
+    raised (in a thread, or reading); then, or on Ctrl-C or close(), the
+    threads take no more jobs and are joined (each finishes the one it has)."""
+    n = len(jobs)
+    threads = min(workers, n)
+    ahead = 2 * threads
+    lock = threading.Condition()
+    todo = collections.deque()  # (job index, its documents): read, not yet taken
+    done = {}  # job index -> (result, None) or (None, the exception it raised)
+    fed = 0  # jobs read (or failed to read)
+    stop = False  # an error, Ctrl-C or close(): the threads take no more jobs
+
+    def work(pack):  # pack: this thread's encoder, with its own cache
+        nonlocal stop
+        while True:
+            with lock:
+                while not (stop or todo or fed == n):
+                    lock.wait()
+                if stop or not todo:
+                    return
+                k, read = todo.popleft()
+            try:
+                outcome = (_encode_read(jobs[k], read, tok, options, pack), None)
+            except BaseException as e:  # noqa: B036 - raised again by the writer
+                outcome = (None, e)
+            del read
+            with lock:
+                done[k] = outcome
+                if outcome[1] is not None:
+                    stop = True  # the jobs before this one are taken already
+                lock.notify_all()
+
+    pool = [threading.Thread(target=work, args=(core.packer(options[3]),),
+                             name=f"encode_files-{i}", daemon=True) for i in range(threads)]
+    hashed = failed = False
+    try:
+        for thread in pool:
+            thread.start()
+        for head in range(n):
+            while True:
+                with lock:
+                    feed = not (stop or failed) and fed < n and fed - head < ahead
+                    if not feed:
+                        if head in done:
+                            result, error = done.pop(head)
+                            break
+                        if hashed:
+                            lock.wait()
+                            continue
+                if not feed:  # nothing to read for now: the sidecar's hash meanwhile
+                    _tokenizer_sha256(tok)
+                    hashed = True
+                    continue
+                try:
+                    read, bad = _read_job(jobs[fed], options), None
+                except Exception as e:  # noqa: BLE001 - raised in its turn, by the writer
+                    read, bad = None, e
+                with lock:
+                    if bad is None:
+                        todo.append((fed, read))
+                    else:
+                        done[fed] = (None, bad)
+                        failed = True  # the jobs before it are read already
+                    fed += 1
+                    lock.notify_all()
+                del read
+            if error is not None:
+                raise error
+            yield result
+    finally:
+        with lock:
+            stop = True
+            lock.notify_all()
+        for thread in pool:
+            if thread.ident is not None:  # started
+                thread.join()
 
 
 def _open_temporary(directory, name):
@@ -4231,9 +4379,11 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
     report = _reporter(progress)
     inputs = _encode_inputs(paths)
-    if workers is None:  # a worker process takes as long to start as a few MB take to encode
+    threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
+    if workers is None:  # a worker process takes as long to start as a few MB take to
+        # encode: one per 8 MB of input; a thread starts at once: one per MB
         total = sum(os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
-        workers = max(1, min(os.cpu_count() or 1, total >> 23))
+        workers = max(1, min(os.cpu_count() or 1, total >> (20 if threads else 23)))
     workers = _check_workers(workers)
     out = os.path.abspath(os.fspath(out))
     directory = os.path.dirname(out)
@@ -4245,7 +4395,8 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         for target in (out, out + ".json"):
             if os.path.exists(target) and os.path.samefile(path, target):
                 raise ValueError(f"the output {target} is the input {path}")
-    jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers)
+    jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
+                                        threads and workers > 1)
     options = (allowed, disallowed, eot, _DTYPES[dtype], text_field)
     sizes = [job[2] - job[1] for job in jobs]
 

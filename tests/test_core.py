@@ -64,6 +64,8 @@ def test_core_interface(mod, pattern):
     assert core.encode_text(clean) == ids
     pieces = bpe_fallback.pretokenizer(tok.pattern)(clean)
     assert core.encode_pieces(pieces) == ids
+    for size in (2, 4):
+        assert core.packer(size)(clean) == core.pack_ids(ids, size)
     assert core.decode_bytes(ids) == clean.encode("utf-8")
     assert core.decode_bytes(ids + [10**6]) is None
     assert core.decode_bytes([tok.special_tokens["<|s|>"]]) == b"<|s|>"

@@ -1,8 +1,10 @@
 """Tokenizer.encode_files: a corpus to one flat array of ids and a JSON sidecar, both backends.
 
 The oracle is encode() of each document (a text file, or a JSON record's text). Files are cut
-into tiny chunks spread over several workers, so that every cut, the worker processes and
-the writing in order are exercised; killing and interrupting run on real subprocesses."""
+into tiny chunks spread over several workers, so that every cut, the workers (threads of this
+process in the compiled backend, whose core encodes without the GIL; worker processes in the
+pure-Python one) and the writing in order are exercised; killing and interrupting run on real
+subprocesses."""
 
 import array
 import hashlib
@@ -68,8 +70,9 @@ def texts_of(paths):
 
 
 def let_workers_start(seconds=1.5):
-    """A progress callback that holds this process back at its first call, so that the worker
-    processes start and take jobs too (this process encodes alongside them)."""
+    """A progress callback that holds the writer back at its first call, so that worker
+    processes start and take jobs too (this process encodes alongside them), or the worker
+    threads run ahead of the writer as far as they may."""
     state = {"calls": 0}
 
     def report(phase, done, total):
@@ -81,18 +84,25 @@ def let_workers_start(seconds=1.5):
     return report
 
 
+POLICIES = {"all": {"allowed_special": "all"},  # split on the specials: lists of ids
+            "ordinary": {"disallowed_special": ()}}  # the core's packed ids, no list
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "words", r"\w+|[^\w\s]+|\s+"])
-def test_ids_equal_encode_of_each_file(mod, trained, corpus, tmp_path, pattern):
+def test_ids_equal_encode_of_each_file(mod, trained, corpus, tmp_path, pattern, policy):
     tok = trained(pattern)
     paths = [corpus[n] for n in ("variant.txt", "corpus.en", "empty.txt", "tinystories_sample.txt",
                                  "german.txt", "address.txt")]
     eot = tok.special_tokens[EOT]
-    want, starts = expected(tok, texts_of(paths), eot, allowed_special="all")
+    want, starts = expected(tok, texts_of(paths), eot, **POLICIES[policy])
     out = tmp_path / "train.bin"
-    for workers, chunk_size in ((1, 64), (3, 700)):
-        report = let_workers_start() if workers > 1 and pattern == "gpt2" else None
-        meta = tok.encode_files(paths, out, eot=EOT, allowed_special="all", workers=workers,
-                                chunk_size=chunk_size, progress=report or False)
+    for workers, chunk_size in ((1, 64), (3, 700), (4, 97)):
+        if workers == 4 and mod.BACKEND == "python":
+            continue  # processes: slow to start, and (3, 700) runs them
+        report = let_workers_start() if workers == 3 and pattern == "gpt2" else None
+        meta = tok.encode_files(paths, out, eot=EOT, workers=workers, chunk_size=chunk_size,
+                                progress=report or False, **POLICIES[policy])
         assert read_ids(out, "uint16") == want, (workers, chunk_size)
         assert meta["count"] == len(want) and meta["documents"] == starts
         assert json.loads((tmp_path / "train.bin.json").read_text()) == meta
@@ -160,8 +170,9 @@ def jsonl_records():
     return docs
 
 
+@pytest.mark.parametrize("policy", sorted(POLICIES))
 @pytest.mark.parametrize("name", ["part.jsonl", "part.ndjson", "forced.txt"])
-def test_json_lines(mod, trained, tmp_path, name):
+def test_json_lines(mod, trained, tmp_path, name, policy):
     tok = trained("gpt2")
     docs = jsonl_records()
     path = tmp_path / name
@@ -172,10 +183,10 @@ def test_json_lines(mod, trained, tmp_path, name):
             if i % 9 == 0:
                 f.write("\n  \n")  # blank lines are no records
     eot = tok.special_tokens[EOT]
-    want, starts = expected(tok, docs, eot, allowed_special="all")
-    meta = tok.encode_files([path], tmp_path / "j.bin", eot=EOT, allowed_special="all",
+    want, starts = expected(tok, docs, eot, **POLICIES[policy])
+    meta = tok.encode_files([path], tmp_path / "j.bin", eot=EOT,
                             jsonl=True if name.endswith(".txt") else None, chunk_size=300,
-                            workers=2, progress=let_workers_start(1.0))
+                            workers=2, progress=let_workers_start(1.0), **POLICIES[policy])
     assert read_ids(tmp_path / "j.bin", "uint16") == want
     assert meta["documents"] == starts and len(starts) == len(docs)
 
@@ -234,6 +245,85 @@ def test_special_token_policy(mod, trained, corpus, tmp_path):
     assert read_ids(tmp_path / "a.bin", "uint16") == tok.encode(text, allowed_special={EOT})
     tok.encode_files([path], tmp_path / "o.bin", disallowed_special=())
     assert read_ids(tmp_path / "o.bin", "uint16") == tok.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("kind", ["text", "jsonl"])
+def test_an_error_in_a_later_chunk(mod, trained, tmp_path, kind):
+    """A disallowed special token (or a bad record) in the third chunk of five, with several
+    workers: the ValueError encode() raises (the first in file order, though a later chunk
+    has one too), nothing written, and no thread left running."""
+    import threading
+
+    tok = trained("gpt2")
+    lines = [f"line {i} of some ordinary text, said the cat.\n" for i in range(200)]
+    if kind == "text":
+        lines[100] = f"here comes {EOT} in the middle\n"
+        lines[180] = "and <|pad|> later\n"
+        path = tmp_path / "a.txt"
+        path.write_text("".join(lines))
+        size = path.stat().st_size
+        message = "disallowed special token '<\\|endoftext\\|>'"
+    else:
+        records = [json.dumps({"text": line}) + "\n" for line in lines]
+        records[100] = '{"text": "broken\n'
+        records[180] = '["a list"]\n'
+        path = tmp_path / "a.jsonl"
+        path.write_text("".join(records))
+        size = path.stat().st_size
+        message = f"a\\.jsonl: the line at byte {len(''.join(records[:100]).encode())} is not JSON"
+    chunks = mod.file_cuts(str(path), size // 5, pattern=tok.pattern,
+                           special_tokens=list(tok.special_tokens), jsonl=kind == "jsonl")
+    assert len(chunks) == 5 and chunks[2][0] < size * 100 // 200 < chunks[2][1]
+    def ours():  # threads of this library (not the ones concurrent.futures' pools keep a while)
+        return {t for t in threading.enumerate() if "concurrent" not in type(t).__module__}
+
+    before = ours()
+    for workers in (1, 2, 4):
+        with pytest.raises(ValueError, match=message):
+            tok.encode_files([path], tmp_path / "x.bin", workers=workers, chunk_size=size // 5)
+        assert sorted(os.listdir(tmp_path)) == [path.name], workers
+        deadline = time.time() + (2 if mod.BACKEND == "python" else 0)  # a starter thread
+        while ours() != before and time.time() < deadline:
+            time.sleep(0.05)
+        assert ours() == before, workers  # worker threads joined, no starter thread left
+    with pytest.raises(ValueError, match=message):  # what encode() or read_jsonl() says
+        if kind == "text":
+            tok.encode(path.read_text())
+        else:
+            list(mod.read_jsonl(path.read_bytes(), name=str(path)))
+    # the same file encodes where the policy lets the special tokens through
+    if kind == "text":
+        tok.encode_files([path], tmp_path / "x.bin", workers=2, chunk_size=size // 5,
+                         allowed_special="all")
+        assert read_ids(tmp_path / "x.bin", "uint16") == tok.encode(path.read_text(),
+                                                                     allowed_special="all")
+
+
+def test_threads_share_one_tokenizer(mod, trained, corpus, tmp_path):
+    """encode_files and encode on one tokenizer from several threads at once (each worker
+    thread has its own cache; encode's are taken per call): the same ids as one at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    tok = trained("gpt2")
+    paths = [corpus["variant.txt"], corpus["tinystories_sample.txt"], corpus["german.txt"]]
+    texts = texts_of(paths)
+    runs = [({"allowed_special": "all"}, 2, 300), ({"disallowed_special": ()}, 3, 500),
+            ({"allowed_special": {EOT}}, 2, 1000), ({"disallowed_special": ()}, 1, 800)]
+
+    def run(k):
+        policy, workers, chunk_size = runs[k % len(runs)]
+        out = tmp_path / f"t{k}.bin"
+        tok.encode_files(paths, out, eot=EOT, workers=workers, chunk_size=chunk_size, **policy)
+        encoded = [tok.encode(t, **policy) for t in texts]
+        return read_ids(out, "uint16"), encoded
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, range(8 if mod.BACKEND == "cython" else 4)))
+    for k, (ids, encoded) in enumerate(results):
+        policy = runs[k % len(runs)][0]
+        want = expected(tok, texts, tok.special_tokens[EOT], **policy)[0]
+        assert ids == want, k
+        assert encoded == [tok.encode(t, **policy) for t in texts], k
 
 
 def test_byte_ranges_from_file_cuts(mod, trained, corpus, tmp_path):
@@ -408,6 +498,8 @@ def _group(pgid):
 def test_a_worker_that_dies_is_an_error(mod, tmp_path, big_file):
     """A worker killed (as the OOM killer would) while the pool runs: a RuntimeError saying
     so, not a hang, and nothing written."""
+    if mod.BACKEND == "cython":
+        pytest.skip("the compiled backend's workers are threads (see the memory test)")
     script = tmp_path / "die.py"
     script.write_text(TREE_PEAK_SOURCE + textwrap.dedent(
         """
@@ -458,7 +550,8 @@ MEMORY = PEAK_MB_SOURCE + TREE_PEAK_SOURCE + textwrap.dedent(
 def test_memory_follows_the_chunks_not_the_corpus(mod, tmp_path):
     """Encoding 16 MB or 48 MB with chunks of 256 KB: the peak memory of this process and of the
     workers is the same (within a quarter of the 32 MB more text).  (Both are large enough for
-    the worker to take jobs: on a small input this process is done before it starts.)"""
+    a worker process to take jobs: on a small input this process is done before it starts.)
+    The compiled backend's workers are threads of this process: it starts no process."""
     block = (DATA / "corpus.en").read_text(encoding="utf-8")
     script = tmp_path / "measure.py"
     script.write_text(MEMORY)
@@ -471,7 +564,10 @@ def test_memory_follows_the_chunks_not_the_corpus(mod, tmp_path):
                              timeout=300)
         assert out.returncode == 0, out.stderr
         count, parent, workers, processes = map(int, out.stdout.split())
-        assert processes >= 2  # the fork server and the worker were seen
+        if mod.BACKEND == "cython":
+            assert processes == 0  # threads
+        else:
+            assert processes >= 2  # the fork server and the worker were seen
         assert count * 2 == os.path.getsize(tmp_path / f"x{n}.bin")
         peaks[n] = (parent, workers)
     growth = 240 * len(block.encode()) / 2 ** 20  # MB more text
