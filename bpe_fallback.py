@@ -571,15 +571,9 @@ class _WorkerPool:
 
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         context = multiprocessing.get_context(method)
-        self.server = None
         if method == "forkserver":
             # the server imports these once (when it starts); the workers it forks have them
             context.set_forkserver_preload(["__main__", __name__, *preload])
-            import multiprocessing.forkserver as forkserver
-
-            server = getattr(forkserver, "_forkserver", None)
-            if getattr(server, "_forkserver_pid", 0) is None:
-                self.server = server  # started for this pool: stopped with it (its memory is gone)
         self.what, self.workers = what, workers
         self.spool = tempfile.mkdtemp(prefix="bpe-workers-")
         try:
@@ -601,11 +595,6 @@ class _WorkerPool:
                 self.stop()  # Ctrl-C or a failed job: stop every worker now, leave no process behind
         finally:
             shutil.rmtree(self.spool, ignore_errors=True)
-            if self.server is not None:
-                try:  # the stdlib's way to stop its fork server (multiprocessing starts it again when asked)
-                    self.server._stop()
-                except Exception:  # noqa: BLE001 - a Python without it keeps the server
-                    pass
         if isinstance(value, (BrokenProcessPool, BrokenPipeError, EOFError)):
             raise RuntimeError(
                 f"{self.what}: a worker process died (killed, or out of memory?) or could "
