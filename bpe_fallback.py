@@ -1161,6 +1161,8 @@ class Core:
         return cut, self.encode_pieces(keep)
 
     def decode_bytes(self, ids):
+        if set(map(type, ids)) - {int}:
+            return None  # True would be found as id 1
         try:
             return b"".join(map(self._decoder.__getitem__, ids))
         except KeyError:
@@ -1757,11 +1759,9 @@ class Tokenizer:
         if isinstance(ids, (str, bytes)):
             raise TypeError(f"ids must be a sequence of int, not {type(ids).__name__}")
         ids = ids if type(ids) is list else list(ids)
-        if set(map(type, ids)) - {int}:
-            ids = self._checked_ids(ids)
         out = self._core.decode_bytes(ids)
-        if out is None:
-            self._checked_ids(ids)  # names the unknown id
+        if out is None:  # not all plain ints of the vocabulary
+            out = self._core.decode_bytes(self._checked_ids(ids))  # raises, or numpy ints made int
         return out
 
     def decode(self, ids, errors="replace"):
