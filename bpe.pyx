@@ -122,6 +122,20 @@ cdef extern from *:
     """
     void *big_alloc "bpe_big_alloc"(size_t size, int zero) noexcept nogil
 
+cdef extern from *:
+    """
+    /* Give freed heap memory back to the system (glibc keeps the large blocks
+       that training frees in its heap otherwise, and the peak of train_files
+       would count them again when the tokenizer's tables are built). */
+    #if defined(__GLIBC__)
+    #include <malloc.h>
+    static void bpe_release_memory(void) { malloc_trim(0); }
+    #else
+    static void bpe_release_memory(void) {}
+    #endif
+    """
+    void release_memory "bpe_release_memory"() noexcept nogil
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
     int PyErr_CheckSignals() except? -1
@@ -596,41 +610,82 @@ cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *b
     return 0
 
 
+cdef int load_word(Trainer *t, const uint8_t *w, Py_ssize_t n, int64_t c, Py_ssize_t *base,
+                   Py_ssize_t *nwords) noexcept nogil:
+    """Append one distinct pre-token (n >= 2 bytes, count c) to the trainer's arrays."""
+    cdef Py_ssize_t i, b = base[0]
+    t.wcount[nwords[0]] = c
+    for i in range(n):
+        t.sym[b + i] = w[i]
+        t.nxt[b + i] = <int32_t> (b + i + 1)
+        t.prv[b + i] = <int32_t> (b + i - 1)
+        t.wid[b + i] = <int32_t> nwords[0]
+    t.nxt[b + n - 1] = -1
+    t.prv[b] = -1
+    for i in range(n - 1):
+        if add_pair(t, w[i], w[i + 1], c, <int32_t> (b + i)) < 0:
+            return -1
+    nwords[0] += 1
+    base[0] = b + n
+    return 0
+
+
 def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
                   progress=None, bint consume=True):
-    """Core.learn_merges: the compiled merge loop (with `consume`, it empties
+    """Core.learn_merges: the compiled merge loop.  `counts`: a dict of
+    pre-token bytes -> count, or a counter of this core (Core.counter), read
+    in C with no Python object per pre-token.  With `consume`, it empties
     `counts` once its arrays hold them; `progress` is None or a callable
-    (phase, done, total))."""
+    (phase, done, total)."""
     cdef Trainer t
-    cdef Py_ssize_t total = 0, nwords = 0, base, i, n, step
+    cdef Py_ssize_t total = 0, nwords = 0, base, i, n, step, distinct
     cdef int64_t c, limit = (1 << 62) if max_token_bytes is None else min(max_token_bytes, 1 << 62)
     cdef int64_t min_frequency = min(min_freq, _py.MAX_COUNT)
+    cdef int64_t max_count = _py.MAX_COUNT
     cdef const uint8_t *w
     cdef int32_t a, b, pair
     cdef HeapItem top
     cdef IVec born
     cdef int err = 0
+    cdef _Counter counter = counts if isinstance(counts, _Counter) else None
+    cdef BEntry *e
     memset(&t, 0, sizeof(Trainer))
     memset(&born, 0, sizeof(IVec))
     cdef int64_t pairs_total = 0
-    for word, count in counts.items():
-        if type(word) is not bytes:
-            raise TypeError(f"pre-tokens must be bytes, not {type(word).__name__}")
-        n = len(word)
-        if n >= 2 and count > 0:
-            if count > _py.MAX_COUNT or count > (_py.MAX_COUNT - pairs_total) // (n - 1):
-                raise ValueError(_py.COUNT_OVERFLOW)
-            c = count
-            pairs_total += c * (n - 1)
-            total += n
-            nwords += 1
+    if counter is not None:
+        distinct = counter.m.size
+        for i in range(counter.m.mask + 1):
+            e = &counter.m.slots[i]
+            if e.val_len < 0:
+                continue
+            n = e.key_len
+            c = counter.counts[counter.m.vals.data[e.val_off]]
+            if n >= 2 and c > 0:
+                if c > max_count or c > (max_count - pairs_total) // (n - 1):
+                    raise ValueError(_py.COUNT_OVERFLOW)
+                pairs_total += c * (n - 1)
+                total += n
+                nwords += 1
+    else:
+        distinct = len(counts)
+        for word, count in counts.items():
+            if type(word) is not bytes:
+                raise TypeError(f"pre-tokens must be bytes, not {type(word).__name__}")
+            n = len(word)
+            if n >= 2 and count > 0:
+                if count > _py.MAX_COUNT or count > (_py.MAX_COUNT - pairs_total) // (n - 1):
+                    raise ValueError(_py.COUNT_OVERFLOW)
+                c = count
+                pairs_total += c * (n - 1)
+                total += n
+                nwords += 1
     if total >= 0x7FFFFFFF:
         raise MemoryError("more than 2**31 symbols in distinct pre-tokens")
     # each merge takes at least one symbol out of a distinct pre-token: never
     # size anything by the requested number alone
     n_merges = min(n_merges, total - nwords)
     if progress is not None:
-        progress("pretokens", len(counts), len(counts))
+        progress("pretokens", distinct, distinct)
     try:
         t.sym = <int32_t *> malloc((total + 1) * sizeof(int32_t))
         t.nxt = <int32_t *> malloc((total + 1) * sizeof(int32_t))
@@ -652,27 +707,30 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
         t.ntok = 256
         base = 0
         nwords = 0
-        for word, count in counts.items():
-            n = PyBytes_GET_SIZE(word)
-            if n < 2 or count <= 0:
-                continue
-            w = <const uint8_t *> PyBytes_AS_STRING(word)
-            c = count
-            t.wcount[nwords] = c
-            for i in range(n):
-                t.sym[base + i] = w[i]
-                t.nxt[base + i] = <int32_t> (base + i + 1)
-                t.prv[base + i] = <int32_t> (base + i - 1)
-                t.wid[base + i] = <int32_t> nwords
-            nwords += 1
-            t.nxt[base + n - 1] = -1
-            t.prv[base] = -1
-            for i in range(n - 1):
-                if add_pair(&t, w[i], w[i + 1], c, <int32_t> (base + i)) < 0:
+        if counter is not None:
+            with nogil:
+                for i in range(counter.m.mask + 1):
+                    e = &counter.m.slots[i]
+                    if e.val_len < 0 or e.key_len < 2:
+                        continue
+                    c = counter.counts[counter.m.vals.data[e.val_off]]
+                    if c > 0 and load_word(&t, counter.m.keys + e.key_off, e.key_len, c, &base, &nwords) < 0:
+                        err = -1
+                        break
+            if err < 0:
+                raise MemoryError()
+            if consume:
+                counter.clear()
+                release_memory()
+        else:
+            for word, count in counts.items():
+                n = PyBytes_GET_SIZE(word)
+                if n < 2 or count <= 0:
+                    continue
+                if load_word(&t, <const uint8_t *> PyBytes_AS_STRING(word), n, count, &base, &nwords) < 0:
                     raise MemoryError()
-            base += n
-        if consume:
-            counts.clear()  # the caller's private dict; its objects are not needed any more
+            if consume:
+                counts.clear()  # the caller's private dict; its objects are not needed any more
         if limit >= 2:
             for i in range(t.npairs):
                 if heap_push(&t, t.pcount[i], <int32_t> i) < 0:
@@ -721,6 +779,7 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
     finally:
         ivec_free(&born)
         trainer_free(&t)
+        release_memory()
 
 
 # ===========================================================================
@@ -1488,6 +1547,18 @@ cdef class _Counter:
             if off + lp[i] > len(keys) or self.put(kp + off, lp[i], cp[i]) < 0:
                 raise MemoryError() if off + lp[i] <= len(keys) else ValueError("malformed packed counts")
             off += lp[i]
+
+    def clear(self):
+        """Forget every count (and give the memory back)."""
+        bmap_free(&self.m)
+        free(self.counts)
+        self.counts = NULL
+        self.n = self.cap = 0
+        if bmap_init(&self.m, 1 << 12) < 0:
+            raise MemoryError()
+
+    def __len__(self):
+        return self.m.size
 
     def to_dict(self):
         cdef dict out = {}

@@ -376,6 +376,12 @@ class _Counter:
     def add_packed(self, packed):
         self._counts.update(packed)
 
+    def clear(self):
+        self._counts = Counter()
+
+    def __len__(self):
+        return len(self._counts) - ("" in self._counts)
+
     def to_dict(self):
         self._counts.pop("", None)
         return {k.encode("utf-8"): v for k, v in self._counts.items()}
@@ -502,7 +508,9 @@ def _check_workers(workers):
 
 def _count_files(core, paths, pattern, specials, workers, chunk_size, report=None):
     """Count the pre-tokens of files with a core's counters: one job (a safe
-    byte range) per worker task, their packed counts summed in one counter."""
+    byte range) per worker task, their packed counts summed in one counter
+    (returned: the compiled core's learn_merges reads it without making a
+    Python object per pre-token)."""
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     paths = [os.fspath(p) for p in paths]
@@ -523,11 +531,11 @@ def _count_files(core, paths, pattern, specials, workers, chunk_size, report=Non
         results = map(_count_job, jobs)
         for packed in _reported(results, sizes, report, "count"):
             total.add_packed(packed)
-        return total.to_dict()
+        return total
     with _WorkerPool(min(workers, len(jobs)), "train_files", preload=[core.__module__]) as pool:
         for packed in _reported(pool.map(_count_job, jobs), sizes, report, "count"):
             total.add_packed(packed)
-    return total.to_dict()
+    return total
 
 
 def _reported(results, sizes, report, phase):
@@ -826,9 +834,10 @@ def _reporter(progress):
 
 
 def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None, consume=True):
-    """The merge loop: `counts` maps pre-token bytes -> count.  Returns the
-    merges as pairs of ids (0..255 are bytes, 256 + k the k-th merge).  With
-    `consume`, it empties `counts` (the caller's own dict) once it has copied them.
+    """The merge loop: `counts` maps pre-token bytes -> count (or is a
+    counter of this core).  Returns the merges as pairs of ids (0..255 are
+    bytes, 256 + k the k-th merge).  With `consume`, it empties `counts` (the
+    caller's own) once it has copied them.
     `progress`: None or a callable (phase, done, total), told "pretokens",
     then "merge" every 256 merges and at the end.
 
@@ -837,6 +846,10 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
     starts, so a merge touches only its own occurrences (a 500 KB pre-token is
     no worse than many short ones).  A heap with lazy invalidation picks the
     next pair by (count, greatest bytes)."""
+    if isinstance(counts, _Counter):
+        counter, counts = counts, counts.to_dict()
+        if consume:
+            counter.clear()
     if progress is not None:
         progress("pretokens", len(counts), len(counts))
     tokens = [bytes([i]) for i in range(256)]
@@ -1075,10 +1088,12 @@ class Core:
     For training and files (on the class):
 
     - ``counter(pattern)``: a pre-token counter with ``add(text)``, ``pack()``
-      (what a worker process sends back), ``add_packed(packed)``, ``to_dict()``.
+      (what a worker process sends back), ``add_packed(packed)``, ``to_dict()``,
+      ``clear()`` and ``len()`` (distinct pre-tokens).
     - ``learn_merges(counts, n_merges, min_frequency, max_token_bytes,
       progress=None, consume=True)``: the merge loop (SPEC's rule), merges
-      as pairs of ids.
+      as pairs of ids; `counts` is a dict of pre-token bytes -> count or a
+      counter (read without a dict by the compiled core); `consume` empties it.
     - ``repair(text)``, ``pack_ids(ids, itemsize)``.
 
     >>> core = Core(PATTERNS["gpt2"], {bytes([b]): b for b in range(256)} | {b"hi": 256},

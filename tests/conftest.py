@@ -2,6 +2,10 @@
 `pip install .`) and `bpe_fallback` (the pure-Python module).
 
 BPE_TEST_BACKENDS=bpe_fallback (comma-separated) restricts the run to some backends.
+
+Where no compiler built the core, `bpe` is the pure-Python module itself (the installed
+bpe.py re-exports bpe_fallback), so a test run with `mod=bpe` would run the same code a
+second time: those items are deselected (test_core's test_shim_is_the_fallback checks the re-export).
 """
 
 import importlib
@@ -29,6 +33,19 @@ def import_backend(name):
         return importlib.import_module(name)
     except ImportError as exc:  # the package must be installed: `pip install .`
         pytest.fail(f"cannot import backend module {name!r}: {exc!r}", pytrace=False)
+
+
+def pytest_collection_modifyitems(config, items):
+    if "bpe" not in BACKENDS or "bpe_fallback" not in BACKENDS:
+        return
+    if import_backend("bpe").BACKEND != "python":
+        return
+    same = [item for item in items
+            if getattr(item, "callspec", None) is not None and item.callspec.params.get("mod") == "bpe"]
+    if same:
+        config.hook.pytest_deselected(items=same)
+        drop = set(same)
+        items[:] = [item for item in items if item not in drop]
 
 
 @pytest.fixture(scope="session", params=BACKENDS)

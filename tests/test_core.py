@@ -42,6 +42,18 @@ def test_the_tokenizer_exists_once(mod):
     assert type(tok._core) is mod.Core
 
 
+def test_shim_is_the_fallback():
+    """`import bpe` without the compiled core (no compiler at install): every public name is
+    bpe_fallback's own object, which is why conftest runs the `mod` tests once then."""
+    import bpe
+
+    if bpe.BACKEND != "python":
+        pytest.skip("the compiled core is installed")
+    assert list(bpe.__all__) == list(bpe_fallback.__all__)
+    for name in bpe_fallback.__all__:
+        assert getattr(bpe, name) is getattr(bpe_fallback, name), name
+
+
 def test_no_private_names_cross_modules():
     """No module reads another's underscore names (the library and its tools)."""
     pyx = (REPO / "bpe.pyx").read_text(encoding="utf-8")

@@ -48,7 +48,9 @@ Rows (the performance targets of SPEC.md):
 
 Every measurement runs in a fresh subprocess of this script (``--worker``), so a crash, a
 missing function or an exception in bpe shows up as an error in its row, and peak memory is
-comparable.  Peak memory is the larger of the worker's own ru_maxrss and the peak, sampled
+comparable.  Peak memory is the larger of the worker's own high-water mark (VmHWM of
+/proc/self/status: not ru_maxrss, which on Linux keeps the RSS that the forked child
+inherited from this script before its exec) and the peak, sampled
 every 0.1 s, of the summed proportional set size (PSS, /proc/PID/smaps_rollup; RSS where
 that is unavailable) of the worker and all its descendants, so training in worker processes
 is counted, and pages they share with the parent are not counted twice.
@@ -781,13 +783,26 @@ JOBS = {
 }
 
 
+def _own_peak_kb():
+    """This process's peak resident memory since its exec, in kB: VmHWM (Linux), else
+    ru_maxrss (which on Linux would also count what the parent had when it forked us)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform == "darwin" else peak
+
+
 def worker_main(name, args_json):
     try:
         out = {"ok": True, **JOBS[name](json.loads(args_json))}
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
         out = {"ok": False, "error": _err(exc), "traceback": traceback.format_exc()}
-    out["self_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out["children_maxrss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    out["self_peak_mb"] = _own_peak_kb() / 1024
     sys.stdout.write("\n" + RESULT_TAG + json.dumps(out) + "\n")
     sys.stdout.flush()
 
@@ -885,7 +900,7 @@ def run_worker(name, args, timeout):
         return {"ok": False, "error": "worker died ({}): {}".format(how, detail), "died": True,
                 "stderr_tail": stderr[-4000:]}
     result["wall_seconds"] = wall
-    result["peak_mb"] = max(peak[0] / 1024, result.get("self_maxrss_mb", 0))
+    result["peak_mb"] = max(peak[0] / 1024, result.get("self_peak_mb", 0))
     if not result["ok"] and os.environ.get("BENCH_VERBOSE"):
         sys.stderr.write(result.get("traceback", ""))
     return result
