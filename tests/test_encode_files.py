@@ -274,9 +274,10 @@ def test_an_error_in_a_later_chunk(mod, trained, tmp_path, kind):
     chunks = mod.file_cuts(str(path), size // 5, pattern=tok.pattern,
                            special_tokens=list(tok.special_tokens), jsonl=kind == "jsonl")
     assert len(chunks) == 5 and chunks[2][0] < size * 100 // 200 < chunks[2][1]
-    def ours():  # threads of this library (not the ones the stdlib's process pools keep a while)
+    def ours():  # live threads of this library (not those the stdlib's process pools keep a while)
         return {t for t in threading.enumerate()
-                if not type(t).__module__.startswith(("concurrent", "multiprocessing"))}
+                if t.is_alive() and t.name != "QueueFeederThread"
+                and not type(t).__module__.startswith(("concurrent", "multiprocessing"))}
 
     before = ours()
     for workers in (1, 2, 4):
