@@ -8,8 +8,11 @@ bpe.py re-exports bpe_fallback), so a test run with `mod=bpe` would run the same
 second time: those items are deselected (test_core's test_shim_is_the_fallback checks the re-export).
 """
 
+import faulthandler
 import importlib
 import os
+import sys
+import threading
 
 import pytest
 from hypothesis import settings
@@ -33,6 +36,23 @@ def import_backend(name):
         return importlib.import_module(name)
     except ImportError as exc:  # the package must be installed: `pip install .`
         pytest.fail(f"cannot import backend module {name!r}: {exc!r}", pytrace=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Nothing of the library may outlive the tests: a thread or a worker process left
+    running could keep the interpreter from exiting (a hang after the summary).  Any left
+    is listed (and fails the run); if the exit still takes minutes, every thread's stack
+    is printed and the process exits, so a hang shows in the log instead of a timeout."""
+    import multiprocessing
+
+    left = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()
+            and not t.daemon]
+    children = multiprocessing.active_children()
+    if left or children:
+        sys.stderr.write(f"\nconftest: left running after the tests: threads {left!r}, "
+                         f"worker processes {children!r}\n")
+        session.exitstatus = 1
+    faulthandler.dump_traceback_later(300, exit=True)
 
 
 def pytest_collection_modifyitems(config, items):
