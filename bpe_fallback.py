@@ -1597,15 +1597,52 @@ class Tokenizer:
         if threads <= 1:
             return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
                     for t in texts]
-        step = -(-len(texts) // threads)
+        return self._encode_in_threads(texts, threads, allowed_special, disallowed_special)
 
-        def work(start):
-            return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
-                    for t in texts[start:start + step]]
+    def _encode_in_threads(self, texts, threads, allowed_special, disallowed_special):
+        """encode_batch on `threads` threads (this one among them), which take
+        the next few texts each as they become free: unequal texts or a
+        busier CPU do not leave one thread idle while another has half the
+        batch.  An error is the one encode would raise first in list order:
+        the texts after a failed one are not started, those before it finish."""
+        n = len(texts)
+        results = [None] * n
+        errors = {}  # index -> the exception encode raised
+        block = max(1, min(64, n // (threads * 8)))
+        ahead = itertools.count(0, block)  # next() is atomic: each block goes to one thread
+        failed = [n]  # the smallest index that failed
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=threads) as pool:
-            parts = list(pool.map(work, range(0, len(texts), step)))
-        return [ids for part in parts for ids in part]
+        def work():
+            while True:
+                start = next(ahead)
+                if start >= failed[0]:
+                    return
+                for i in range(start, min(start + block, n)):
+                    if i >= failed[0]:
+                        return
+                    try:
+                        results[i] = self.encode(texts[i], allowed_special=allowed_special,
+                                                 disallowed_special=disallowed_special)
+                    except BaseException as e:  # noqa: B036 - raised below, in order
+                        errors[i] = e
+                        failed[0] = min(failed[0], i)
+                        return
+
+        helpers = [threading.Thread(target=work, name=f"encode_batch-{k}", daemon=True)
+                   for k in range(threads - 1)]
+        for t in helpers:
+            t.start()
+        try:
+            work()
+        except BaseException:
+            failed[0] = -1  # Ctrl-C between two texts: the other threads take no more
+            raise
+        finally:
+            for t in helpers:
+                t.join()
+        if errors:
+            raise errors[min(errors)]
+        return results
 
     _STREAM_BLOCK = 1 << 15   # characters encode_iterable gathers before it cuts
     _STREAM_MARGIN = 32        # characters kept back so that a cut never changes a pre-token

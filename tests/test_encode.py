@@ -145,6 +145,20 @@ def test_encode_batch_policy(gpt2):
         gpt2.encode_batch(["fine", "bad " + EOT])
 
 
+@pytest.mark.parametrize("num_threads", [1, 2, 4])
+def test_encode_batch_raises_the_first_error_in_order(gpt2, num_threads):
+    """Threads take texts as they go, but the error is the one of the first bad text, as
+    [encode(t) for t in texts] would raise it."""
+    fine = ["some ordinary text, " * (i % 7 + 1) for i in range(300)]
+    value_first = fine[:150] + ["bad " + EOT] + fine[150:200] + [123] + fine[200:]
+    type_first = fine[:40] + [b"bytes"] + fine[40:250] + ["bad " + EOT] + fine[250:]
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
+        gpt2.encode_batch(value_first, num_threads=num_threads)
+    with pytest.raises(TypeError):
+        gpt2.encode_batch(type_first, num_threads=num_threads)
+    assert gpt2.encode_batch(fine, num_threads=num_threads) == [gpt2.encode(t) for t in fine]
+
+
 def test_encode_iterable_every_split(gpt2):
     text = "Hello  world!\n\n  It's 12345 <|endoftext|> 日本 🎉 end   "
     expected = gpt2.encode(text, allowed_special="all")
