@@ -30,6 +30,9 @@ Rows (the performance targets of SPEC.md):
   python_encode       bpe_fallback encode_ordinary, the first 2 MB of english10.txt, GPT-2's
                       merges, 1 thread, vs tiktoken on the same text (no target: the
                       pure-Python encoder must not get slower; the row keeps its number)
+  parity              bpe_fallback encode_ordinary of each whole peer corpus with gpt2,
+                      cl100k_base and o200k_base: ids identical to tiktoken's (the
+                      compiled backend's ids are checked in the peer rows)
   pathological        (alias patho) pathological cost stays ordinary:
                       - train_files, vocab 8192, on the first 5 MB of english10.txt with and
                         without one 500 KB pre-token (seeded random lowercase letters on a
@@ -88,7 +91,7 @@ GPT2_DIRS = [REPO / "tests" / "data"]
 RESULT_TAG = "BENCH-RESULT "
 
 ROWS = ["peers", "train_files", "encode_ordinary", "encode_batch", "encode_iterable", "encode_files",
-        "dask_encode", "python_train_files", "python_encode", "pathological"]
+        "dask_encode", "python_train_files", "python_encode", "parity", "pathological"]
 ALIASES = {
     "train": "train_files",
     "memory": "train_files",
@@ -105,6 +108,7 @@ ALIASES = {
     "encode_python": "python_encode",
     "patho": "pathological",
     "peer": "peers",
+    "python_parity": "parity",
 }
 
 # The installed packages come first; the repository root is the last resort, so that an
@@ -340,6 +344,26 @@ def job_python_encode(a):
         best_t = min(best_t, t)
     return {"mb": len(text.encode("utf-8")) / 1e6, "ours_seconds": best_o, "tiktoken_seconds": best_t,
             "ids_match": ours == theirs}
+
+
+def job_parity(a):
+    """bpe_fallback's encode_ordinary of a whole corpus with one vocabulary (our native
+    file), and whether its ids are tiktoken's (same ranks and pattern)."""
+    import bpe_fallback
+    import tiktoken
+
+    with open(a["path"], encoding="utf-8", errors="replace", newline="") as f:
+        text = f.read()
+    tok = bpe_fallback.Tokenizer.load(a["native"])
+    enc = tiktoken.Encoding(name="ref", pat_str=a["pat_str"], mergeable_ranks=_read_ranks(a["ranks"]),
+                            special_tokens={})
+    t0 = time.perf_counter()
+    ours = tok.encode_ordinary(text)
+    seconds = time.perf_counter() - t0
+    theirs = enc.encode_ordinary(text)
+    first = next((i for i, (x, y) in enumerate(zip(ours, theirs)) if x != y), min(len(ours), len(theirs)))
+    return {"mb": len(text.encode("utf-8")) / 1e6, "seconds": seconds, "ids": len(ours),
+            "same": ours == theirs, "first_difference": None if ours == theirs else first}
 
 
 def job_stream(a):
@@ -780,6 +804,7 @@ JOBS = {
     "dask_encode": job_dask_encode,
     "patho_encode": job_patho_encode,
     "patho_decode": job_patho_decode,
+    "parity": job_parity,
 }
 
 
@@ -1241,6 +1266,43 @@ def row_python_encode(ctx, table):
     table.note("python_encode: ids identical to tiktoken: {}".format("yes" if res["ids_match"] else "NO"))
 
 
+def row_parity(ctx, table):
+    """The pure-Python backend's ids equal tiktoken's on every bench corpus x vocabulary
+    (the compiled backend's are checked in the peer rows)."""
+    if not _have("tiktoken"):
+        table.note("parity: skipped, tiktoken is not installed")
+        return
+    files = peer_files(ctx, table)
+    results = []
+    for corpus in ctx.peer_corpora:
+        path = utf8_corpus(ctx, table, corpus)
+        if path is None:
+            table.note("parity {}: skipped, corpus missing".format(corpus))
+            continue
+        for vocab in ctx.peer_vocabs:
+            if vocab not in files:
+                continue
+            _progress("parity: bpe_fallback {} on {} ...".format(vocab, corpus))
+            res = run_worker("parity", dict(files[vocab], path=str(path)), ctx.timeout)
+            if not res["ok"]:
+                results.append((vocab, corpus, None, res["error"]))
+            else:
+                results.append((vocab, corpus, res["same"], res))
+    if not results:
+        return
+    same = [r for r in results if r[2]]
+    what = "pure-Python ids == tiktoken's, whole corpora ({} vocabularies × corpora)".format(len(results))
+    table.row(what, "{} of {} identical".format(len(same), len(results)), "tiktoken", "-", "all identical",
+              _met(len(same) == len(results)))
+    for vocab, corpus, ok, res in results:
+        if ok is None:
+            table.note("parity {} × {}: {}".format(vocab, corpus, _short(res)))
+        else:
+            table.note("parity {} × {}: {} ({:,} ids, {:.1f} MB/s){}".format(
+                vocab, corpus, "identical" if ok else "DIFFERENT", res["ids"], res["mb"] / res["seconds"],
+                "" if ok else ", first difference at id {}".format(res["first_difference"])))
+
+
 def _write_if_changed(path, data):
     if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
         return
@@ -1465,6 +1527,7 @@ ROW_FUNCS = {
     "train_files": row_train_files,
     "encode_ordinary": row_encode_ordinary,
     "encode_batch": row_encode_batch,
+    "parity": row_parity,
     "encode_iterable": row_encode_iterable,
     "encode_files": row_encode_files,
     "dask_encode": row_dask_encode,
