@@ -53,6 +53,30 @@ cdef extern from *:
 
 cdef extern from *:
     """
+    /* Counts of the encoder's paths, for profiling: built with -DBPE_STATS only. */
+    #ifdef BPE_STATS
+    static long long bpe_stats[16];
+    #define BPE_STAT(i, k) (bpe_stats[i] += (k))
+    #else
+    static long long bpe_stats[16];
+    #define BPE_STAT(i, k) ((void)0)
+    #endif
+    """
+    long long bpe_stats[16]
+    void STAT "BPE_STAT"(int i, long long k) noexcept nogil
+
+
+def _path_counts(reset=False):
+    """Counts of the encoder's paths (a build with -DBPE_STATS; else zeros)."""
+    r = [bpe_stats[i] for i in range(16)]
+    if reset:
+        for i in range(16):
+            bpe_stats[i] = 0
+    return r
+
+
+cdef extern from *:
+    """
     #define BPE_LIST_ITEMS(op) (((PyListObject *)(op))->ob_item)
     """
     PyObject **list_items "BPE_LIST_ITEMS"(list op)
@@ -1676,11 +1700,13 @@ cdef struct CSlot:
 cdef struct HotSlot:
     uint64_t k0       # the pre-token's bytes, zero-padded to 16
     uint64_t k1
-    int32_t len       # 0: empty
-    int32_t n         # 1 or 2 ids
-    int32_t ids[2]
+    uint8_t len       # 0: empty
+    uint8_t n         # 1 to HOT_IDS ids
+    uint16_t spare
+    int32_t ids[3]    # HOT_IDS
 
-cdef enum: HOT_BITS = 12
+cdef enum: HOT_IDS = 3
+cdef enum: HOT_BITS = 16     # buckets of two slots (a cache line): 4 MB
 cdef enum: HOT8_BITS = 14
 
 cdef enum: CACHE_MIN_BITS = 12
@@ -1690,13 +1716,24 @@ cdef struct PCache:
     Py_ssize_t *id_count # to_list: how often each id occurs (zero between calls)
     int32_t *id_seen  # to_list: the ids that occur
     ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
-    HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
+    HotSlot *hot      # the recent others of up to 16 bytes and HOT_IDS ids: two slots a
+                      #   bucket, the more recently used first
     CSlot *slots      # open addressing, at most 3/4 full: doubled up to 2**CACHE_BITS
     int bits          #   slots, then emptied when full
     Py_ssize_t count
     uint8_t *arena    # the records: a hit reads its slot and one record, side by side
     Py_ssize_t arena_len
     Py_ssize_t arena_cap
+
+
+cdef inline ShortSlot *hot8_slot(const PCache *c, uint64_t k, Py_ssize_t n) noexcept nogil:
+    return &c.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
+
+
+cdef inline HotSlot *hot_slot(const PCache *c, uint64_t k0, uint64_t k1, Py_ssize_t n) noexcept nogil:
+    """The bucket (two slots) of a pre-token of up to 16 bytes in the hot table."""
+    return &c.hot[2 * (((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
+                       >> (64 - HOT_BITS))]
 
 
 cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
@@ -1719,7 +1756,7 @@ cdef int pcache_init(PCache *c) noexcept nogil:
     memset(c, 0, sizeof(PCache))
     c.bits = CACHE_MIN_BITS
     c.slots = <CSlot *> calloc(<size_t> 1 << CACHE_MIN_BITS, sizeof(CSlot))
-    c.hot = <HotSlot *> calloc(1 << HOT_BITS, sizeof(HotSlot))
+    c.hot = <HotSlot *> big_alloc((<size_t> 2 << HOT_BITS) * sizeof(HotSlot), 1)
     c.hot8 = <ShortSlot *> calloc(1 << HOT8_BITS, sizeof(ShortSlot))
     c.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
     return -1 if c.slots == NULL or c.hot == NULL or c.hot8 == NULL or c.memo == NULL else 0
@@ -2206,6 +2243,7 @@ cdef bint compatible(const CoreT *T, int32_t a, int32_t b, int32_t limit) noexce
     boundary must have no merge of their own that comes before the next undone
     one.  (limit n_core: for good.)"""
     while True:
+        STAT(13, 1)
         if <uint32_t> pair_get(T, a, b) < <uint32_t> limit:  # -1 (no merge) is never below
             return False
         if a >= 256 and a > b:
@@ -2225,6 +2263,7 @@ cdef inline int32_t longest(const CoreT *T, const uint8_t *s, Py_ssize_t n, int3
     cdef int32_t node = 0, t, best = 0
     cdef Py_ssize_t k
     for k in range(n):
+        STAT(14, 1)
         t = (da[node].base & DA_BASE) + s[k]
         if da[t].check != node:
             break
@@ -2252,8 +2291,10 @@ cdef inline bint compatible_memo(const CoreT *T, uint64_t *memo, int32_t a, int3
     cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> (64 - MEMO_BITS))
     cdef uint64_t x = memo[i]
     cdef bint r
+    STAT(10, 1)
     if (x >> 2) == key:
         return <bint> (x & 1)
+    STAT(11, 1)
     r = compatible(T, a, b, <int32_t> T.n_core)
     memo[i] = (key << 2) | 2 | <uint64_t> r
     return r
@@ -2305,6 +2346,7 @@ cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Sc
         if level == 0:
             return -2
         bits[pos >> 6] &= ~(<uint64_t> 1 << (pos & 63))
+        STAT(12, 1)
         level -= 1
         length = lens[level]
         pos -= length
@@ -2395,6 +2437,7 @@ cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
         h = piece_hash(s, n)
         e = pcache_get(cache, s, n, h)
         if e != NULL:
+            STAT(4, 1)
             if ivec_reserve(out, out.len + e.n_ids) < 0:
                 return -1
             memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
@@ -2403,11 +2446,15 @@ cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
     if n > 8:
         i = whole_token(T, s, n, 0)
     if i >= 0:
+        STAT(5, 1)
         if ivec_push(out, i) < 0:
             return -1
     else:
+        STAT(6, 1)
+        STAT(9, n)
         err = backtrack(T, s, n, out, sc)
         if err == -2:
+            STAT(7, 1)
             err = rank_merge(T, s, n, out, sc)
         if err < 0:
             return -1
@@ -2442,67 +2489,72 @@ cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, 
     return da[node].id
 
 
-cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
-                           Scratch *sc) noexcept nogil:
-    """A pre-token of more than 8 bytes, or one that is not a token: the hot
-    slots of up to 16 bytes and 2 ids first, then the cache (piece_slow)."""
-    cdef uint64_t k0 = 0, k1 = 0
-    cdef HotSlot *x = NULL
-    cdef Py_ssize_t start = out.len
-    if n <= 16:
-        if n <= 8:
-            memcpy(&k0, s, n)
-        else:
-            memcpy(&k0, s, 8)
-            memcpy(&k1, s + 8, n - 8)
-        x = &cache.hot[((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
-                       >> (64 - HOT_BITS)]
-        if x.k0 == k0 and x.k1 == k1 and x.len == n:
-            if out.cap - out.len < 2 and ivec_reserve(out, out.len + 2) < 0:
-                return -1
-            out.data[out.len] = x.ids[0]
-            out.data[out.len + 1] = x.ids[1]
-            out.len += x.n
-            return 0
-    if piece_slow(T, s, n, cache, out, sc) < 0:
-        return -1
-    if x != NULL and out.len - start <= 2:
-        x.k0 = k0
-        x.k1 = k1
-        x.len = <int32_t> n
-        x.n = <int32_t> (out.len - start)
-        x.ids[0] = out.data[start]
-        x.ids[1] = out.data[start + 1] if x.n == 2 else 0
-    return 0
-
-
 cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_overread, PCache *cache,
                       IVec *out, Scratch *sc) noexcept nogil:
     """Append the ids of one pre-token (UTF-8 bytes).  The common case -- a
     pre-token of up to 8 bytes that is a token -- is one probe of a small
-    per-thread table of the recent ones, else one probe of the token table;
-    the rest goes on in piece_more.  may_overread: s[:8] is readable."""
-    cdef uint64_t k
-    cdef ShortSlot *x
+    per-thread table of the recent ones (hot8); one of up to 16 bytes and
+    HOT_IDS ids is one probe of a second one (hot); only then the table of
+    every token of up to 8 bytes, then the cache (piece_slow).
+    may_overread: s[:8] is readable."""
+    cdef uint64_t k0 = 0, k1 = 0
+    cdef ShortSlot *x8
+    cdef HotSlot *x = NULL
+    cdef HotSlot hot
     cdef int32_t i
+    cdef Py_ssize_t start = out.len, k
     if n <= 8:
         if n == 0:
             return 0  # a custom pattern may match the empty string: no ids
-        k = short_key(s, n, may_overread)
-        x = &cache.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
-        if x.key == k and x.len == n:
+        k0 = short_key(s, n, may_overread)
+        x8 = hot8_slot(cache, k0, n)
+        if x8.key == k0 and x8.len == n:
+            STAT(1, 1)
             if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
                 return -1
-            out.data[out.len] = x.id
+            out.data[out.len] = x8.id
             out.len += 1
             return 0
-        i = whole_token(T, s, n, k)
-        if i >= 0:
-            x.key = k
-            x.len = <int32_t> n
-            x.id = i
-            return ivec_push(out, i)
-    return piece_more(T, s, n, cache, out, sc)
+    elif n <= 16:
+        memcpy(&k0, s, 8)
+        memcpy(&k1, s + 8, n - 8)
+    if n <= 16:
+        x = hot_slot(cache, k0, k1, n)
+        if x[0].k0 == k0 and x[0].k1 == k1 and x[0].len == n:
+            hot = x[0]
+        elif x[1].k0 == k0 and x[1].k1 == k1 and x[1].len == n:
+            hot = x[1]
+            x[1] = x[0]
+            x[0] = hot
+        else:
+            hot.len = 0
+        if hot.len:
+            STAT(3, 1)
+            if out.cap - out.len < HOT_IDS and ivec_reserve(out, out.len + HOT_IDS) < 0:
+                return -1
+            for k in range(HOT_IDS):
+                out.data[out.len + k] = hot.ids[k]
+            out.len += hot.n
+            return 0
+        if n <= 8:
+            i = whole_token(T, s, n, k0)
+            STAT(2 if i >= 0 else 8, 1)
+            if i >= 0:
+                x8.key = k0
+                x8.len = <int32_t> n
+                x8.id = i
+                return ivec_push(out, i)
+    if piece_slow(T, s, n, cache, out, sc) < 0:
+        return -1
+    if x != NULL and out.len - start <= HOT_IDS:
+        x[1] = x[0]
+        x.k0 = k0
+        x.k1 = k1
+        x.len = <uint8_t> n
+        x.n = <uint8_t> (out.len - start)
+        for k in range(HOT_IDS):
+            x.ids[k] = out.data[start + k] if k < x.n else 0
+    return 0
 
 
 cdef struct O200kScan:
@@ -2532,63 +2584,70 @@ cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, sc
         return next_words(s, i, n)
 
 
+cdef enum: BATCH = 16
+
+
 cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
                    Py_ssize_t limit, Py_ssize_t *cut, scanner_t *which) noexcept nogil:
     """Pre-tokenize UTF-8 with one named pattern (a specialization each) and
     encode every pre-token that ends at or before byte `limit` (*cut: where
-    the last one ends).  The scanner runs one pre-token ahead: while the
-    current one is encoded, the next one's slot in the small per-thread table
-    is read, and when it is not there, its slot in the token table is asked
-    for early."""
-    cdef Py_ssize_t i = 0, e, j, f, m
-    cdef uint64_t k
+    the last one ends).  The scanner runs BATCH pre-tokens ahead of the
+    encoder and asks for their slots in the per-thread tables early, so that
+    the encoder finds them in the CPU's cache."""
+    cdef Py_ssize_t i = 0, e, m, j, cnt
+    cdef Py_ssize_t ends[BATCH + 1]
+    cdef int32_t hits[BATCH]
+    cdef uint64_t k0, k1
     cdef const ShortSlot *x
-    cdef int32_t hit
     cdef Scratch sc
     cdef int err = 0
+    cdef bint more = True
     memset(&sc, 0, sizeof(Scratch))
     sc.memo = cache.memo
     cut[0] = 0
     if ivec_reserve(out, (n if n < limit else limit) // 4 + 64) < 0:
         return -1
-    if n == 0:
-        cut[0] = 0
-        return 0
-    e = next_end(s, 0, n, which)
-    hit = -1
-    while True:
-        if e > limit:
-            break  # the current pre-token [i, e) is left for later: *cut = i
-        # the next pre-token [e, f): look it up in the small table now
-        j = -1
-        if e < n:
-            f = next_end(s, e, n, which)
-            m = f - e
-            j = -1
-            if m <= 8:
-                k = short_key(s + e, m, e + 8 <= n)
-                x = &cache.hot8[((k + <uint64_t> m) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
-                if x.key == k and x.len == m:
-                    j = x.id
-                else:
-                    prefetch(&T.shorts[short_home(k, m, T.short_shift)])
-        # the current pre-token [i, e)
-        if hit >= 0:
-            if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
-                err = -1
+    while more and i < n:
+        ends[0] = i
+        cnt = 0
+        while cnt < BATCH and i < n:
+            e = next_end(s, i, n, which)
+            if e > limit:
+                more = False  # [i, e) is left for later: *cut = i
                 break
-            out.data[out.len] = hit
-            out.len += 1
-        elif piece(T, s + i, e - i, i + 8 <= n, cache, out, &sc) < 0:
-            err = -1
-            break
-        cut[0] = e
-        if e >= n:
+            m = e - i
+            hits[cnt] = -1
+            if m <= 8:
+                k0 = short_key(s + i, m, i + 8 <= n)
+                x = hot8_slot(cache, k0, m)
+                if x.key == k0 and x.len == m:
+                    hits[cnt] = x.id
+                else:
+                    prefetch(hot_slot(cache, k0, 0, m))
+                    prefetch(&T.shorts[short_home(k0, m, T.short_shift)])
+            elif m <= 16:
+                memcpy(&k0, s + i, 8)
+                k1 = 0
+                memcpy(&k1, s + i + 8, m - 8)
+                prefetch(hot_slot(cache, k0, k1, m))
+            cnt += 1
+            ends[cnt] = e
             i = e
-            break
-        i = e
-        e = f
-        hit = j
+        for j in range(cnt):
+            if hits[j] >= 0:
+                STAT(0, 1)
+                if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
+                    err = -1
+                    more = False
+                    i = ends[j]
+                    break
+                out.data[out.len] = hits[j]
+                out.len += 1
+            elif piece(T, s + ends[j], ends[j + 1] - ends[j], ends[j] + 8 <= n, cache, out, &sc) < 0:
+                err = -1
+                more = False
+                i = ends[j]
+                break
     cut[0] = i
     scratch_free(&sc)
     return err
