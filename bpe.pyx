@@ -1701,12 +1701,14 @@ cdef struct HotSlot:
     uint64_t k0       # the pre-token's bytes, zero-padded to 16
     uint64_t k1
     uint8_t len       # 0: empty
-    uint8_t n         # 1 to HOT_IDS ids
-    uint16_t spare
+    uint8_t n         # 1 to HOT_IDS ids; HOT_IDS + 1: more, in the cache of longer results
+    uint8_t spilled   # the bucket has lost a slot to that cache (one slot of it says so)
+    uint8_t spare
     int32_t ids[3]    # HOT_IDS
 
 cdef enum: HOT_IDS = 3
-cdef enum: HOT_BITS = 16     # buckets of two slots (a cache line): 4 MB
+cdef enum: HOT_WAYS = 4
+cdef enum: HOT_BITS = 16     # buckets of HOT_WAYS slots (two cache lines): 8 MB
 cdef enum: HOT8_BITS = 14
 
 cdef enum: CACHE_MIN_BITS = 12
@@ -1716,8 +1718,8 @@ cdef struct PCache:
     Py_ssize_t *id_count # to_list: how often each id occurs (zero between calls)
     int32_t *id_seen  # to_list: the ids that occur
     ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
-    HotSlot *hot      # the recent others of up to 16 bytes and HOT_IDS ids: two slots a
-                      #   bucket, the more recently used first
+    HotSlot *hot      # the recent others of up to 16 bytes: HOT_WAYS slots a bucket,
+                      #   the more recently used first
     CSlot *slots      # open addressing, at most 3/4 full: doubled up to 2**CACHE_BITS
     int bits          #   slots, then emptied when full
     Py_ssize_t count
@@ -1731,8 +1733,8 @@ cdef inline ShortSlot *hot8_slot(const PCache *c, uint64_t k, Py_ssize_t n) noex
 
 
 cdef inline HotSlot *hot_slot(const PCache *c, uint64_t k0, uint64_t k1, Py_ssize_t n) noexcept nogil:
-    """The bucket (two slots) of a pre-token of up to 16 bytes in the hot table."""
-    return &c.hot[2 * (((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
+    """The bucket (HOT_WAYS slots) of a pre-token of up to 16 bytes in the hot table."""
+    return &c.hot[HOT_WAYS * (((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
                        >> (64 - HOT_BITS))]
 
 
@@ -1756,7 +1758,7 @@ cdef int pcache_init(PCache *c) noexcept nogil:
     memset(c, 0, sizeof(PCache))
     c.bits = CACHE_MIN_BITS
     c.slots = <CSlot *> calloc(<size_t> 1 << CACHE_MIN_BITS, sizeof(CSlot))
-    c.hot = <HotSlot *> big_alloc((<size_t> 2 << HOT_BITS) * sizeof(HotSlot), 1)
+    c.hot = <HotSlot *> big_alloc((<size_t> HOT_WAYS << HOT_BITS) * sizeof(HotSlot), 1)
     c.hot8 = <ShortSlot *> calloc(1 << HOT8_BITS, sizeof(ShortSlot))
     c.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
     return -1 if c.slots == NULL or c.hot == NULL or c.hot8 == NULL or c.memo == NULL else 0
@@ -2423,16 +2425,33 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
     return 0
 
 
-cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
+cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of a pre-token that no cache holds: the whole-token rule
+    (a walk down the trie, for more than 8 bytes; the caller has asked the
+    table of short tokens), else the trie encoder, else the rank merge."""
+    cdef int32_t i = -1
+    cdef int err
+    if n > 8:
+        i = whole_token(T, s, n, 0)
+    if i >= 0:
+        STAT(5, 1)
+        return ivec_push(out, i)
+    STAT(6, 1)
+    STAT(9, n)
+    err = backtrack(T, s, n, out, sc)
+    if err == -2:
+        STAT(7, 1)
+        err = rank_merge(T, s, n, out, sc)
+    return -1 if err < 0 else 0
+
+
+cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
                     IVec *out, Scratch *sc) noexcept nogil:
-    """A pre-token that the tables of short tokens do not hold: through the
-    cache, else the whole-token rule (a walk down the trie, for more than 8
-    bytes) and the trie encoder, whose ids the cache then keeps."""
+    """A pre-token of more than 16 bytes, or of more than HOT_IDS ids: through
+    the cache, whose ids it then keeps."""
     cdef const CSlot *e
     cdef Py_ssize_t start = out.len
-    cdef int err
     cdef uint64_t h = 0
-    cdef int32_t i = -1
     if n <= CACHE_MAX_BYTES:
         h = piece_hash(s, n)
         e = pcache_get(cache, s, n, h)
@@ -2443,21 +2462,8 @@ cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
             memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
             out.len += e.n_ids
             return 0
-    if n > 8:
-        i = whole_token(T, s, n, 0)
-    if i >= 0:
-        STAT(5, 1)
-        if ivec_push(out, i) < 0:
-            return -1
-    else:
-        STAT(6, 1)
-        STAT(9, n)
-        err = backtrack(T, s, n, out, sc)
-        if err == -2:
-            STAT(7, 1)
-            err = rank_merge(T, s, n, out, sc)
-        if err < 0:
-            return -1
+    if encode_new(T, s, n, out, sc) < 0:
+        return -1
     if n <= CACHE_MAX_BYTES:
         return pcache_put(cache, s, n, h, out.data + start, out.len - start)
     return 0
@@ -2493,16 +2499,21 @@ cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_o
                       IVec *out, Scratch *sc) noexcept nogil:
     """Append the ids of one pre-token (UTF-8 bytes).  The common case -- a
     pre-token of up to 8 bytes that is a token -- is one probe of a small
-    per-thread table of the recent ones (hot8); one of up to 16 bytes and
-    HOT_IDS ids is one probe of a second one (hot); only then the table of
-    every token of up to 8 bytes, then the cache (piece_slow).
-    may_overread: s[:8] is readable."""
+    per-thread table of the recent ones (hot8); one of up to 16 bytes is one
+    probe of a second one (hot: its ids, up to HOT_IDS, or word that the cache
+    of longer results has them); only then the table of every token of up to
+    8 bytes, then the encoder.  may_overread: s[:8] is readable."""
     cdef uint64_t k0 = 0, k1 = 0
     cdef ShortSlot *x8
-    cdef HotSlot *x = NULL
-    cdef HotSlot hot
+    cdef HotSlot *x
+    cdef HotSlot hot, victim
+    cdef const CSlot *e
+    cdef uint8_t key[16]
+    cdef uint8_t spilled
     cdef int32_t i
     cdef Py_ssize_t start = out.len, k
+    if n > 16:
+        return piece_long(T, s, n, cache, out, sc)
     if n <= 8:
         if n == 0:
             return 0  # a custom pattern may match the empty string: no ids
@@ -2515,46 +2526,69 @@ cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_o
             out.data[out.len] = x8.id
             out.len += 1
             return 0
-    elif n <= 16:
+    else:
         memcpy(&k0, s, 8)
         memcpy(&k1, s + 8, n - 8)
-    if n <= 16:
-        x = hot_slot(cache, k0, k1, n)
-        if x[0].k0 == k0 and x[0].k1 == k1 and x[0].len == n:
-            hot = x[0]
-        elif x[1].k0 == k0 and x[1].k1 == k1 and x[1].len == n:
-            hot = x[1]
-            x[1] = x[0]
+    x = hot_slot(cache, k0, k1, n)
+    hot.len = 0
+    spilled = 0
+    for k in range(HOT_WAYS):
+        spilled |= x[k].spilled
+        if x[k].k0 == k0 and x[k].k1 == k1 and x[k].len == n:
+            hot = x[k]
+            while k > 0:       # to the front
+                x[k] = x[k - 1]
+                k -= 1
             x[0] = hot
-        else:
-            hot.len = 0
-        if hot.len:
-            STAT(3, 1)
-            if out.cap - out.len < HOT_IDS and ivec_reserve(out, out.len + HOT_IDS) < 0:
+            break
+    if hot.len:
+        if hot.n > HOT_IDS:
+            return piece_long(T, s, n, cache, out, sc)
+        STAT(3, 1)
+        if out.cap - out.len < HOT_IDS and ivec_reserve(out, out.len + HOT_IDS) < 0:
+            return -1
+        for k in range(HOT_IDS):
+            out.data[out.len + k] = hot.ids[k]
+        out.len += hot.n
+        return 0
+    if n <= 8:
+        i = whole_token(T, s, n, k0)
+        STAT(2 if i >= 0 else 8, 1)
+        if i >= 0:
+            x8.key = k0
+            x8.len = <int32_t> n
+            x8.id = i
+            return ivec_push(out, i)
+    if spilled:   # this bucket has lost slots to the cache of longer results: ask it
+        e = pcache_get(cache, s, n, piece_hash(s, n))
+        if e != NULL:
+            STAT(15, 1)
+            if ivec_reserve(out, out.len + e.n_ids) < 0:
                 return -1
-            for k in range(HOT_IDS):
-                out.data[out.len + k] = hot.ids[k]
-            out.len += hot.n
+            memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
+            out.len += e.n_ids
             return 0
-        if n <= 8:
-            i = whole_token(T, s, n, k0)
-            STAT(2 if i >= 0 else 8, 1)
-            if i >= 0:
-                x8.key = k0
-                x8.len = <int32_t> n
-                x8.id = i
-                return ivec_push(out, i)
-    if piece_slow(T, s, n, cache, out, sc) < 0:
+    if encode_new(T, s, n, out, sc) < 0:
         return -1
-    if x != NULL and out.len - start <= HOT_IDS:
-        x[1] = x[0]
-        x.k0 = k0
-        x.k1 = k1
-        x.len = <uint8_t> n
+    victim = x[HOT_WAYS - 1]
+    for k in range(HOT_WAYS - 1, 0, -1):
+        x[k] = x[k - 1]
+    x.k0 = k0
+    x.k1 = k1
+    x.len = <uint8_t> n
+    x.spilled = victim.len != 0
+    if victim.len and victim.n <= HOT_IDS:   # the least recently used moves to the cache
+        memcpy(key, &victim.k0, 8)
+        memcpy(key + 8, &victim.k1, 8)
+        if pcache_put(cache, key, victim.len, piece_hash(key, victim.len), victim.ids, victim.n) < 0:
+            return -1
+    if out.len - start <= HOT_IDS:
         x.n = <uint8_t> (out.len - start)
         for k in range(HOT_IDS):
             x.ids[k] = out.data[start + k] if k < x.n else 0
-    return 0
+        return 0
+    x.n = HOT_IDS + 1   # the cache of longer results has them
+    return pcache_put(cache, s, n, piece_hash(s, n), out.data + start, out.len - start)
 
 
 cdef struct O200kScan:
@@ -2624,12 +2658,14 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
                     hits[cnt] = x.id
                 else:
                     prefetch(hot_slot(cache, k0, 0, m))
+                    prefetch(hot_slot(cache, k0, 0, m) + 2)
                     prefetch(&T.shorts[short_home(k0, m, T.short_shift)])
             elif m <= 16:
                 memcpy(&k0, s + i, 8)
                 k1 = 0
                 memcpy(&k1, s + i + 8, m - 8)
                 prefetch(hot_slot(cache, k0, k1, m))
+                prefetch(hot_slot(cache, k0, k1, m) + 2)
             cnt += 1
             ends[cnt] = e
             i = e
