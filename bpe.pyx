@@ -1578,11 +1578,19 @@ cdef enum: CACHE_MAX_BYTES = 255
 
 cdef struct DANode:
     int32_t base      # the children of this node are at (base & DA_BASE) + byte; DA_OK: a
-                      # buildable token ends here (its core number: val)
+                      # buildable token ends here (its core number: DALeaf.val)
     int32_t check     # the parent's index; -1: a free slot
+                      # (8 bytes: a walk down the trie reads only these)
+
+cdef struct DALeaf:   # beside each node, in an array of its own
     int32_t val       # the buildable token ending here (core number), -1: none
     int32_t id        # the id of the token ending here, -1: none
-                      # (16 bytes: a step down the trie reads one cache line)
+
+cdef struct DABuild:  # both, while the trie is built
+    int32_t base
+    int32_t check
+    int32_t val
+    int32_t id
 
 cdef enum: DA_BASE = 0x3FFFFFFF
 cdef enum: DA_OK = 0x40000000
@@ -1868,7 +1876,7 @@ cdef class _Cache:
 # ---- building the double-array trie --------------------------------------
 
 cdef struct TrieBuild:
-    DANode *da
+    DABuild *da
     int32_t *next_free     # a doubly linked list of the free slots, in index order
     int32_t *prev_free
     Py_ssize_t cap
@@ -1886,17 +1894,6 @@ cdef int resize(void **p, Py_ssize_t size) noexcept nogil:
     return 0
 
 
-cdef int to_big(void **p, Py_ssize_t size) noexcept nogil:
-    """Move the block to a big_alloc one of `size` bytes (its first ones kept)."""
-    cdef void *q = big_alloc(size, 0)
-    if q == NULL:
-        return -1
-    memcpy(q, p[0], size)
-    free(p[0])
-    p[0] = q
-    return 0
-
-
 cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
     """Make slots [0, need) exist; new slots are free, linked at the tail."""
     cdef Py_ssize_t cap = b.cap, i
@@ -1909,7 +1906,7 @@ cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
         cap = need
     if cap > 0x7FFFFF00:
         cap = 0x7FFFFF00
-    if (resize(<void **> &b.da, cap * sizeof(DANode)) < 0
+    if (resize(<void **> &b.da, cap * sizeof(DABuild)) < 0
             or resize(<void **> &b.next_free, cap * sizeof(int32_t)) < 0
             or resize(<void **> &b.prev_free, cap * sizeof(int32_t)) < 0):
         return -1
@@ -2161,6 +2158,7 @@ cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
 
 cdef struct CoreT:
     DANode *da           # the trie: every token of the vocabulary
+    DALeaf *leaf         # what ends at each node
     Py_ssize_t da_len
     Py_ssize_t n_core    # 256 + number of merges
     Tok *tok             # core number -> its parts
@@ -2276,6 +2274,26 @@ cdef inline int32_t longest(const CoreT *T, const uint8_t *s, Py_ssize_t n, int3
     return best
 
 
+cdef inline int32_t longest_whole(const CoreT *T, const uint8_t *s, Py_ssize_t n, int32_t *length,
+                                  int32_t *whole) noexcept nogil:
+    """longest(), and *whole: the id of the token whose bytes are s[:n], or -1."""
+    cdef const DANode *da = T.da
+    cdef int32_t node = 0, t, best = 0
+    cdef Py_ssize_t k
+    whole[0] = -1
+    for k in range(n):
+        STAT(14, 1)
+        t = (da[node].base & DA_BASE) + s[k]
+        if da[t].check != node:
+            return best
+        node = t
+        if da[t].base & DA_OK:
+            best = t
+            length[0] = <int32_t> (k + 1)
+    whole[0] = T.leaf[node].id
+    return best
+
+
 cdef inline int32_t shorter(const DANode *da, int32_t node, int32_t *length) noexcept nogil:
     """The node of the next shorter buildable token on the path to `node`
     (its longest buildable proper prefix), or 0 (the root) if none."""
@@ -2302,12 +2320,15 @@ cdef inline bint compatible_memo(const CoreT *T, uint64_t *memo, int32_t a, int3
     return r
 
 
-cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc,
+                   bint whole=False) noexcept nogil:
     """Append the ids of s by the trie: the longest compatible token first,
     backtracking at dead ends.  The candidates at a position are the buildable
     tokens on the trie path of the text there, longest first; a dead end
     (a position from which nothing fits) is remembered.  -2: no encoding found
-    (cannot happen for a consistent vocabulary; the caller then merges by rank)."""
+    (cannot happen for a consistent vocabulary; the caller then merges by rank).
+    whole: first the whole-token rule (s itself a token: its id), from the
+    same first walk down the trie."""
     cdef const DANode *da = T.da
     cdef Py_ssize_t pos = 0, level = 0, end, k
     cdef int32_t node, length = 0, tok
@@ -2324,13 +2345,21 @@ cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Sc
     lens = sc.lens
     bits = sc.bits
     memset(bits, 0xFF, (n // 64 + 1) * sizeof(uint64_t))
-    node = longest(T, s, n, &length)
+    if whole:
+        node = longest_whole(T, s, n, &length, &tok)
+        if tok >= 0:
+            STAT(5, 1)
+            return ivec_push(out, tok)
+    else:
+        node = longest(T, s, n, &length)
+    STAT(6, 1)
+    STAT(9, n)
     while True:
         # try the candidates at pos, from `node` down
         while node != 0:
             end = pos + length
             if (bits[end >> 6] >> (end & 63)) & 1:
-                tok = da[node].val
+                tok = T.leaf[node].val
                 if level == 0 or compatible_memo(T, sc.memo, toks[level - 1], tok):
                     break
             node = shorter(da, node, &length)
@@ -2429,16 +2458,8 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
     """Append the ids of a pre-token that no cache holds: the whole-token rule
     (a walk down the trie, for more than 8 bytes; the caller has asked the
     table of short tokens), else the trie encoder, else the rank merge."""
-    cdef int32_t i = -1
     cdef int err
-    if n > 8:
-        i = whole_token(T, s, n, 0)
-    if i >= 0:
-        STAT(5, 1)
-        return ivec_push(out, i)
-    STAT(6, 1)
-    STAT(9, n)
-    err = backtrack(T, s, n, out, sc)
+    err = backtrack(T, s, n, out, sc, n > 8)
     if err == -2:
         STAT(7, 1)
         err = rank_merge(T, s, n, out, sc)
@@ -2469,30 +2490,19 @@ cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
     return 0
 
 
-cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t k0) noexcept nogil:
-    """The id of the token whose bytes are s[:n] (k0: the first up to 8 of them,
-    zero-padded), or -1: one probe for up to 8 bytes, else a walk down the trie."""
-    cdef const DANode *da
+cdef inline int32_t whole_token(const CoreT *T, Py_ssize_t n, uint64_t k0) noexcept nogil:
+    """The id of the token of n <= 8 bytes whose bytes are k0 (zero-padded), or
+    -1: one probe of the table of short tokens.  (Longer ones: backtrack's
+    first walk down the trie.)"""
     cdef const ShortSlot *e
-    cdef int32_t node = 0, t
-    cdef Py_ssize_t k = 0, j
-    if n <= 8:
-        j = short_home(k0, n, T.short_shift)
-        while True:
-            e = &T.shorts[j]
-            if e.key == k0 and e.len == n:
-                return e.id
-            if e.len == 0:
-                return -1
-            j = (j + 1) & T.short_mask
-    da = T.da
-    while k < n:
-        t = (da[node].base & DA_BASE) + s[k]
-        if da[t].check != node:
+    cdef Py_ssize_t j = short_home(k0, n, T.short_shift)
+    while True:
+        e = &T.shorts[j]
+        if e.key == k0 and e.len == n:
+            return e.id
+        if e.len == 0:
             return -1
-        node = t
-        k += 1
-    return da[node].id
+        j = (j + 1) & T.short_mask
 
 
 cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_overread, PCache *cache,
@@ -2552,7 +2562,7 @@ cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_o
         out.len += hot.n
         return 0
     if n <= 8:
-        i = whole_token(T, s, n, k0)
+        i = whole_token(T, n, k0)
         STAT(2 if i >= 0 else 8, 1)
         if i >= 0:
             x8.key = k0
@@ -3013,6 +3023,7 @@ cdef class Core:
 
     def __dealloc__(self):
         free(self.T.da)
+        free(self.T.leaf)
         free(self.T.tok)
         free(self.T.t_id)
         free(self.T.pairs)
@@ -3159,8 +3170,7 @@ cdef class Core:
             free(tb.prev_free)
             idmap_free(&by_id)
             idmap_free(&core_of)
-            if T.da == NULL:  # failed: the tables did not take the array
-                free(tb.da)
+            free(tb.da)
         return 0
 
     def decode_bytes(self, list ids):
@@ -3521,9 +3531,19 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         return -1
     # every base + byte stays inside the arrays: keep up to the last base + 255
     T.da_len = tb.high + 256 if tb.high + 256 < tb.cap else tb.cap
-    if to_big(<void **> &tb.da, T.da_len * sizeof(DANode)) < 0:
+    T.da = <DANode *> big_alloc(T.da_len * sizeof(DANode), 0)
+    T.leaf = <DALeaf *> big_alloc(T.da_len * sizeof(DALeaf), 0)
+    if T.da == NULL or T.leaf == NULL:
+        free(T.da)
+        free(T.leaf)
+        T.da = NULL
+        T.leaf = NULL
         return -1
-    T.da = tb.da
+    for k in range(T.da_len):
+        T.da[k].base = tb.da[k].base
+        T.da[k].check = tb.da[k].check
+        T.leaf[k].val = tb.da[k].val
+        T.leaf[k].id = tb.da[k].id
     return 0
 
 
