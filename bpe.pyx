@@ -1559,13 +1559,17 @@ cdef int count_text(_Counter counter, const uint8_t *s, Py_ssize_t n) noexcept n
 # this way is the merge-by-rank result: it is the only sequence of buildable
 # tokens whose neighbours are all compatible.
 #
-# Most pre-tokens never get that far.  Per thread (a _Cache), in this order:
-# a direct-mapped table of the recent pre-tokens of up to 8 bytes that are one
-# token (hot8), the read-only table of every token of up to 8 bytes (shorts),
-# a direct-mapped table of recent pre-tokens of up to 16 bytes and 2 ids (hot),
-# and a cache of every other pre-token's ids (slots, growing to 2**CACHE_BITS;
-# a hit reads its slot and one record).  Only a pre-token seen for the first
-# time walks the trie: the whole-token rule for more than 8 bytes, then the
+# Most pre-tokens never get that far.  The scanner runs 16 pre-tokens ahead of
+# the encoder; per thread (a _Cache), in this order: a direct-mapped table of
+# the recent pre-tokens of up to 8 bytes that are one token (hot8: probed while
+# scanning; for a miss the next two tables' slots are asked for at once), a
+# 4-way table of the recent other pre-tokens of up to 16 bytes and their ids
+# (hot, 8 MB; a full bucket's least recently used slot moves to the cache
+# below, and the bucket remembers that it did), the read-only table of every
+# token of up to 8 bytes (shorts), and a cache of the pre-tokens of more than
+# 16 bytes or 3 ids (slots, growing to 2**CACHE_BITS; a hit reads its slot and
+# one record).  Only a pre-token seen for the first time walks the trie: the
+# whole-token rule for more than 8 bytes from the first walk, then the
 # backtracking, whose compatibility checks are remembered (memo) and whose
 # "is this pair a merge" questions a small filter mostly answers (bloom).
 # Everything here is memory-bound: a pre-token seen for the first time touches
