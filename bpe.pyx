@@ -53,6 +53,30 @@ cdef extern from *:
 
 cdef extern from *:
     """
+    /* Counts of the encoder's paths, for profiling: built with -DBPE_STATS only. */
+    #ifdef BPE_STATS
+    static long long bpe_stats[16];
+    #define BPE_STAT(i, k) (bpe_stats[i] += (k))
+    #else
+    static long long bpe_stats[16];
+    #define BPE_STAT(i, k) ((void)0)
+    #endif
+    """
+    long long bpe_stats[16]
+    void STAT "BPE_STAT"(int i, long long k) noexcept nogil
+
+
+def _path_counts(reset=False):
+    """Counts of the encoder's paths (a build with -DBPE_STATS; else zeros)."""
+    r = [bpe_stats[i] for i in range(16)]
+    if reset:
+        for i in range(16):
+            bpe_stats[i] = 0
+    return r
+
+
+cdef extern from *:
+    """
     #define BPE_LIST_ITEMS(op) (((PyListObject *)(op))->ob_item)
     """
     PyObject **list_items "BPE_LIST_ITEMS"(list op)
@@ -1606,13 +1630,17 @@ cdef int count_text(_Counter counter, const uint8_t *s, Py_ssize_t n) noexcept n
 # this way is the merge-by-rank result: it is the only sequence of buildable
 # tokens whose neighbours are all compatible.
 #
-# Most pre-tokens never get that far.  Per thread (a _Cache), in this order:
-# a direct-mapped table of the recent pre-tokens of up to 8 bytes that are one
-# token (hot8), the read-only table of every token of up to 8 bytes (shorts),
-# a direct-mapped table of recent pre-tokens of up to 16 bytes and 2 ids (hot),
-# and a cache of every other pre-token's ids (slots, growing to 2**CACHE_BITS;
-# a hit reads its slot and one record).  Only a pre-token seen for the first
-# time walks the trie: the whole-token rule for more than 8 bytes, then the
+# Most pre-tokens never get that far.  The scanner runs 16 pre-tokens ahead of
+# the encoder; per thread (a _Cache), in this order: a direct-mapped table of
+# the recent pre-tokens of up to 8 bytes that are one token (hot8: probed while
+# scanning; for a miss the next two tables' slots are asked for at once), a
+# 4-way table of the recent other pre-tokens of up to 16 bytes and their ids
+# (hot, 8 MB; a full bucket's least recently used slot moves to the cache
+# below, and the bucket remembers that it did), the read-only table of every
+# token of up to 8 bytes (shorts), and a cache of the pre-tokens of more than
+# 16 bytes or 3 ids (slots, growing to 2**CACHE_BITS; a hit reads its slot and
+# one record).  Only a pre-token seen for the first time walks the trie: the
+# whole-token rule for more than 8 bytes from the first walk, then the
 # backtracking, whose compatibility checks are remembered (memo) and whose
 # "is this pair a merge" questions a small filter mostly answers (bloom).
 # Everything here is memory-bound: a pre-token seen for the first time touches
@@ -1625,11 +1653,19 @@ cdef enum: CACHE_MAX_BYTES = 255
 
 cdef struct DANode:
     int32_t base      # the children of this node are at (base & DA_BASE) + byte; DA_OK: a
-                      # buildable token ends here (its core number: val)
+                      # buildable token ends here (its core number: DALeaf.val)
     int32_t check     # the parent's index; -1: a free slot
+                      # (8 bytes: a walk down the trie reads only these)
+
+cdef struct DALeaf:   # beside each node, in an array of its own
     int32_t val       # the buildable token ending here (core number), -1: none
     int32_t id        # the id of the token ending here, -1: none
-                      # (16 bytes: a step down the trie reads one cache line)
+
+cdef struct DABuild:  # both, while the trie is built
+    int32_t base
+    int32_t check
+    int32_t val
+    int32_t id
 
 cdef enum: DA_BASE = 0x3FFFFFFF
 cdef enum: DA_OK = 0x40000000
@@ -1747,11 +1783,15 @@ cdef struct CSlot:
 cdef struct HotSlot:
     uint64_t k0       # the pre-token's bytes, zero-padded to 16
     uint64_t k1
-    int32_t len       # 0: empty
-    int32_t n         # 1 or 2 ids
-    int32_t ids[2]
+    uint8_t len       # 0: empty
+    uint8_t n         # 1 to HOT_IDS ids; HOT_IDS + 1: more, in the cache of longer results
+    uint8_t spilled   # the bucket has lost a slot to that cache (one slot of it says so)
+    uint8_t spare
+    int32_t ids[3]    # HOT_IDS
 
-cdef enum: HOT_BITS = 12
+cdef enum: HOT_IDS = 3
+cdef enum: HOT_WAYS = 4
+cdef enum: HOT_BITS = 16     # buckets of HOT_WAYS slots (two cache lines): 8 MB
 cdef enum: HOT8_BITS = 14
 
 cdef enum: CACHE_MIN_BITS = 12
@@ -1761,13 +1801,24 @@ cdef struct PCache:
     Py_ssize_t *id_count # to_list: how often each id occurs (zero between calls)
     int32_t *id_seen  # to_list: the ids that occur
     ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
-    HotSlot *hot      # the same for the others of up to 16 bytes and 2 ids
+    HotSlot *hot      # the recent others of up to 16 bytes: HOT_WAYS slots a bucket,
+                      #   the more recently used first
     CSlot *slots      # open addressing, at most 3/4 full: doubled up to 2**CACHE_BITS
     int bits          #   slots, then emptied when full
     Py_ssize_t count
     uint8_t *arena    # the records: a hit reads its slot and one record, side by side
     Py_ssize_t arena_len
     Py_ssize_t arena_cap
+
+
+cdef inline ShortSlot *hot8_slot(const PCache *c, uint64_t k, Py_ssize_t n) noexcept nogil:
+    return &c.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
+
+
+cdef inline HotSlot *hot_slot(const PCache *c, uint64_t k0, uint64_t k1, Py_ssize_t n) noexcept nogil:
+    """The bucket (HOT_WAYS slots) of a pre-token of up to 16 bytes in the hot table."""
+    return &c.hot[HOT_WAYS * (((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
+                       >> (64 - HOT_BITS))]
 
 
 cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
@@ -1790,7 +1841,7 @@ cdef int pcache_init(PCache *c) noexcept nogil:
     memset(c, 0, sizeof(PCache))
     c.bits = CACHE_MIN_BITS
     c.slots = <CSlot *> calloc(<size_t> 1 << CACHE_MIN_BITS, sizeof(CSlot))
-    c.hot = <HotSlot *> calloc(1 << HOT_BITS, sizeof(HotSlot))
+    c.hot = <HotSlot *> big_alloc((<size_t> HOT_WAYS << HOT_BITS) * sizeof(HotSlot), 1)
     c.hot8 = <ShortSlot *> calloc(1 << HOT8_BITS, sizeof(ShortSlot))
     c.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
     return -1 if c.slots == NULL or c.hot == NULL or c.hot8 == NULL or c.memo == NULL else 0
@@ -1900,7 +1951,7 @@ cdef class _Cache:
 # ---- building the double-array trie --------------------------------------
 
 cdef struct TrieBuild:
-    DANode *da
+    DABuild *da
     int32_t *next_free     # a doubly linked list of the free slots, in index order
     int32_t *prev_free
     Py_ssize_t cap
@@ -1918,17 +1969,6 @@ cdef int resize(void **p, Py_ssize_t size) noexcept nogil:
     return 0
 
 
-cdef int to_big(void **p, Py_ssize_t size) noexcept nogil:
-    """Move the block to a big_alloc one of `size` bytes (its first ones kept)."""
-    cdef void *q = big_alloc(size, 0)
-    if q == NULL:
-        return -1
-    memcpy(q, p[0], size)
-    free(p[0])
-    p[0] = q
-    return 0
-
-
 cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
     """Make slots [0, need) exist; new slots are free, linked at the tail."""
     cdef Py_ssize_t cap = b.cap, i
@@ -1941,7 +1981,7 @@ cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
         cap = need
     if cap > 0x7FFFFF00:
         cap = 0x7FFFFF00
-    if (resize(<void **> &b.da, cap * sizeof(DANode)) < 0
+    if (resize(<void **> &b.da, cap * sizeof(DABuild)) < 0
             or resize(<void **> &b.next_free, cap * sizeof(int32_t)) < 0
             or resize(<void **> &b.prev_free, cap * sizeof(int32_t)) < 0):
         return -1
@@ -2193,6 +2233,7 @@ cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
 
 cdef struct CoreT:
     DANode *da           # the trie: every token of the vocabulary
+    DALeaf *leaf         # what ends at each node
     Py_ssize_t da_len
     Py_ssize_t n_core    # 256 + number of merges
     Tok *tok             # core number -> its parts
@@ -2277,6 +2318,7 @@ cdef bint compatible(const CoreT *T, int32_t a, int32_t b, int32_t limit) noexce
     boundary must have no merge of their own that comes before the next undone
     one.  (limit n_core: for good.)"""
     while True:
+        STAT(13, 1)
         if <uint32_t> pair_get(T, a, b) < <uint32_t> limit:  # -1 (no merge) is never below
             return False
         if a >= 256 and a > b:
@@ -2296,6 +2338,7 @@ cdef inline int32_t longest(const CoreT *T, const uint8_t *s, Py_ssize_t n, int3
     cdef int32_t node = 0, t, best = 0
     cdef Py_ssize_t k
     for k in range(n):
+        STAT(14, 1)
         t = (da[node].base & DA_BASE) + s[k]
         if da[t].check != node:
             break
@@ -2303,6 +2346,26 @@ cdef inline int32_t longest(const CoreT *T, const uint8_t *s, Py_ssize_t n, int3
         if da[t].base & DA_OK:
             best = t
             length[0] = <int32_t> (k + 1)
+    return best
+
+
+cdef inline int32_t longest_whole(const CoreT *T, const uint8_t *s, Py_ssize_t n, int32_t *length,
+                                  int32_t *whole) noexcept nogil:
+    """longest(), and *whole: the id of the token whose bytes are s[:n], or -1."""
+    cdef const DANode *da = T.da
+    cdef int32_t node = 0, t, best = 0
+    cdef Py_ssize_t k
+    whole[0] = -1
+    for k in range(n):
+        STAT(14, 1)
+        t = (da[node].base & DA_BASE) + s[k]
+        if da[t].check != node:
+            return best
+        node = t
+        if da[t].base & DA_OK:
+            best = t
+            length[0] = <int32_t> (k + 1)
+    whole[0] = T.leaf[node].id
     return best
 
 
@@ -2323,19 +2386,24 @@ cdef inline bint compatible_memo(const CoreT *T, uint64_t *memo, int32_t a, int3
     cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> (64 - MEMO_BITS))
     cdef uint64_t x = memo[i]
     cdef bint r
+    STAT(10, 1)
     if (x >> 2) == key:
         return <bint> (x & 1)
+    STAT(11, 1)
     r = compatible(T, a, b, <int32_t> T.n_core)
     memo[i] = (key << 2) | 2 | <uint64_t> r
     return r
 
 
-cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc,
+                   bint whole=False) noexcept nogil:
     """Append the ids of s by the trie: the longest compatible token first,
     backtracking at dead ends.  The candidates at a position are the buildable
     tokens on the trie path of the text there, longest first; a dead end
     (a position from which nothing fits) is remembered.  -2: no encoding found
-    (cannot happen for a consistent vocabulary; the caller then merges by rank)."""
+    (cannot happen for a consistent vocabulary; the caller then merges by rank).
+    whole: first the whole-token rule (s itself a token: its id), from the
+    same first walk down the trie."""
     cdef const DANode *da = T.da
     cdef Py_ssize_t pos = 0, level = 0, end, k
     cdef int32_t node, length = 0, tok
@@ -2352,13 +2420,21 @@ cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Sc
     lens = sc.lens
     bits = sc.bits
     memset(bits, 0xFF, (n // 64 + 1) * sizeof(uint64_t))
-    node = longest(T, s, n, &length)
+    if whole:
+        node = longest_whole(T, s, n, &length, &tok)
+        if tok >= 0:
+            STAT(5, 1)
+            return ivec_push(out, tok)
+    else:
+        node = longest(T, s, n, &length)
+    STAT(6, 1)
+    STAT(9, n)
     while True:
         # try the candidates at pos, from `node` down
         while node != 0:
             end = pos + length
             if (bits[end >> 6] >> (end & 63)) & 1:
-                tok = da[node].val
+                tok = T.leaf[node].val
                 if level == 0 or compatible_memo(T, sc.memo, toks[level - 1], tok):
                     break
             node = shorter(da, node, &length)
@@ -2376,6 +2452,7 @@ cdef int backtrack(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Sc
         if level == 0:
             return -2
         bits[pos >> 6] &= ~(<uint64_t> 1 << (pos & 63))
+        STAT(12, 1)
         level -= 1
         length = lens[level]
         pos -= length
@@ -2452,128 +2529,151 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
     return 0
 
 
-cdef int piece_slow(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
+cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of a pre-token that no cache holds: the whole-token rule
+    (a walk down the trie, for more than 8 bytes; the caller has asked the
+    table of short tokens), else the trie encoder, else the rank merge."""
+    cdef int err
+    err = backtrack(T, s, n, out, sc, n > 8)
+    if err == -2:
+        STAT(7, 1)
+        err = rank_merge(T, s, n, out, sc)
+    return -1 if err < 0 else 0
+
+
+cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
                     IVec *out, Scratch *sc) noexcept nogil:
-    """A pre-token that the tables of short tokens do not hold: through the
-    cache, else the whole-token rule (a walk down the trie, for more than 8
-    bytes) and the trie encoder, whose ids the cache then keeps."""
+    """A pre-token of more than 16 bytes, or of more than HOT_IDS ids: through
+    the cache, whose ids it then keeps."""
     cdef const CSlot *e
     cdef Py_ssize_t start = out.len
-    cdef int err
     cdef uint64_t h = 0
-    cdef int32_t i = -1
     if n <= CACHE_MAX_BYTES:
         h = piece_hash(s, n)
         e = pcache_get(cache, s, n, h)
         if e != NULL:
+            STAT(4, 1)
             if ivec_reserve(out, out.len + e.n_ids) < 0:
                 return -1
             memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
             out.len += e.n_ids
             return 0
-    if n > 8:
-        i = whole_token(T, s, n, 0)
-    if i >= 0:
-        if ivec_push(out, i) < 0:
-            return -1
-    else:
-        err = backtrack(T, s, n, out, sc)
-        if err == -2:
-            err = rank_merge(T, s, n, out, sc)
-        if err < 0:
-            return -1
+    if encode_new(T, s, n, out, sc) < 0:
+        return -1
     if n <= CACHE_MAX_BYTES:
         return pcache_put(cache, s, n, h, out.data + start, out.len - start)
     return 0
 
 
-cdef inline int32_t whole_token(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t k0) noexcept nogil:
-    """The id of the token whose bytes are s[:n] (k0: the first up to 8 of them,
-    zero-padded), or -1: one probe for up to 8 bytes, else a walk down the trie."""
-    cdef const DANode *da
+cdef inline int32_t whole_token(const CoreT *T, Py_ssize_t n, uint64_t k0) noexcept nogil:
+    """The id of the token of n <= 8 bytes whose bytes are k0 (zero-padded), or
+    -1: one probe of the table of short tokens.  (Longer ones: backtrack's
+    first walk down the trie.)"""
     cdef const ShortSlot *e
-    cdef int32_t node = 0, t
-    cdef Py_ssize_t k = 0, j
-    if n <= 8:
-        j = short_home(k0, n, T.short_shift)
-        while True:
-            e = &T.shorts[j]
-            if e.key == k0 and e.len == n:
-                return e.id
-            if e.len == 0:
-                return -1
-            j = (j + 1) & T.short_mask
-    da = T.da
-    while k < n:
-        t = (da[node].base & DA_BASE) + s[k]
-        if da[t].check != node:
+    cdef Py_ssize_t j = short_home(k0, n, T.short_shift)
+    while True:
+        e = &T.shorts[j]
+        if e.key == k0 and e.len == n:
+            return e.id
+        if e.len == 0:
             return -1
-        node = t
-        k += 1
-    return da[node].id
-
-
-cdef inline int piece_more(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
-                           Scratch *sc) noexcept nogil:
-    """A pre-token of more than 8 bytes, or one that is not a token: the hot
-    slots of up to 16 bytes and 2 ids first, then the cache (piece_slow)."""
-    cdef uint64_t k0 = 0, k1 = 0
-    cdef HotSlot *x = NULL
-    cdef Py_ssize_t start = out.len
-    if n <= 16:
-        if n <= 8:
-            memcpy(&k0, s, n)
-        else:
-            memcpy(&k0, s, 8)
-            memcpy(&k1, s + 8, n - 8)
-        x = &cache.hot[((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
-                       >> (64 - HOT_BITS)]
-        if x.k0 == k0 and x.k1 == k1 and x.len == n:
-            if out.cap - out.len < 2 and ivec_reserve(out, out.len + 2) < 0:
-                return -1
-            out.data[out.len] = x.ids[0]
-            out.data[out.len + 1] = x.ids[1]
-            out.len += x.n
-            return 0
-    if piece_slow(T, s, n, cache, out, sc) < 0:
-        return -1
-    if x != NULL and out.len - start <= 2:
-        x.k0 = k0
-        x.k1 = k1
-        x.len = <int32_t> n
-        x.n = <int32_t> (out.len - start)
-        x.ids[0] = out.data[start]
-        x.ids[1] = out.data[start + 1] if x.n == 2 else 0
-    return 0
+        j = (j + 1) & T.short_mask
 
 
 cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_overread, PCache *cache,
                       IVec *out, Scratch *sc) noexcept nogil:
     """Append the ids of one pre-token (UTF-8 bytes).  The common case -- a
     pre-token of up to 8 bytes that is a token -- is one probe of a small
-    per-thread table of the recent ones, else one probe of the token table;
-    the rest goes on in piece_more.  may_overread: s[:8] is readable."""
-    cdef uint64_t k
-    cdef ShortSlot *x
+    per-thread table of the recent ones (hot8); one of up to 16 bytes is one
+    probe of a second one (hot: its ids, up to HOT_IDS, or word that the cache
+    of longer results has them); only then the table of every token of up to
+    8 bytes, then the encoder.  may_overread: s[:8] is readable."""
+    cdef uint64_t k0 = 0, k1 = 0
+    cdef ShortSlot *x8
+    cdef HotSlot *x
+    cdef HotSlot hot, victim
+    cdef const CSlot *e
+    cdef uint8_t key[16]
+    cdef uint8_t spilled
     cdef int32_t i
+    cdef Py_ssize_t start = out.len, k
+    if n > 16:
+        return piece_long(T, s, n, cache, out, sc)
     if n <= 8:
         if n == 0:
             return 0  # a custom pattern may match the empty string: no ids
-        k = short_key(s, n, may_overread)
-        x = &cache.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
-        if x.key == k and x.len == n:
+        k0 = short_key(s, n, may_overread)
+        x8 = hot8_slot(cache, k0, n)
+        if x8.key == k0 and x8.len == n:
+            STAT(1, 1)
             if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
                 return -1
-            out.data[out.len] = x.id
+            out.data[out.len] = x8.id
             out.len += 1
             return 0
-        i = whole_token(T, s, n, k)
+    else:
+        memcpy(&k0, s, 8)
+        memcpy(&k1, s + 8, n - 8)
+    x = hot_slot(cache, k0, k1, n)
+    hot.len = 0
+    spilled = 0
+    for k in range(HOT_WAYS):
+        spilled |= x[k].spilled
+        if x[k].k0 == k0 and x[k].k1 == k1 and x[k].len == n:
+            hot = x[k]
+            while k > 0:       # to the front
+                x[k] = x[k - 1]
+                k -= 1
+            x[0] = hot
+            break
+    if hot.len:
+        if hot.n > HOT_IDS:
+            return piece_long(T, s, n, cache, out, sc)
+        STAT(3, 1)
+        if out.cap - out.len < HOT_IDS and ivec_reserve(out, out.len + HOT_IDS) < 0:
+            return -1
+        for k in range(HOT_IDS):
+            out.data[out.len + k] = hot.ids[k]
+        out.len += hot.n
+        return 0
+    if n <= 8:
+        i = whole_token(T, n, k0)
+        STAT(2 if i >= 0 else 8, 1)
         if i >= 0:
-            x.key = k
-            x.len = <int32_t> n
-            x.id = i
+            x8.key = k0
+            x8.len = <int32_t> n
+            x8.id = i
             return ivec_push(out, i)
-    return piece_more(T, s, n, cache, out, sc)
+    if spilled:   # this bucket has lost slots to the cache of longer results: ask it
+        e = pcache_get(cache, s, n, piece_hash(s, n))
+        if e != NULL:
+            STAT(15, 1)
+            if ivec_reserve(out, out.len + e.n_ids) < 0:
+                return -1
+            memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
+            out.len += e.n_ids
+            return 0
+    if encode_new(T, s, n, out, sc) < 0:
+        return -1
+    victim = x[HOT_WAYS - 1]
+    for k in range(HOT_WAYS - 1, 0, -1):
+        x[k] = x[k - 1]
+    x.k0 = k0
+    x.k1 = k1
+    x.len = <uint8_t> n
+    x.spilled = victim.len != 0
+    if victim.len and victim.n <= HOT_IDS:   # the least recently used moves to the cache
+        memcpy(key, &victim.k0, 8)
+        memcpy(key + 8, &victim.k1, 8)
+        if pcache_put(cache, key, victim.len, piece_hash(key, victim.len), victim.ids, victim.n) < 0:
+            return -1
+    if out.len - start <= HOT_IDS:
+        x.n = <uint8_t> (out.len - start)
+        for k in range(HOT_IDS):
+            x.ids[k] = out.data[start + k] if k < x.n else 0
+        return 0
+    x.n = HOT_IDS + 1   # the cache of longer results has them
+    return pcache_put(cache, s, n, piece_hash(s, n), out.data + start, out.len - start)
 
 
 cdef struct O200kScan:
@@ -2603,63 +2703,72 @@ cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, sc
         return next_words(s, i, n)
 
 
+cdef enum: BATCH = 16
+
+
 cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
                    Py_ssize_t limit, Py_ssize_t *cut, scanner_t *which) noexcept nogil:
     """Pre-tokenize UTF-8 with one named pattern (a specialization each) and
     encode every pre-token that ends at or before byte `limit` (*cut: where
-    the last one ends).  The scanner runs one pre-token ahead: while the
-    current one is encoded, the next one's slot in the small per-thread table
-    is read, and when it is not there, its slot in the token table is asked
-    for early."""
-    cdef Py_ssize_t i = 0, e, j, f, m
-    cdef uint64_t k
+    the last one ends).  The scanner runs BATCH pre-tokens ahead of the
+    encoder and asks for their slots in the per-thread tables early, so that
+    the encoder finds them in the CPU's cache."""
+    cdef Py_ssize_t i = 0, e, m, j, cnt
+    cdef Py_ssize_t ends[BATCH + 1]
+    cdef int32_t hits[BATCH]
+    cdef uint64_t k0, k1
     cdef const ShortSlot *x
-    cdef int32_t hit
     cdef Scratch sc
     cdef int err = 0
+    cdef bint more = True
     memset(&sc, 0, sizeof(Scratch))
     sc.memo = cache.memo
     cut[0] = 0
     if ivec_reserve(out, (n if n < limit else limit) // 4 + 64) < 0:
         return -1
-    if n == 0:
-        cut[0] = 0
-        return 0
-    e = next_end(s, 0, n, which)
-    hit = -1
-    while True:
-        if e > limit:
-            break  # the current pre-token [i, e) is left for later: *cut = i
-        # the next pre-token [e, f): look it up in the small table now
-        j = -1
-        if e < n:
-            f = next_end(s, e, n, which)
-            m = f - e
-            j = -1
-            if m <= 8:
-                k = short_key(s + e, m, e + 8 <= n)
-                x = &cache.hot8[((k + <uint64_t> m) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
-                if x.key == k and x.len == m:
-                    j = x.id
-                else:
-                    prefetch(&T.shorts[short_home(k, m, T.short_shift)])
-        # the current pre-token [i, e)
-        if hit >= 0:
-            if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
-                err = -1
+    while more and i < n:
+        ends[0] = i
+        cnt = 0
+        while cnt < BATCH and i < n:
+            e = next_end(s, i, n, which)
+            if e > limit:
+                more = False  # [i, e) is left for later: *cut = i
                 break
-            out.data[out.len] = hit
-            out.len += 1
-        elif piece(T, s + i, e - i, i + 8 <= n, cache, out, &sc) < 0:
-            err = -1
-            break
-        cut[0] = e
-        if e >= n:
+            m = e - i
+            hits[cnt] = -1
+            if m <= 8:
+                k0 = short_key(s + i, m, i + 8 <= n)
+                x = hot8_slot(cache, k0, m)
+                if x.key == k0 and x.len == m:
+                    hits[cnt] = x.id
+                else:
+                    prefetch(hot_slot(cache, k0, 0, m))
+                    prefetch(hot_slot(cache, k0, 0, m) + 2)
+                    prefetch(&T.shorts[short_home(k0, m, T.short_shift)])
+            elif m <= 16:
+                memcpy(&k0, s + i, 8)
+                k1 = 0
+                memcpy(&k1, s + i + 8, m - 8)
+                prefetch(hot_slot(cache, k0, k1, m))
+                prefetch(hot_slot(cache, k0, k1, m) + 2)
+            cnt += 1
+            ends[cnt] = e
             i = e
-            break
-        i = e
-        e = f
-        hit = j
+        for j in range(cnt):
+            if hits[j] >= 0:
+                STAT(0, 1)
+                if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
+                    err = -1
+                    more = False
+                    i = ends[j]
+                    break
+                out.data[out.len] = hits[j]
+                out.len += 1
+            elif piece(T, s + ends[j], ends[j + 1] - ends[j], ends[j] + 8 <= n, cache, out, &sc) < 0:
+                err = -1
+                more = False
+                i = ends[j]
+                break
     cut[0] = i
     scratch_free(&sc)
     return err
@@ -2989,6 +3098,7 @@ cdef class Core:
 
     def __dealloc__(self):
         free(self.T.da)
+        free(self.T.leaf)
         free(self.T.tok)
         free(self.T.t_id)
         free(self.T.pairs)
@@ -3135,8 +3245,7 @@ cdef class Core:
             free(tb.prev_free)
             idmap_free(&by_id)
             idmap_free(&core_of)
-            if T.da == NULL:  # failed: the tables did not take the array
-                free(tb.da)
+            free(tb.da)
         return 0
 
     def decode_bytes(self, list ids):
@@ -3497,9 +3606,19 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         return -1
     # every base + byte stays inside the arrays: keep up to the last base + 255
     T.da_len = tb.high + 256 if tb.high + 256 < tb.cap else tb.cap
-    if to_big(<void **> &tb.da, T.da_len * sizeof(DANode)) < 0:
+    T.da = <DANode *> big_alloc(T.da_len * sizeof(DANode), 0)
+    T.leaf = <DALeaf *> big_alloc(T.da_len * sizeof(DALeaf), 0)
+    if T.da == NULL or T.leaf == NULL:
+        free(T.da)
+        free(T.leaf)
+        T.da = NULL
+        T.leaf = NULL
         return -1
-    T.da = tb.da
+    for k in range(T.da_len):
+        T.da[k].base = tb.da[k].base
+        T.da[k].check = tb.da[k].check
+        T.leaf[k].val = tb.da[k].val
+        T.leaf[k].id = tb.da[k].id
     return 0
 
 

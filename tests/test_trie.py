@@ -188,6 +188,24 @@ def test_real_vocabularies_equal_tiktoken(mod, name, tmp_path_factory):
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text[:10]
 
 
+def test_many_distinct_pretokens_equal_tiktoken(mod, tmp_path_factory):
+    """More distinct pre-tokens than the compiled core's per-thread tables hold, each seen
+    again later and in a second call: what those tables keep, move to the cache of longer
+    results or forget must not change an id."""
+    import random
+
+    tok, enc = real_vocab(mod, "o200k_base", tmp_path_factory)
+    rng = random.Random(11)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = list({"".join(rng.choices(letters, k=rng.randint(3, 15))) for _ in range(60000)})
+    first = " ".join(words)
+    rng.shuffle(words)
+    text = first + " " + " ".join(words) + " " + first[:50000]
+    want = enc.encode_ordinary(text)
+    assert tok.encode_ordinary(text) == want
+    assert tok.encode_ordinary(text) == want
+
+
 # ---------------------------------------------------------------------------------------
 # Streaming: the compiled core encodes the pre-tokens up to a limit (for encode_iterable)
 
