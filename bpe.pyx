@@ -2589,7 +2589,7 @@ cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_o
     of longer results has them); only then the table of every token of up to
     8 bytes, then the encoder.  may_overread: s[:8] is readable."""
     cdef uint64_t k0 = 0, k1 = 0
-    cdef ShortSlot *x8
+    cdef ShortSlot *x8 = NULL
     cdef HotSlot *x
     cdef HotSlot hot, victim
     cdef const CSlot *e
