@@ -855,8 +855,9 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
     tokens = [bytes([i]) for i in range(256)]
     keys = [_desc_key(t) for t in tokens]
     sym, nxt, prv, weight = [], [], [], []
-    pair_count, where = {}, {}
+    pairs = {}  # (a, b) -> [count, the positions where it starts (some stale)...]
     pairs_total = n_words = 0
+    get = pairs.get
     for word, count in counts.items():
         n = len(word)
         if n < 2 or count <= 0:
@@ -873,26 +874,31 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
         prv.extend(range(base, base + n - 1))
         weight.extend([count] * n)
         for pos, pair in enumerate(zip(word, word[1:]), base):
-            pair_count[pair] = pair_count.get(pair, 0) + count
-            occ = where.get(pair)
-            if occ is None:
-                where[pair] = [pos]
+            e = get(pair)
+            if e is None:
+                pairs[pair] = [count, pos]
             else:
-                occ.append(pos)
+                e[0] += count
+                e.append(pos)
     if consume:
         counts.clear()  # the caller's own dict: free it before the loop
     n_merges = min(n_merges, len(sym) - n_words)  # each merge takes out a symbol
     limit = max_token_bytes if max_token_bytes is not None else float("inf")
-    heap = [(-c, keys[a], keys[b], a, b) for (a, b), c in pair_count.items() if limit >= 2]
+    # A pair's count never grows once the merge that makes it is over: one
+    # below min_frequency can never be merged, and is forgotten.
+    pairs = {pair: e for pair, e in pairs.items() if e[0] >= min_frequency}
+    get = pairs.get
+    heap = [(-e[0], keys[a], keys[b], a, b) for (a, b), e in pairs.items() if limit >= 2]
     heapq.heapify(heap)
     merges = []
     if progress is not None:
         progress("merge", 0, n_merges)
 
-    pc_get, pc_pop, where_get, where_pop = pair_count.get, pair_count.pop, where.get, where.pop
+    pop = pairs.pop
     while len(merges) < n_merges and heap:
         neg, _, _, a, b = heap[0]
-        c = pc_get((a, b), 0)
+        e = get((a, b))
+        c = e[0] if e is not None else 0
         if c != -neg:
             if c > 0:
                 heapq.heapreplace(heap, (-c, keys[a], keys[b], a, b))
@@ -906,10 +912,9 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
         merges.append((a, b))
         tokens.append(tokens[a] + tokens[b])
         keys.append(_desc_key(tokens[new]))
-        positions = where_pop((a, b))
+        positions = get((a, b))[1:]
         positions.sort()
-        born = set()
-        add_born = born.add
+        born = []  # the pairs this merge makes
         for p in positions:
             if sym[p] != a:
                 continue
@@ -918,49 +923,53 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
                 continue
             n = weight[p]
             left, right = prv[p], nxt[q]
-            if left >= 0:
+            if left >= 0:  # (x, a) loses n, (x, new) gains it
                 x = sym[left]
-                old = (x, a)  # its count drops by n; gone at zero
-                c = pc_get(old, 0) - n
-                if c > 0:
-                    pair_count[old] = c
-                else:
-                    pc_pop(old, None)
-                    where_pop(old, None)
+                old = (x, a)
+                e = get(old)
+                if e is not None:
+                    e[0] -= n
+                    if not e[0]:
+                        del pairs[old]
                 pair = (x, new)
-                pair_count[pair] = pc_get(pair, 0) + n
-                occ = where_get(pair)
-                if occ is None:
-                    where[pair] = [left]
+                e = get(pair)
+                if e is None:
+                    pairs[pair] = [n, left]
+                    born.append(pair)
                 else:
-                    occ.append(left)
-                add_born(pair)
-            if right >= 0:
+                    e[0] += n
+                    e.append(left)
+            if right >= 0:  # (b, y) loses n, (new, y) gains it
                 y = sym[right]
                 old = (b, y)
-                c = pc_get(old, 0) - n
-                if c > 0:
-                    pair_count[old] = c
-                else:
-                    pc_pop(old, None)
-                    where_pop(old, None)
+                e = get(old)
+                if e is not None:
+                    e[0] -= n
+                    if not e[0]:
+                        del pairs[old]
                 pair = (new, y)
-                pair_count[pair] = pc_get(pair, 0) + n
-                occ = where_get(pair)
-                if occ is None:
-                    where[pair] = [p]
+                e = get(pair)
+                if e is None:
+                    pairs[pair] = [n, p]
+                    born.append(pair)
                 else:
-                    occ.append(p)
-                add_born(pair)
+                    e[0] += n
+                    e.append(p)
                 prv[right] = p
             sym[p] = new
             sym[q] = -1
             nxt[p] = right
-        pair_count.pop((a, b), None)
-        for x, y in born:
-            c = pair_count.get((x, y), 0)
-            if c > 0 and len(tokens[x]) + len(tokens[y]) <= limit:
-                heapq.heappush(heap, (-c, keys[x], keys[y], x, y))
+        pop((a, b), None)
+        for pair in born:
+            e = get(pair)
+            if e is None:
+                continue
+            if e[0] < min_frequency:  # never mergeable: its count can only drop
+                del pairs[pair]
+                continue
+            x, y = pair
+            if len(tokens[x]) + len(tokens[y]) <= limit:
+                heapq.heappush(heap, (-e[0], keys[x], keys[y], x, y))
         if progress is not None and not len(merges) & 255:
             progress("merge", len(merges), n_merges)
     if progress is not None:
