@@ -4255,6 +4255,7 @@ def _encode_jobs(tok, jobs, options, workers):
     pool = _WorkerPool(procs, "encode_files", preload=[type(tok).__module__],
                        setup=_encode_setup, setup_args=(_model_parcel(tok), options))
     ended = threading.Event()  # this generator ended: start() stops waiting
+    starter = None
     try:
         with pool:
             slots = {}  # job index -> a worker's future or this process's result
@@ -4270,7 +4271,8 @@ def _encode_jobs(tok, jobs, options, workers):
                 except BaseException as e:  # noqa: B036 - raised again in the caller
                     started.append(e)
 
-            threading.Thread(target=start, daemon=True).start()
+            starter = threading.Thread(target=start, name="encode_files-start", daemon=True)
+            starter.start()
             head = following = 0
             while head < n:
                 slot = slots.get(head)
@@ -4297,6 +4299,8 @@ def _encode_jobs(tok, jobs, options, workers):
                 pool.stop()  # done before the workers were: they have nothing to do
     finally:
         ended.set()
+        if starter is not None:
+            starter.join()  # it ends with the call (within a tenth of a second)
 
 
 def _ready(_):

@@ -284,10 +284,8 @@ def test_an_error_in_a_later_chunk(mod, trained, tmp_path, kind):
         with pytest.raises(ValueError, match=message):
             tok.encode_files([path], tmp_path / "x.bin", workers=workers, chunk_size=size // 5)
         assert sorted(os.listdir(tmp_path)) == [path.name], workers
-        deadline = time.time() + (2 if mod.BACKEND == "python" else 0)  # a starter thread
-        while ours() != before and time.time() < deadline:
-            time.sleep(0.05)
-        assert ours() == before, workers  # worker threads joined, no starter thread left
+        # worker threads joined, no starter thread left (one alive before may have ended)
+        assert not ours() - before, workers
     with pytest.raises(ValueError, match=message):  # what encode() or read_jsonl() says
         if kind == "text":
             tok.encode(path.read_text())
