@@ -1617,16 +1617,21 @@ class Tokenizer:
         n = len(texts)
         results = [None] * n
         errors = {}  # index -> the exception encode raised
-        block = max(1, min(64, n // (threads * 8)))
-        ahead = itertools.count(0, block)  # next() is atomic: each block goes to one thread
+        # Blocks of texts, smaller towards the end (a quarter of a thread's
+        # share of what is left, at most 64), so that the threads finish together.
+        blocks, start = [], 0
+        while start < n:
+            size = max(1, min(64, (n - start) // (threads * 4)))
+            blocks.append((start, min(start + size, n)))
+            start += size
+        ahead = iter(blocks)  # next() is atomic: each block goes to one thread
         failed = [n]  # the smallest index that failed
 
         def work():
-            while True:
-                start = next(ahead)
+            for start, end in ahead:
                 if start >= failed[0]:
                     return
-                for i in range(start, min(start + block, n)):
+                for i in range(start, end):
                     if i >= failed[0]:
                         return
                     try:
