@@ -312,103 +312,6 @@ cdef int u64map_put(U64Map *m, uint64_t key, int64_t val) noexcept nogil:
     return 0
 
 
-# ---- bytes -> run of int32 ids (the pre-token cache and the token table) --
-
-cdef struct BEntry:
-    uint64_t hash
-    int64_t key_off
-    int64_t val_off
-    int32_t key_len
-    int32_t val_len      # -1: empty slot
-
-cdef struct BytesMap:
-    BEntry *slots
-    Py_ssize_t mask
-    Py_ssize_t size
-    uint8_t *keys
-    Py_ssize_t keys_len
-    Py_ssize_t keys_cap
-    IVec vals
-
-cdef int bmap_init(BytesMap *m, Py_ssize_t want) noexcept nogil:
-    cdef Py_ssize_t cap = 64, i
-    while cap < want * 2:
-        cap *= 2
-    m.slots = <BEntry *> malloc(cap * sizeof(BEntry))
-    if m.slots == NULL:
-        return -1
-    for i in range(cap):
-        m.slots[i].val_len = -1
-    m.mask = cap - 1
-    m.size = 0
-    m.keys = NULL
-    m.keys_len = 0
-    m.keys_cap = 0
-    m.vals.data = NULL
-    m.vals.len = 0
-    m.vals.cap = 0
-    return 0
-
-cdef void bmap_free(BytesMap *m) noexcept nogil:
-    free(m.slots)
-    free(m.keys)
-    ivec_free(&m.vals)
-    m.slots = NULL
-    m.keys = NULL
-
-cdef inline Py_ssize_t bmap_find(const BytesMap *m, const uint8_t *key, Py_ssize_t n,
-                                 uint64_t h) noexcept nogil:
-    cdef Py_ssize_t i = <Py_ssize_t> (h & <uint64_t> m.mask)
-    cdef const BEntry *e
-    while True:
-        e = &m.slots[i]
-        if e.val_len < 0:
-            return i
-        if e.hash == h and e.key_len == n and memcmp(m.keys + e.key_off, key, n) == 0:
-            return i
-        i = (i + 1) & m.mask
-
-cdef int bmap_put(BytesMap *m, const uint8_t *key, Py_ssize_t n, uint64_t h,
-                  const int32_t *ids, Py_ssize_t k) noexcept nogil:
-    cdef Py_ssize_t i, j, cap
-    cdef BEntry *old
-    if (m.size + 1) * 2 > m.mask + 1:
-        old = m.slots
-        cap = (m.mask + 1) * 2
-        m.slots = <BEntry *> malloc(cap * sizeof(BEntry))
-        if m.slots == NULL:
-            m.slots = old
-            return -1
-        for i in range(cap):
-            m.slots[i].val_len = -1
-        for j in range(m.mask + 1):
-            if old[j].val_len >= 0:
-                i = <Py_ssize_t> (old[j].hash & <uint64_t> (cap - 1))
-                while m.slots[i].val_len >= 0:
-                    i = (i + 1) & (cap - 1)
-                m.slots[i] = old[j]
-        m.mask = cap - 1
-        free(old)
-    i = bmap_find(m, key, n, h)
-    if m.slots[i].val_len >= 0:
-        return 0
-    if bytes_reserve(&m.keys, &m.keys_cap, m.keys_len + n) < 0:
-        return -1
-    memcpy(m.keys + m.keys_len, key, n)
-    if ivec_reserve(&m.vals, m.vals.len + k) < 0:
-        return -1
-    memcpy(m.vals.data + m.vals.len, ids, k * sizeof(int32_t))
-    m.slots[i].hash = h
-    m.slots[i].key_off = m.keys_len
-    m.slots[i].key_len = <int32_t> n
-    m.slots[i].val_off = m.vals.len
-    m.slots[i].val_len = <int32_t> k
-    m.keys_len += n
-    m.vals.len += k
-    m.size += 1
-    return 0
-
-
 # ===========================================================================
 # Training: the merge loop
 # ===========================================================================
@@ -900,7 +803,7 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
     cdef IVec born
     cdef int err = 0
     cdef _Counter counter = counts if isinstance(counts, _Counter) else None
-    cdef BEntry *e
+    cdef CEntry *e
     memset(&t, 0, sizeof(Trainer))
     memset(&L, 0, sizeof(Loader))
     memset(&born, 0, sizeof(IVec))
@@ -911,20 +814,18 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
         if L.small == NULL or L.bpocc == NULL:
             raise MemoryError()
         if counter is not None:
-            distinct = counter.m.size
-            for i in range(counter.m.mask + 1):
-                e = &counter.m.slots[i]
-                if e.val_len < 0:
-                    continue
+            distinct = counter.n
+            for i in range(counter.n):
+                e = &counter.ents[i]
                 n = e.key_len
-                c = counter.counts[counter.m.vals.data[e.val_off]]
+                c = e.count
                 if n >= 2 and c > 0:
                     if c > max_count or c > (max_count - pairs_total) // (n - 1):
                         raise ValueError(_py.COUNT_OVERFLOW)
                     pairs_total += c * (n - 1)
                     total += n
                     nwords += 1
-                    if loader_note(&L, counter.m.keys + e.key_off, n, c) < 0:
+                    if loader_note(&L, counter.keys + e.key_off, n, c) < 0:
                         raise MemoryError()
         else:
             distinct = len(counts)
@@ -966,12 +867,11 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
         t.ntok = 256
         if counter is not None:
             with nogil:
-                for i in range(counter.m.mask + 1):
-                    e = &counter.m.slots[i]
-                    if e.val_len < 0 or e.key_len < 2:
+                for i in range(counter.n):
+                    e = &counter.ents[i]
+                    if e.key_len < 2 or e.count <= 0:
                         continue
-                    c = counter.counts[counter.m.vals.data[e.val_off]]
-                    if c > 0 and load_word(&t, &L, counter.m.keys + e.key_off, e.key_len, c) < 0:
+                    if load_word(&t, &L, counter.keys + e.key_off, e.key_len, e.count) < 0:
                         err = -1
                         break
             if err < 0:
@@ -1705,18 +1605,31 @@ cdef int _which(pattern):
 # Counting pre-tokens
 # ===========================================================================
 
+cdef struct CEntry:
+    int64_t key_off     # into the counter's keys, which hold them end to end
+    int64_t count
+    int32_t key_len
+    uint32_t hlo        # the low 32 bits of the key's hash: where it goes in the slots
+
 cdef class _Counter:
     """Pre-token (UTF-8) -> count in a C hash map: no Python object per
-    pre-token occurrence, only one per distinct pre-token at the end."""
-    cdef BytesMap m
-    cdef int64_t *counts
+    pre-token occurrence, only one per distinct pre-token at the end.
+    Entries (24 bytes: key offset, count, length, hash) are kept in the order
+    they came, their keys end to end; open addressing over 8-byte slots
+    (the high 32 bits of the hash, and the entry's number + 1; 0: empty)."""
+    cdef uint64_t *slots
+    cdef Py_ssize_t mask
+    cdef CEntry *ents
     cdef Py_ssize_t n
     cdef Py_ssize_t cap
+    cdef uint8_t *keys
+    cdef Py_ssize_t keys_len
+    cdef Py_ssize_t keys_cap
     cdef int which
     cdef object findall
 
     def __cinit__(self, str pattern):
-        if bmap_init(&self.m, 1 << 12) < 0:
+        if self.init_table() < 0:
             raise MemoryError()
         self.which = _which(pattern)
         if self.which != P_NONE:
@@ -1725,28 +1638,75 @@ cdef class _Counter:
             self.findall = _py.pretokenizer(pattern)
 
     def __dealloc__(self):
-        bmap_free(&self.m)
-        free(self.counts)
+        free(self.slots)
+        free(self.ents)
+        free(self.keys)
+
+    cdef int init_table(self) noexcept nogil:
+        self.slots = <uint64_t *> calloc(1 << 12, sizeof(uint64_t))
+        if self.slots == NULL:
+            return -1
+        self.mask = (1 << 12) - 1
+        return 0
+
+    cdef int grow(self) noexcept nogil:
+        """Twice the slots (the entries stay where they are)."""
+        cdef Py_ssize_t cap = (self.mask + 1) * 2, i, j
+        cdef uint64_t *old = self.slots
+        cdef uint64_t *s = <uint64_t *> calloc(cap, sizeof(uint64_t))
+        if s == NULL:
+            return -1
+        for j in range(self.mask + 1):
+            if old[j]:
+                i = <Py_ssize_t> (self.ents[(old[j] & 0xFFFFFFFFULL) - 1].hlo & <uint64_t> (cap - 1))
+                while s[i]:
+                    i = (i + 1) & (cap - 1)
+                s[i] = old[j]
+        free(old)
+        self.slots = s
+        self.mask = cap - 1
+        return 0
 
     cdef int put(self, const uint8_t *s, Py_ssize_t n, int64_t k) noexcept nogil:
-        cdef uint64_t h = hash_bytes(s, n)
-        cdef Py_ssize_t slot = bmap_find(&self.m, s, n, h), cap
-        cdef int32_t idx
-        cdef int64_t *p
-        if self.m.slots[slot].val_len >= 0:
-            self.counts[self.m.vals.data[self.m.slots[slot].val_off]] += k
-            return 0
+        cdef uint64_t h = hash_bytes(s, n), tag = h & 0xFFFFFFFF00000000ULL, v
+        cdef Py_ssize_t i = <Py_ssize_t> (h & <uint64_t> self.mask), cap
+        cdef CEntry *e
+        cdef void *p
+        while True:
+            v = self.slots[i]
+            if v == 0:
+                break
+            if (v & 0xFFFFFFFF00000000ULL) == tag:
+                e = &self.ents[(v & 0xFFFFFFFFULL) - 1]
+                if e.key_len == n and memcmp(self.keys + e.key_off, s, n) == 0:
+                    e.count += k
+                    return 0
+            i = (i + 1) & self.mask
+        if (self.n + 1) * 2 > self.mask + 1:
+            if self.n >= <Py_ssize_t> 0xFFFFFFFEULL or self.grow() < 0:
+                return -1
+            i = <Py_ssize_t> (h & <uint64_t> self.mask)
+            while self.slots[i]:
+                i = (i + 1) & self.mask
         if self.n == self.cap:
-            cap = self.cap * 2 if self.cap else 4096
-            p = <int64_t *> realloc(self.counts, cap * sizeof(int64_t))
+            cap = self.cap * 2 if self.cap else 1024
+            p = realloc(self.ents, cap * sizeof(CEntry))
             if p == NULL:
                 return -1
-            self.counts = p
+            self.ents = <CEntry *> p
             self.cap = cap
-        idx = <int32_t> self.n
-        self.counts[idx] = k
+        if bytes_reserve(&self.keys, &self.keys_cap, self.keys_len + n) < 0:
+            return -1
+        memcpy(self.keys + self.keys_len, s, n)
+        e = &self.ents[self.n]
+        e.key_off = self.keys_len
+        e.key_len = <int32_t> n
+        e.count = k
+        e.hlo = <uint32_t> h
+        self.keys_len += n
         self.n += 1
-        return bmap_put(&self.m, s, n, h, &idx, 1)
+        self.slots[i] = tag | <uint64_t> self.n
+        return 0
 
     def add(self, str text):
         """Count the pre-tokens of text (repaired, no special tokens in it)."""
@@ -1774,23 +1734,15 @@ cdef class _Counter:
     def pack(self):
         """(keys end to end, int32 lengths, int64 counts) as three bytes objects:
         what a worker sends back instead of a dict of Python objects."""
-        cdef Py_ssize_t i, k = 0
-        cdef BEntry *e
-        cdef bytes keys = PyBytes_FromStringAndSize(NULL, self.m.keys_len)
+        cdef Py_ssize_t i
+        cdef bytes keys = PyBytes_FromStringAndSize(<const char *> self.keys, self.keys_len)
         cdef bytes lens = PyBytes_FromStringAndSize(NULL, self.n * sizeof(int32_t))
         cdef bytes cnts = PyBytes_FromStringAndSize(NULL, self.n * sizeof(int64_t))
-        cdef char *kp = PyBytes_AS_STRING(keys)
         cdef int32_t *lp = <int32_t *> PyBytes_AS_STRING(lens)
         cdef int64_t *cp = <int64_t *> PyBytes_AS_STRING(cnts)
-        cdef Py_ssize_t off = 0
-        for i in range(self.m.mask + 1):
-            e = &self.m.slots[i]
-            if e.val_len >= 0:
-                memcpy(kp + off, self.m.keys + e.key_off, e.key_len)
-                off += e.key_len
-                lp[k] = e.key_len
-                cp[k] = self.counts[self.m.vals.data[e.val_off]]
-                k += 1
+        for i in range(self.n):
+            lp[i] = self.ents[i].key_len
+            cp[i] = self.ents[i].count
         return keys, lens, cnts
 
     def add_packed(self, packed):
@@ -1804,31 +1756,33 @@ cdef class _Counter:
         if len(cnts) != n * sizeof(int64_t):
             raise ValueError("malformed packed counts")
         for i in range(n):
-            if off + lp[i] > len(keys) or self.put(kp + off, lp[i], cp[i]) < 0:
-                raise MemoryError() if off + lp[i] <= len(keys) else ValueError("malformed packed counts")
+            if lp[i] < 0 or off + lp[i] > len(keys):
+                raise ValueError("malformed packed counts")
+            if self.put(kp + off, lp[i], cp[i]) < 0:
+                raise MemoryError()
             off += lp[i]
 
     def clear(self):
         """Forget every count (and give the memory back)."""
-        bmap_free(&self.m)
-        free(self.counts)
-        self.counts = NULL
-        self.n = self.cap = 0
-        if bmap_init(&self.m, 1 << 12) < 0:
+        free(self.slots)
+        free(self.ents)
+        free(self.keys)
+        self.slots = NULL
+        self.ents = NULL
+        self.keys = NULL
+        self.n = self.cap = self.keys_len = self.keys_cap = 0
+        if self.init_table() < 0:
             raise MemoryError()
 
     def __len__(self):
-        return self.m.size
+        return self.n
 
     def to_dict(self):
         cdef dict out = {}
         cdef Py_ssize_t i
-        cdef BEntry *e
-        for i in range(self.m.mask + 1):
-            e = &self.m.slots[i]
-            if e.val_len >= 0:
-                out[PyBytes_FromStringAndSize(<char *> self.m.keys + e.key_off, e.key_len)] = \
-                    self.counts[self.m.vals.data[e.val_off]]
+        for i in range(self.n):
+            out[PyBytes_FromStringAndSize(<char *> self.keys + self.ents[i].key_off, self.ents[i].key_len)] = \
+                self.ents[i].count
         return out
 
 
