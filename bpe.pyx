@@ -1683,7 +1683,7 @@ cdef class _Counter:
                     return 0
             i = (i + 1) & self.mask
         if (self.n + 1) * 2 > self.mask + 1:
-            if self.n >= <Py_ssize_t> 0xFFFFFFFEULL or self.grow() < 0:
+            if self.n >= <Py_ssize_t> 0x7FFFFFFF or self.grow() < 0:  # slots stay within 2**32: hlo places them
                 return -1
             i = <Py_ssize_t> (h & <uint64_t> self.mask)
             while self.slots[i]:
