@@ -312,124 +312,51 @@ cdef int u64map_put(U64Map *m, uint64_t key, int64_t val) noexcept nogil:
     return 0
 
 
-# ---- bytes -> run of int32 ids (the pre-token cache and the token table) --
-
-cdef struct BEntry:
-    uint64_t hash
-    int64_t key_off
-    int64_t val_off
-    int32_t key_len
-    int32_t val_len      # -1: empty slot
-
-cdef struct BytesMap:
-    BEntry *slots
-    Py_ssize_t mask
-    Py_ssize_t size
-    uint8_t *keys
-    Py_ssize_t keys_len
-    Py_ssize_t keys_cap
-    IVec vals
-
-cdef int bmap_init(BytesMap *m, Py_ssize_t want) noexcept nogil:
-    cdef Py_ssize_t cap = 64, i
-    while cap < want * 2:
-        cap *= 2
-    m.slots = <BEntry *> malloc(cap * sizeof(BEntry))
-    if m.slots == NULL:
-        return -1
-    for i in range(cap):
-        m.slots[i].val_len = -1
-    m.mask = cap - 1
-    m.size = 0
-    m.keys = NULL
-    m.keys_len = 0
-    m.keys_cap = 0
-    m.vals.data = NULL
-    m.vals.len = 0
-    m.vals.cap = 0
-    return 0
-
-cdef void bmap_free(BytesMap *m) noexcept nogil:
-    free(m.slots)
-    free(m.keys)
-    ivec_free(&m.vals)
-    m.slots = NULL
-    m.keys = NULL
-
-cdef inline Py_ssize_t bmap_find(const BytesMap *m, const uint8_t *key, Py_ssize_t n,
-                                 uint64_t h) noexcept nogil:
-    cdef Py_ssize_t i = <Py_ssize_t> (h & <uint64_t> m.mask)
-    cdef const BEntry *e
-    while True:
-        e = &m.slots[i]
-        if e.val_len < 0:
-            return i
-        if e.hash == h and e.key_len == n and memcmp(m.keys + e.key_off, key, n) == 0:
-            return i
-        i = (i + 1) & m.mask
-
-cdef int bmap_put(BytesMap *m, const uint8_t *key, Py_ssize_t n, uint64_t h,
-                  const int32_t *ids, Py_ssize_t k) noexcept nogil:
-    cdef Py_ssize_t i, j, cap
-    cdef BEntry *old
-    if (m.size + 1) * 2 > m.mask + 1:
-        old = m.slots
-        cap = (m.mask + 1) * 2
-        m.slots = <BEntry *> malloc(cap * sizeof(BEntry))
-        if m.slots == NULL:
-            m.slots = old
-            return -1
-        for i in range(cap):
-            m.slots[i].val_len = -1
-        for j in range(m.mask + 1):
-            if old[j].val_len >= 0:
-                i = <Py_ssize_t> (old[j].hash & <uint64_t> (cap - 1))
-                while m.slots[i].val_len >= 0:
-                    i = (i + 1) & (cap - 1)
-                m.slots[i] = old[j]
-        m.mask = cap - 1
-        free(old)
-    i = bmap_find(m, key, n, h)
-    if m.slots[i].val_len >= 0:
-        return 0
-    if bytes_reserve(&m.keys, &m.keys_cap, m.keys_len + n) < 0:
-        return -1
-    memcpy(m.keys + m.keys_len, key, n)
-    if ivec_reserve(&m.vals, m.vals.len + k) < 0:
-        return -1
-    memcpy(m.vals.data + m.vals.len, ids, k * sizeof(int32_t))
-    m.slots[i].hash = h
-    m.slots[i].key_off = m.keys_len
-    m.slots[i].key_len = <int32_t> n
-    m.slots[i].val_off = m.vals.len
-    m.slots[i].val_len = <int32_t> k
-    m.keys_len += n
-    m.vals.len += k
-    m.size += 1
-    return 0
-
-
 # ===========================================================================
 # Training: the merge loop
 # ===========================================================================
+#
+# Memory, per symbol of the distinct pre-tokens, is one int32 and one bit.
+# Each pre-token's bytes are a run of positions in `sym`; a token covering
+# positions [s, s + L) is its id at sym[s], -L at its last position (L >= 2)
+# and any negative number between, so the next token starts at s + tlen[id]
+# and the previous one ends at s - 1 (where a number >= 0 is a token of one
+# byte, and -L says where it starts).  A bit marks where each pre-token
+# starts.  Pre-tokens are laid out grouped by their count, so a position's
+# count comes from a small table of the groups' ends.
 
 cdef struct HeapItem:
     int64_t count
     int32_t pair
 
+cdef union OccData:
+    int32_t *ptr
+    int32_t inl[2]
+
+cdef struct Occ:
+    # the positions where a pair was made (some no longer hold it): up to
+    # two in place (cap 0), more in a malloc'ed array of cap
+    OccData d
+    int32_t len
+    int32_t cap
+
+cdef struct PairAB:
+    int32_t a
+    int32_t b
+
 cdef struct Trainer:
-    # symbols of all distinct pre-tokens, as linked lists over positions
     int32_t *sym
-    int32_t *nxt
-    int32_t *prv
-    int32_t *wid        # the pre-token each position belongs to
-    int64_t *wcount     # each pre-token's count
-    # pairs: key (a << 32 | b) -> index into the arrays below
-    U64Map index
-    IVec pa
-    IVec pb
+    uint64_t *start     # bit p: a pre-token starts at position p (and at `total`)
+    int64_t *gend       # count groups: positions [gend[g-1], gend[g]) have count gcnt[g]
+    int64_t *gcnt
+    Py_ssize_t ngroups
+    Py_ssize_t glast    # the group found last
+    # pairs: (a, b) -> index into the arrays below, by open addressing
+    int32_t *slots      # -1: empty
+    Py_ssize_t smask
+    PairAB *ab
     int64_t *pcount
-    IVec *occ
+    Occ *occ
     int32_t *stamp
     Py_ssize_t npairs
     Py_ssize_t pcap
@@ -446,6 +373,67 @@ cdef struct Trainer:
     Py_ssize_t hcap
 
 
+cdef inline bint is_start(const Trainer *t, Py_ssize_t p) noexcept nogil:
+    return (t.start[p >> 6] >> (p & 63)) & 1
+
+cdef inline int64_t count_at(Trainer *t, Py_ssize_t p) noexcept nogil:
+    """The count of the pre-token holding position p."""
+    cdef Py_ssize_t g = t.glast, lo, hi, mid
+    if p < t.gend[g] and (g == 0 or p >= t.gend[g - 1]):
+        return t.gcnt[g]
+    lo = 0
+    hi = t.ngroups - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if t.gend[mid] > p:
+            hi = mid
+        else:
+            lo = mid + 1
+    t.glast = lo
+    return t.gcnt[lo]
+
+cdef inline int32_t *occ_data(Occ *o) noexcept nogil:
+    return &o.d.inl[0] if o.cap == 0 else o.d.ptr
+
+cdef int occ_reserve(Occ *o, Py_ssize_t need) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef int32_t *p
+    if need <= (o.cap if o.cap else 2):
+        return 0
+    if need > 0x7FFFFFFF:
+        return -1
+    cap = o.cap * 2 if o.cap else 4
+    while cap < need:
+        cap *= 2
+    if cap > 0x7FFFFFFF:
+        cap = 0x7FFFFFFF
+    if o.cap == 0:
+        p = <int32_t *> malloc(cap * sizeof(int32_t))
+        if p == NULL:
+            return -1
+        memcpy(p, &o.d.inl[0], o.len * sizeof(int32_t))
+    else:
+        p = <int32_t *> realloc(o.d.ptr, cap * sizeof(int32_t))
+        if p == NULL:
+            return -1
+    o.d.ptr = p
+    o.cap = <int32_t> cap
+    return 0
+
+cdef inline int occ_push(Occ *o, int32_t x) noexcept nogil:
+    if o.len >= (o.cap if o.cap else 2) and occ_reserve(o, o.len + 1) < 0:
+        return -1
+    occ_data(o)[o.len] = x
+    o.len += 1
+    return 0
+
+cdef inline void occ_free(Occ *o) noexcept nogil:
+    if o.cap:
+        free(o.d.ptr)
+    o.len = 0
+    o.cap = 0
+
+
 cdef inline int cmp_tok(const Trainer *t, int32_t x, int32_t y) noexcept nogil:
     cdef int32_t lx = t.tlen[x], ly = t.tlen[y]
     cdef int r = memcmp(t.tbuf + t.toff[x], t.tbuf + t.toff[y], lx if lx < ly else ly)
@@ -458,9 +446,9 @@ cdef inline bint before(const Trainer *t, HeapItem u, HeapItem v) noexcept nogil
     cdef int r
     if u.count != v.count:
         return u.count > v.count
-    r = cmp_tok(t, t.pa.data[u.pair], t.pa.data[v.pair])
+    r = cmp_tok(t, t.ab[u.pair].a, t.ab[v.pair].a)
     if r == 0:
-        r = cmp_tok(t, t.pb.data[u.pair], t.pb.data[v.pair])
+        r = cmp_tok(t, t.ab[u.pair].b, t.ab[v.pair].b)
     return r > 0
 
 cdef int heap_push(Trainer *t, int64_t count, int32_t pair) noexcept nogil:
@@ -507,48 +495,97 @@ cdef void heap_pop(Trainer *t) noexcept nogil:
     t.heap[i] = last
 
 
-cdef int32_t pair_index(Trainer *t, int32_t a, int32_t b) noexcept nogil:
-    """The index of pair (a, b), made if new; -1 when out of memory."""
+cdef inline Py_ssize_t pair_slot(const Trainer *t, int32_t a, int32_t b) noexcept nogil:
+    """The slot of pair (a, b) in the index, or the empty slot where it would go."""
     cdef uint64_t key = (<uint64_t> <uint32_t> a << 32) | <uint32_t> b
-    cdef int64_t i = u64map_get(&t.index, key, -1)
-    cdef Py_ssize_t cap
+    cdef Py_ssize_t i = <Py_ssize_t> (mix64(key) & <uint64_t> t.smask)
+    cdef int32_t j
+    while True:
+        j = t.slots[i]
+        if j < 0 or (t.ab[j].a == a and t.ab[j].b == b):
+            return i
+        i = (i + 1) & t.smask
+
+cdef int index_grow(Trainer *t) noexcept nogil:
+    cdef Py_ssize_t cap = (t.smask + 1) * 2 if t.slots != NULL else 1 << 12, i, k
+    cdef int32_t *old = t.slots
+    cdef Py_ssize_t old_cap = t.smask + 1
+    t.slots = <int32_t *> malloc(cap * sizeof(int32_t))
+    if t.slots == NULL:
+        t.slots = old
+        return -1
+    memset(t.slots, 0xFF, cap * sizeof(int32_t))
+    t.smask = cap - 1
+    if old != NULL:
+        for k in range(old_cap):
+            if old[k] >= 0:
+                i = pair_slot(t, t.ab[old[k]].a, t.ab[old[k]].b)
+                t.slots[i] = old[k]
+        free(old)
+    return 0
+
+cdef int32_t pair_index(Trainer *t, int32_t a, int32_t b, Py_ssize_t reserve) noexcept nogil:
+    """The index of pair (a, b), made if new (with room for `reserve`
+    positions); -1 when out of memory."""
+    cdef Py_ssize_t s = pair_slot(t, a, b), cap
+    cdef int32_t i = t.slots[s]
+    cdef void *p
     if i >= 0:
-        return <int32_t> i
+        return i
+    if (t.npairs + 1) * 2 > t.smask + 1:
+        if index_grow(t) < 0:
+            return -1
+        s = pair_slot(t, a, b)
     if t.npairs == t.pcap:
         cap = t.pcap * 2 if t.pcap else 1024
-        t.pcount = <int64_t *> realloc(t.pcount, cap * sizeof(int64_t))
-        t.occ = <IVec *> realloc(t.occ, cap * sizeof(IVec))
-        t.stamp = <int32_t *> realloc(t.stamp, cap * sizeof(int32_t))
-        if t.pcount == NULL or t.occ == NULL or t.stamp == NULL:
+        p = realloc(t.pcount, cap * sizeof(int64_t))
+        if p == NULL:
             return -1
+        t.pcount = <int64_t *> p
+        p = realloc(t.occ, cap * sizeof(Occ))
+        if p == NULL:
+            return -1
+        t.occ = <Occ *> p
+        p = realloc(t.stamp, cap * sizeof(int32_t))
+        if p == NULL:
+            return -1
+        t.stamp = <int32_t *> p
+        p = realloc(t.ab, cap * sizeof(PairAB))
+        if p == NULL:
+            return -1
+        t.ab = <PairAB *> p
         t.pcap = cap
-    i = t.npairs
+    i = <int32_t> t.npairs
     t.npairs += 1
     t.pcount[i] = 0
-    t.occ[i].data = NULL
     t.occ[i].len = 0
     t.occ[i].cap = 0
     t.stamp[i] = -1
-    if ivec_push(&t.pa, a) < 0 or ivec_push(&t.pb, b) < 0 or u64map_put(&t.index, key, i) < 0:
+    t.ab[i].a = a
+    t.ab[i].b = b
+    t.slots[s] = i
+    if reserve > 2 and occ_reserve(&t.occ[i], reserve) < 0:
         return -1
-    return <int32_t> i
+    return i
 
-cdef inline int add_pair(Trainer *t, int32_t a, int32_t b, int64_t n, int32_t pos) noexcept nogil:
-    cdef int32_t i = pair_index(t, a, b)
+cdef inline int32_t add_pair(Trainer *t, int32_t a, int32_t b, int64_t n, int32_t pos) noexcept nogil:
+    """Pair (a, b) gains n and the position; its index (-1: out of memory)."""
+    cdef int32_t i = pair_index(t, a, b, 0)
     if i < 0:
         return -1
     t.pcount[i] += n
-    return ivec_push(&t.occ[i], pos)
+    if occ_push(&t.occ[i], pos) < 0:
+        return -1
+    return i
 
 cdef inline void drop_pair(Trainer *t, int32_t a, int32_t b, int64_t n) noexcept nogil:
-    cdef uint64_t key = (<uint64_t> <uint32_t> a << 32) | <uint32_t> b
-    cdef int64_t i = u64map_get(&t.index, key, -1)
+    cdef int32_t i = t.slots[pair_slot(t, a, b)]
     if i < 0:
         return
     t.pcount[i] -= n
     if t.pcount[i] <= 0:
         t.pcount[i] = 0
-        ivec_free(&t.occ[i])
+        occ_free(&t.occ[i])
 
 cdef int add_token(Trainer *t, int32_t a, int32_t b) noexcept nogil:
     cdef Py_ssize_t need = t.tbuf_len + t.tlen[a] + t.tlen[b]
@@ -569,14 +606,14 @@ cdef int cmp_int32(const void *x, const void *y) noexcept nogil:
 
 cdef void trainer_free(Trainer *t) noexcept nogil:
     cdef Py_ssize_t i
-    free(t.sym); free(t.nxt); free(t.prv); free(t.wid); free(t.wcount)
-    u64map_free(&t.index)
-    ivec_free(&t.pa); ivec_free(&t.pb)
+    free(t.sym); free(t.start); free(t.gend); free(t.gcnt)
+    free(t.slots); free(t.ab)
     if t.occ != NULL:
         for i in range(t.npairs):
-            ivec_free(&t.occ[i])
+            occ_free(&t.occ[i])
     free(t.occ); free(t.pcount); free(t.stamp)
     free(t.tbuf); free(t.toff); free(t.tlen); free(t.heap)
+    memset(t, 0, sizeof(Trainer))
 
 
 cdef inline int replace_pair(Trainer *t, int32_t old_a, int32_t old_b, int32_t new_a, int32_t new_b,
@@ -585,9 +622,9 @@ cdef inline int replace_pair(Trainer *t, int32_t old_a, int32_t old_b, int32_t n
     (new_a, new_b) gains n and the position; new pairs are listed once a step."""
     cdef int32_t j
     drop_pair(t, old_a, old_b, n)
-    if add_pair(t, new_a, new_b, n, pos) < 0:
+    j = add_pair(t, new_a, new_b, n, pos)
+    if j < 0:
         return -1
-    j = pair_index(t, new_a, new_b)
     if t.stamp[j] != step:
         t.stamp[j] = step
         return ivec_push(born, j)
@@ -597,60 +634,154 @@ cdef inline int replace_pair(Trainer *t, int32_t old_a, int32_t old_b, int32_t n
 cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *born) noexcept nogil:
     """Apply merge `pair` -> `new` at every valid occurrence, left to right
     within each pre-token; update neighbouring pair counts; list new pairs."""
-    cdef int32_t a = t.pa.data[pair], b = t.pb.data[pair]
-    cdef IVec occ = t.occ[pair]
+    cdef int32_t a = t.ab[pair].a, b = t.ab[pair].b
+    cdef int32_t la = t.tlen[a], lb = t.tlen[b]
+    cdef Occ occ = t.occ[pair]
+    cdef int32_t *data = occ_data(&occ)
     cdef Py_ssize_t k
-    cdef int32_t p, q, left, right, x, y
+    cdef int32_t p, q, r, left, v, x, y
     cdef int64_t n
-    t.occ[pair].data = NULL
     t.occ[pair].len = 0
     t.occ[pair].cap = 0
-    qsort(occ.data, occ.len, sizeof(int32_t), cmp_int32)
+    qsort(data, occ.len, sizeof(int32_t), cmp_int32)
     for k in range(occ.len):
-        p = occ.data[k]
+        p = data[k]
         if t.sym[p] != a:
             continue
-        q = t.nxt[p]
-        if q < 0 or t.sym[q] != b:
+        q = p + la
+        if is_start(t, q) or t.sym[q] != b:
             continue
-        n = t.wcount[t.wid[p]]
-        left = t.prv[p]
-        right = t.nxt[q]
-        if left >= 0:
+        n = count_at(t, p)
+        if not is_start(t, p):
+            v = t.sym[p - 1]
+            left = p - 1 if v >= 0 else p + v
             x = t.sym[left]
             if replace_pair(t, x, a, x, new, n, left, step, born) < 0:
+                occ_free(&occ)
                 return -1
-        if right >= 0:
-            y = t.sym[right]
+        r = q + lb
+        if not is_start(t, r):
+            y = t.sym[r]
             if replace_pair(t, b, y, new, y, n, p, step, born) < 0:
+                occ_free(&occ)
                 return -1
-            t.prv[right] = p
         t.sym[p] = new
         t.sym[q] = -1
-        t.nxt[p] = right
-    ivec_free(&occ)
+        t.sym[r - 1] = -(la + lb)
+    occ_free(&occ)
     t.pcount[pair] = 0
-    ivec_free(&t.occ[pair])
+    occ_free(&t.occ[pair])
     return 0
 
 
-cdef int load_word(Trainer *t, const uint8_t *w, Py_ssize_t n, int64_t c, Py_ssize_t *base,
-                   Py_ssize_t *nwords) noexcept nogil:
-    """Append one distinct pre-token (n >= 2 bytes, count c) to the trainer's arrays."""
-    cdef Py_ssize_t i, b = base[0]
-    t.wcount[nwords[0]] = c
+cdef enum: SMALL_COUNT = 4096   # counts below: a group cursor by direct index
+
+cdef struct Loader:
+    # where the next pre-token of each count goes: small counts by index,
+    # the others (sorted, distinct) by binary search
+    int64_t *small      # [SMALL_COUNT]
+    int64_t *big        # pairs (count, symbols), then (count, cursor) once grouped
+    Py_ssize_t nbig
+    Py_ssize_t bigcap
+    int32_t *bpocc      # [65536] occurrences of each pair of bytes
+
+cdef int loader_note(Loader *L, const uint8_t *w, Py_ssize_t n, int64_t c) noexcept nogil:
+    """First pass: a pre-token of n >= 2 bytes and count c > 0."""
+    cdef Py_ssize_t i
+    cdef int64_t *p
+    for i in range(n - 1):
+        L.bpocc[(<int32_t> w[i] << 8) | w[i + 1]] += 1
+    if c < SMALL_COUNT:
+        L.small[c] += n
+        return 0
+    if L.nbig == L.bigcap:
+        L.bigcap = L.bigcap * 2 if L.bigcap else 256
+        p = <int64_t *> realloc(L.big, L.bigcap * 2 * sizeof(int64_t))
+        if p == NULL:
+            return -1
+        L.big = p
+    L.big[2 * L.nbig] = c
+    L.big[2 * L.nbig + 1] = n
+    L.nbig += 1
+    return 0
+
+cdef int cmp_int64_first(const void *x, const void *y) noexcept nogil:
+    cdef int64_t a = (<const int64_t *> x)[0], b = (<const int64_t *> y)[0]
+    return (a > b) - (a < b)
+
+cdef int loader_group(Loader *L, Trainer *t) noexcept nogil:
+    """Lay out the count groups: small counts ascending, then the big ones."""
+    cdef Py_ssize_t i, k = 0, g = 0
+    cdef int64_t pos = 0, n
+    qsort(L.big, L.nbig, 2 * sizeof(int64_t), cmp_int64_first)
+    for i in range(L.nbig):       # merge equal counts: (count, symbols) distinct
+        if k > 0 and L.big[2 * (k - 1)] == L.big[2 * i]:
+            L.big[2 * (k - 1) + 1] += L.big[2 * i + 1]
+        else:
+            L.big[2 * k] = L.big[2 * i]
+            L.big[2 * k + 1] = L.big[2 * i + 1]
+            k += 1
+    L.nbig = k
+    for i in range(SMALL_COUNT):
+        g += L.small[i] > 0
+    t.ngroups = g + k
+    t.gend = <int64_t *> malloc((t.ngroups + 1) * sizeof(int64_t))
+    t.gcnt = <int64_t *> malloc((t.ngroups + 1) * sizeof(int64_t))
+    if t.gend == NULL or t.gcnt == NULL:
+        return -1
+    g = 0
+    for i in range(SMALL_COUNT):
+        if L.small[i] > 0:
+            n = L.small[i]
+            L.small[i] = pos
+            pos += n
+            t.gend[g] = pos
+            t.gcnt[g] = i
+            g += 1
+    for i in range(k):
+        n = L.big[2 * i + 1]
+        L.big[2 * i + 1] = pos
+        pos += n
+        t.gend[g] = pos
+        t.gcnt[g] = L.big[2 * i]
+        g += 1
+    if t.ngroups == 0:      # nothing to learn from: one empty group
+        t.ngroups = 1
+        t.gend[0] = 0
+        t.gcnt[0] = 0
+    return 0
+
+cdef int load_word(Trainer *t, Loader *L, const uint8_t *w, Py_ssize_t n, int64_t c) noexcept nogil:
+    """Second pass: put one distinct pre-token (n >= 2 bytes, count c > 0) in
+    its count's group, and count its pairs of bytes."""
+    cdef Py_ssize_t i, lo, hi, mid
+    cdef int64_t *cur
+    cdef int32_t b
+    cdef int32_t j
+    if c < SMALL_COUNT:
+        cur = &L.small[c]
+    else:
+        lo = 0
+        hi = L.nbig - 1
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if L.big[2 * mid] < c:
+                lo = mid + 1
+            else:
+                hi = mid
+        cur = &L.big[2 * lo + 1]
+    b = <int32_t> cur[0]
+    cur[0] += n
+    t.start[b >> 6] |= (<uint64_t> 1) << (b & 63)
     for i in range(n):
         t.sym[b + i] = w[i]
-        t.nxt[b + i] = <int32_t> (b + i + 1)
-        t.prv[b + i] = <int32_t> (b + i - 1)
-        t.wid[b + i] = <int32_t> nwords[0]
-    t.nxt[b + n - 1] = -1
-    t.prv[b] = -1
     for i in range(n - 1):
-        if add_pair(t, w[i], w[i + 1], c, <int32_t> (b + i)) < 0:
+        j = pair_index(t, w[i], w[i + 1], L.bpocc[(<int32_t> w[i] << 8) | w[i + 1]])
+        if j < 0:
             return -1
-    nwords[0] += 1
-    base[0] = b + n
+        t.pcount[j] += c
+        if occ_push(&t.occ[j], <int32_t> (b + i)) < 0:
+            return -1
     return 0
 
 
@@ -662,83 +793,85 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
     `counts` once its arrays hold them; `progress` is None or a callable
     (phase, done, total)."""
     cdef Trainer t
-    cdef Py_ssize_t total = 0, nwords = 0, base, i, n, step, distinct
+    cdef Loader L
+    cdef Py_ssize_t total = 0, nwords = 0, i, n, step, distinct
     cdef int64_t c, limit = (1 << 62) if max_token_bytes is None else min(max_token_bytes, 1 << 62)
     cdef int64_t min_frequency = min(min_freq, _py.MAX_COUNT)
     cdef int64_t max_count = _py.MAX_COUNT
-    cdef const uint8_t *w
     cdef int32_t a, b, pair
     cdef HeapItem top
     cdef IVec born
     cdef int err = 0
     cdef _Counter counter = counts if isinstance(counts, _Counter) else None
-    cdef BEntry *e
+    cdef CEntry *e
     memset(&t, 0, sizeof(Trainer))
+    memset(&L, 0, sizeof(Loader))
     memset(&born, 0, sizeof(IVec))
     cdef int64_t pairs_total = 0
-    if counter is not None:
-        distinct = counter.m.size
-        for i in range(counter.m.mask + 1):
-            e = &counter.m.slots[i]
-            if e.val_len < 0:
-                continue
-            n = e.key_len
-            c = counter.counts[counter.m.vals.data[e.val_off]]
-            if n >= 2 and c > 0:
-                if c > max_count or c > (max_count - pairs_total) // (n - 1):
-                    raise ValueError(_py.COUNT_OVERFLOW)
-                pairs_total += c * (n - 1)
-                total += n
-                nwords += 1
-    else:
-        distinct = len(counts)
-        for word, count in counts.items():
-            if type(word) is not bytes:
-                raise TypeError(f"pre-tokens must be bytes, not {type(word).__name__}")
-            n = len(word)
-            if n >= 2 and count > 0:
-                if count > _py.MAX_COUNT or count > (_py.MAX_COUNT - pairs_total) // (n - 1):
-                    raise ValueError(_py.COUNT_OVERFLOW)
-                c = count
-                pairs_total += c * (n - 1)
-                total += n
-                nwords += 1
-    if total >= 0x7FFFFFFF:
-        raise MemoryError("more than 2**31 symbols in distinct pre-tokens")
-    # each merge takes at least one symbol out of a distinct pre-token: never
-    # size anything by the requested number alone
-    n_merges = min(n_merges, total - nwords)
-    if progress is not None:
-        progress("pretokens", distinct, distinct)
     try:
+        L.small = <int64_t *> calloc(SMALL_COUNT, sizeof(int64_t))
+        L.bpocc = <int32_t *> calloc(65536, sizeof(int32_t))
+        if L.small == NULL or L.bpocc == NULL:
+            raise MemoryError()
+        if counter is not None:
+            distinct = counter.n
+            for i in range(counter.n):
+                e = &counter.ents[i]
+                n = e.key_len
+                c = e.count
+                if n >= 2 and c > 0:
+                    if c > max_count or c > (max_count - pairs_total) // (n - 1):
+                        raise ValueError(_py.COUNT_OVERFLOW)
+                    pairs_total += c * (n - 1)
+                    total += n
+                    nwords += 1
+                    if loader_note(&L, counter.keys + e.key_off, n, c) < 0:
+                        raise MemoryError()
+        else:
+            distinct = len(counts)
+            for word, count in counts.items():
+                if type(word) is not bytes:
+                    raise TypeError(f"pre-tokens must be bytes, not {type(word).__name__}")
+                n = len(word)
+                if n >= 2 and count > 0:
+                    if count > _py.MAX_COUNT or count > (_py.MAX_COUNT - pairs_total) // (n - 1):
+                        raise ValueError(_py.COUNT_OVERFLOW)
+                    c = count
+                    pairs_total += c * (n - 1)
+                    total += n
+                    nwords += 1
+                    if loader_note(&L, <const uint8_t *> PyBytes_AS_STRING(word), n, c) < 0:
+                        raise MemoryError()
+        if total >= 0x7FFFFFF0:
+            raise MemoryError("more than 2**31 symbols in distinct pre-tokens")
+        # each merge takes at least one symbol out of a distinct pre-token: never
+        # size anything by the requested number alone
+        n_merges = min(n_merges, total - nwords)
+        if progress is not None:
+            progress("pretokens", distinct, distinct)
         t.sym = <int32_t *> malloc((total + 1) * sizeof(int32_t))
-        t.nxt = <int32_t *> malloc((total + 1) * sizeof(int32_t))
-        t.prv = <int32_t *> malloc((total + 1) * sizeof(int32_t))
-        t.wid = <int32_t *> malloc((total + 1) * sizeof(int32_t))
-        t.wcount = <int64_t *> malloc((nwords + 1) * sizeof(int64_t))
+        t.start = <uint64_t *> calloc((total >> 6) + 1, sizeof(uint64_t))
         t.tbuf_cap = 1 << 16
         t.tbuf = <uint8_t *> malloc(t.tbuf_cap)
         t.toff = <int64_t *> malloc((256 + n_merges + 1) * sizeof(int64_t))
         t.tlen = <int32_t *> malloc((256 + n_merges + 1) * sizeof(int32_t))
-        if (t.sym == NULL or t.nxt == NULL or t.prv == NULL or t.wid == NULL or t.wcount == NULL or t.tbuf == NULL
-                or t.toff == NULL or t.tlen == NULL or u64map_init(&t.index, 1 << 16) < 0):
+        if (t.sym == NULL or t.start == NULL or t.tbuf == NULL or t.toff == NULL or t.tlen == NULL
+                or index_grow(&t) < 0 or loader_group(&L, &t) < 0):
             raise MemoryError()
+        t.start[total >> 6] |= (<uint64_t> 1) << (total & 63)
         for i in range(256):
             t.tbuf[i] = <uint8_t> i
             t.toff[i] = i
             t.tlen[i] = 1
         t.tbuf_len = 256
         t.ntok = 256
-        base = 0
-        nwords = 0
         if counter is not None:
             with nogil:
-                for i in range(counter.m.mask + 1):
-                    e = &counter.m.slots[i]
-                    if e.val_len < 0 or e.key_len < 2:
+                for i in range(counter.n):
+                    e = &counter.ents[i]
+                    if e.key_len < 2 or e.count <= 0:
                         continue
-                    c = counter.counts[counter.m.vals.data[e.val_off]]
-                    if c > 0 and load_word(&t, counter.m.keys + e.key_off, e.key_len, c, &base, &nwords) < 0:
+                    if load_word(&t, &L, counter.keys + e.key_off, e.key_len, e.count) < 0:
                         err = -1
                         break
             if err < 0:
@@ -751,10 +884,12 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
                 n = PyBytes_GET_SIZE(word)
                 if n < 2 or count <= 0:
                     continue
-                if load_word(&t, <const uint8_t *> PyBytes_AS_STRING(word), n, count, &base, &nwords) < 0:
+                if load_word(&t, &L, <const uint8_t *> PyBytes_AS_STRING(word), n, count) < 0:
                     raise MemoryError()
             if consume:
                 counts.clear()  # the caller's private dict; its objects are not needed any more
+        free(L.small); free(L.big); free(L.bpocc)
+        memset(&L, 0, sizeof(Loader))
         if limit >= 2:
             for i in range(t.npairs):
                 if heap_push(&t, t.pcount[i], <int32_t> i) < 0:
@@ -774,8 +909,8 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
             if c < min_frequency:
                 break
             heap_pop(&t)
-            a = t.pa.data[top.pair]
-            b = t.pb.data[top.pair]
+            a = t.ab[top.pair].a
+            b = t.ab[top.pair].b
             if add_token(&t, a, b) < 0:
                 raise MemoryError()
             born.len = 0
@@ -785,7 +920,7 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
                     for i in range(born.len):
                         pair = born.data[i]
                         c = t.pcount[pair]
-                        if c > 0 and t.tlen[t.pa.data[pair]] + t.tlen[t.pb.data[pair]] <= limit:
+                        if c > 0 and t.tlen[t.ab[pair].a] + t.tlen[t.ab[pair].b] <= limit:
                             if heap_push(&t, c, pair) < 0:
                                 err = -1
                                 break
@@ -801,6 +936,7 @@ def _learn_merges(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
             progress("merge", step, step)
         return merges
     finally:
+        free(L.small); free(L.big); free(L.bpocc)
         ivec_free(&born)
         trainer_free(&t)
         release_memory()
@@ -1469,18 +1605,31 @@ cdef int _which(pattern):
 # Counting pre-tokens
 # ===========================================================================
 
+cdef struct CEntry:
+    int64_t key_off     # into the counter's keys, which hold them end to end
+    int64_t count
+    int32_t key_len
+    uint32_t hlo        # the low 32 bits of the key's hash: where it goes in the slots
+
 cdef class _Counter:
     """Pre-token (UTF-8) -> count in a C hash map: no Python object per
-    pre-token occurrence, only one per distinct pre-token at the end."""
-    cdef BytesMap m
-    cdef int64_t *counts
+    pre-token occurrence, only one per distinct pre-token at the end.
+    Entries (24 bytes: key offset, count, length, hash) are kept in the order
+    they came, their keys end to end; open addressing over 8-byte slots
+    (the high 32 bits of the hash, and the entry's number + 1; 0: empty)."""
+    cdef uint64_t *slots
+    cdef Py_ssize_t mask
+    cdef CEntry *ents
     cdef Py_ssize_t n
     cdef Py_ssize_t cap
+    cdef uint8_t *keys
+    cdef Py_ssize_t keys_len
+    cdef Py_ssize_t keys_cap
     cdef int which
     cdef object findall
 
     def __cinit__(self, str pattern):
-        if bmap_init(&self.m, 1 << 12) < 0:
+        if self.init_table() < 0:
             raise MemoryError()
         self.which = _which(pattern)
         if self.which != P_NONE:
@@ -1489,28 +1638,75 @@ cdef class _Counter:
             self.findall = _py.pretokenizer(pattern)
 
     def __dealloc__(self):
-        bmap_free(&self.m)
-        free(self.counts)
+        free(self.slots)
+        free(self.ents)
+        free(self.keys)
+
+    cdef int init_table(self) noexcept nogil:
+        self.slots = <uint64_t *> calloc(1 << 12, sizeof(uint64_t))
+        if self.slots == NULL:
+            return -1
+        self.mask = (1 << 12) - 1
+        return 0
+
+    cdef int grow(self) noexcept nogil:
+        """Twice the slots (the entries stay where they are)."""
+        cdef Py_ssize_t cap = (self.mask + 1) * 2, i, j
+        cdef uint64_t *old = self.slots
+        cdef uint64_t *s = <uint64_t *> calloc(cap, sizeof(uint64_t))
+        if s == NULL:
+            return -1
+        for j in range(self.mask + 1):
+            if old[j]:
+                i = <Py_ssize_t> (self.ents[(old[j] & 0xFFFFFFFFULL) - 1].hlo & <uint64_t> (cap - 1))
+                while s[i]:
+                    i = (i + 1) & (cap - 1)
+                s[i] = old[j]
+        free(old)
+        self.slots = s
+        self.mask = cap - 1
+        return 0
 
     cdef int put(self, const uint8_t *s, Py_ssize_t n, int64_t k) noexcept nogil:
-        cdef uint64_t h = hash_bytes(s, n)
-        cdef Py_ssize_t slot = bmap_find(&self.m, s, n, h), cap
-        cdef int32_t idx
-        cdef int64_t *p
-        if self.m.slots[slot].val_len >= 0:
-            self.counts[self.m.vals.data[self.m.slots[slot].val_off]] += k
-            return 0
+        cdef uint64_t h = hash_bytes(s, n), tag = h & 0xFFFFFFFF00000000ULL, v
+        cdef Py_ssize_t i = <Py_ssize_t> (h & <uint64_t> self.mask), cap
+        cdef CEntry *e
+        cdef void *p
+        while True:
+            v = self.slots[i]
+            if v == 0:
+                break
+            if (v & 0xFFFFFFFF00000000ULL) == tag:
+                e = &self.ents[(v & 0xFFFFFFFFULL) - 1]
+                if e.key_len == n and memcmp(self.keys + e.key_off, s, n) == 0:
+                    e.count += k
+                    return 0
+            i = (i + 1) & self.mask
+        if (self.n + 1) * 2 > self.mask + 1:
+            if self.n >= <Py_ssize_t> 0x7FFFFFFF or self.grow() < 0:  # slots stay within 2**32: hlo places them
+                return -1
+            i = <Py_ssize_t> (h & <uint64_t> self.mask)
+            while self.slots[i]:
+                i = (i + 1) & self.mask
         if self.n == self.cap:
-            cap = self.cap * 2 if self.cap else 4096
-            p = <int64_t *> realloc(self.counts, cap * sizeof(int64_t))
+            cap = self.cap * 2 if self.cap else 1024
+            p = realloc(self.ents, cap * sizeof(CEntry))
             if p == NULL:
                 return -1
-            self.counts = p
+            self.ents = <CEntry *> p
             self.cap = cap
-        idx = <int32_t> self.n
-        self.counts[idx] = k
+        if bytes_reserve(&self.keys, &self.keys_cap, self.keys_len + n) < 0:
+            return -1
+        memcpy(self.keys + self.keys_len, s, n)
+        e = &self.ents[self.n]
+        e.key_off = self.keys_len
+        e.key_len = <int32_t> n
+        e.count = k
+        e.hlo = <uint32_t> h
+        self.keys_len += n
         self.n += 1
-        return bmap_put(&self.m, s, n, h, &idx, 1)
+        self.slots[i] = tag | <uint64_t> self.n
+        return 0
 
     def add(self, str text):
         """Count the pre-tokens of text (repaired, no special tokens in it)."""
@@ -1538,23 +1734,15 @@ cdef class _Counter:
     def pack(self):
         """(keys end to end, int32 lengths, int64 counts) as three bytes objects:
         what a worker sends back instead of a dict of Python objects."""
-        cdef Py_ssize_t i, k = 0
-        cdef BEntry *e
-        cdef bytes keys = PyBytes_FromStringAndSize(NULL, self.m.keys_len)
+        cdef Py_ssize_t i
+        cdef bytes keys = PyBytes_FromStringAndSize(<const char *> self.keys, self.keys_len)
         cdef bytes lens = PyBytes_FromStringAndSize(NULL, self.n * sizeof(int32_t))
         cdef bytes cnts = PyBytes_FromStringAndSize(NULL, self.n * sizeof(int64_t))
-        cdef char *kp = PyBytes_AS_STRING(keys)
         cdef int32_t *lp = <int32_t *> PyBytes_AS_STRING(lens)
         cdef int64_t *cp = <int64_t *> PyBytes_AS_STRING(cnts)
-        cdef Py_ssize_t off = 0
-        for i in range(self.m.mask + 1):
-            e = &self.m.slots[i]
-            if e.val_len >= 0:
-                memcpy(kp + off, self.m.keys + e.key_off, e.key_len)
-                off += e.key_len
-                lp[k] = e.key_len
-                cp[k] = self.counts[self.m.vals.data[e.val_off]]
-                k += 1
+        for i in range(self.n):
+            lp[i] = self.ents[i].key_len
+            cp[i] = self.ents[i].count
         return keys, lens, cnts
 
     def add_packed(self, packed):
@@ -1568,31 +1756,33 @@ cdef class _Counter:
         if len(cnts) != n * sizeof(int64_t):
             raise ValueError("malformed packed counts")
         for i in range(n):
-            if off + lp[i] > len(keys) or self.put(kp + off, lp[i], cp[i]) < 0:
-                raise MemoryError() if off + lp[i] <= len(keys) else ValueError("malformed packed counts")
+            if lp[i] < 0 or off + lp[i] > len(keys):
+                raise ValueError("malformed packed counts")
+            if self.put(kp + off, lp[i], cp[i]) < 0:
+                raise MemoryError()
             off += lp[i]
 
     def clear(self):
         """Forget every count (and give the memory back)."""
-        bmap_free(&self.m)
-        free(self.counts)
-        self.counts = NULL
-        self.n = self.cap = 0
-        if bmap_init(&self.m, 1 << 12) < 0:
+        free(self.slots)
+        free(self.ents)
+        free(self.keys)
+        self.slots = NULL
+        self.ents = NULL
+        self.keys = NULL
+        self.n = self.cap = self.keys_len = self.keys_cap = 0
+        if self.init_table() < 0:
             raise MemoryError()
 
     def __len__(self):
-        return self.m.size
+        return self.n
 
     def to_dict(self):
         cdef dict out = {}
         cdef Py_ssize_t i
-        cdef BEntry *e
-        for i in range(self.m.mask + 1):
-            e = &self.m.slots[i]
-            if e.val_len >= 0:
-                out[PyBytes_FromStringAndSize(<char *> self.m.keys + e.key_off, e.key_len)] = \
-                    self.counts[self.m.vals.data[e.val_off]]
+        for i in range(self.n):
+            out[PyBytes_FromStringAndSize(<char *> self.keys + self.ents[i].key_off, self.ents[i].key_len)] = \
+                self.ents[i].count
         return out
 
 

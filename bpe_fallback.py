@@ -405,12 +405,21 @@ def _read_range(path, start, end):
     return text
 
 
+_COUNT_PIECE = 1 << 20
+
+
 def _count_job(job):
     """Worker of train_files: count the pre-tokens of bytes [start, end) of
-    a file with a core's counter; its packed counts."""
+    a file with a core's counter; its packed counts.  The text is read in
+    pieces of about _COUNT_PIECE bytes, cut where its pre-tokens do not
+    change (as the jobs are): a job's memory is its counter, not its text."""
     core, path, start, end, pattern, specials = job
     counter = core.counter(pattern)
-    _count_into(counter, _read_range(path, start, end), core.repair, _special_regex(specials))
+    special_re = _special_regex(specials)
+    with open(path, "rb") as f:
+        pieces = _ranges(f, end, start, end, _COUNT_PIECE, _cut_kind(pattern, specials))
+    for a, b in pieces:
+        _count_into(counter, _read_range(path, a, b), core.repair, special_re)
     return counter.pack()
 
 

@@ -325,6 +325,17 @@ def test_train_files_multibyte_chunk_boundaries(mod, tmp_path):
             assert tok.merges == expected, (chunk_size, workers)
 
 
+def test_train_files_job_read_in_pieces(mod, tmp_path):
+    # One job of more than a megabyte: a worker reads its byte range in pieces cut
+    # where no pre-token changes (multi-byte characters and whitespace runs near
+    # every cut); the counts are those of the whole text.
+    text = "".join(f"größe {i} 日本語  \n\n   \t😀 naïve{i % 97}    x\n" for i in range(60000))
+    path = write(tmp_path / "big.txt", text)
+    assert path.stat().st_size > 2 << 20
+    tok = mod.Tokenizer.train_files([path], 256 + 60, chunk_size=1 << 24, workers=1)
+    assert tok.merges == mod.Tokenizer.train([text], 256 + 60).merges
+
+
 @pytest.mark.parametrize("pattern", ["words", "bytes", "gpt2"])
 def test_train_to_exhaustion_matches_naive(mod, pattern):
     """min_frequency=1 and a vocab too large to fill: the late merges are all ties."""
