@@ -4270,51 +4270,66 @@ def _encode_jobs(tok, jobs, options, workers):
                        setup=_encode_setup, setup_args=(_model_parcel(tok), options))
     ended = threading.Event()  # this generator ended: start() stops waiting
     starter = None
-    try:
-        with pool:
-            slots = {}  # job index -> a worker's future or this process's result
-            started = []  # the outcome of start(): True, or the exception it raised
 
-            def start():  # starting the processes takes a while: meanwhile this one encodes
-                try:
-                    ready = [pool.submit(_ready, None) for _ in range(procs)]
-                    _tokenizer_sha256(tok)  # for the sidecar, while the workers start
-                    while concurrent.futures.wait(ready, 0.1).not_done and not ended.is_set():
-                        pass  # (a stopped pool may never finish the futures of starting workers)
-                    started.append(True)
-                except BaseException as e:  # noqa: B036 - raised again in the caller
-                    started.append(e)
-
-            starter = threading.Thread(target=start, name="encode_files-start", daemon=True)
-            starter.start()
-            head = following = 0
-            while head < n:
-                slot = slots.get(head)
-                if isinstance(slot, tuple) or (slot is not None and slot.done()):
-                    del slots[head]
-                    head += 1
-                    yield slot if isinstance(slot, tuple) else pool.result(slot)
-                    continue
-                if started and started[0] is not True:
-                    raise started[0]
-                if started:  # keep every worker process busy
-                    busy = sum(1 for s in slots.values() if not isinstance(s, tuple) and not s.done())
-                    if busy < window and following < n:
-                        for following in range(following, min(following + window - busy, n)):
-                            slots[following] = pool.submit(_encode_job_in_worker, jobs[following])
-                        following += 1
-                        continue
-                if following < n and following - head < limit:
-                    slots[following] = _encode_job(jobs[following], tok, options)
-                    following += 1
-                else:
-                    concurrent.futures.wait([slot])
-            if not started:
-                pool.stop()  # done before the workers were: they have nothing to do
-    finally:
+    def halt():
+        # The thread that starts the workers must be done before the pool is
+        # stopped: a worker it started while stop() killed the others could be
+        # left waiting forever on a queue lock that a killed one held.
         ended.set()
         if starter is not None:
-            starter.join()  # it ends with the call (within a tenth of a second)
+            starter.join()  # within a tenth of a second, and the tokenizer's hash
+
+    try:
+        with pool:
+            try:
+                slots = {}  # job index -> a worker's future or this process's result
+                started = []  # the outcome of start(): True, or the exception it raised
+
+                def start():  # starting the processes takes a while: meanwhile this one encodes
+                    try:
+                        ready = []
+                        for _ in range(procs):  # (each submit may start a process)
+                            if ended.is_set():
+                                break
+                            ready.append(pool.submit(_ready, None))
+                        _tokenizer_sha256(tok)  # for the sidecar, while the workers start
+                        while concurrent.futures.wait(ready, 0.1).not_done and not ended.is_set():
+                            pass  # (a stopped pool may never finish the futures of starting workers)
+                        started.append(True)
+                    except BaseException as e:  # noqa: B036 - raised again in the caller
+                        started.append(e)
+
+                starter = threading.Thread(target=start, name="encode_files-start", daemon=True)
+                starter.start()
+                head = following = 0
+                while head < n:
+                    slot = slots.get(head)
+                    if isinstance(slot, tuple) or (slot is not None and slot.done()):
+                        del slots[head]
+                        head += 1
+                        yield slot if isinstance(slot, tuple) else pool.result(slot)
+                        continue
+                    if started and started[0] is not True:
+                        raise started[0]
+                    if started:  # keep every worker process busy
+                        busy = sum(1 for s in slots.values() if not isinstance(s, tuple) and not s.done())
+                        if busy < window and following < n:
+                            for following in range(following, min(following + window - busy, n)):
+                                slots[following] = pool.submit(_encode_job_in_worker, jobs[following])
+                            following += 1
+                            continue
+                    if following < n and following - head < limit:
+                        slots[following] = _encode_job(jobs[following], tok, options)
+                        following += 1
+                    else:
+                        concurrent.futures.wait([slot])
+                if not started:
+                    halt()
+                    pool.stop()  # done before the workers were: they have nothing to do
+            finally:
+                halt()  # before the pool stops
+    finally:
+        halt()
 
 
 def _ready(_):
