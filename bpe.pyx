@@ -1568,18 +1568,14 @@ cdef Py_ssize_t code_points(const uint8_t *u, Py_ssize_t n) noexcept nogil:
     return k
 
 
-def _native_pretokens(str text, pattern):
-    """The pre-tokens of `text` by the native scanner (for tests: they must
-    equal regex.findall(pattern, text))."""
-    cdef int which = _which(pattern)
+cdef list native_pretokens(str text, int which):
+    """The pre-tokens of `text` by the native scanner `which` (Core.pretokenize)."""
     cdef Py_ssize_t i = 0, e
     cdef Utf8 u
-    if which == P_NONE:
-        raise ValueError("no native scanner for this pattern")
+    cdef list out = []
     _build_flags()
     utf8_of(_repair(text), &u)
     try:
-        out = []
         while i < u.len:
             e = next_pretoken(which, u.data, i, u.len)
             out.append(PyBytes_FromStringAndSize(<const char *> u.data + i, e - i).decode("utf-8"))
@@ -3663,6 +3659,15 @@ cdef class Core:
         """Ids of `data` by merge rank alone over its bytes (no pre-tokens, no
         trie, no whole-token rule)."""
         return self.by(data, False)
+
+    @staticmethod
+    def pretokenize(pattern, str text):
+        """The pre-tokens of text: the native scanner for a named pattern, else
+        the regex (what encode_text splits by; both equal regex.findall)."""
+        cdef int which = _which(pattern)
+        if which == P_NONE:
+            return _py.pretokenizer(pattern)(text)
+        return native_pretokens(text, which)
 
     def trie_ids(self, bytes data):
         """Ids of `data` by the trie alone (no whole-token rule, no cache): for tests."""

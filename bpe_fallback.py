@@ -1095,6 +1095,9 @@ class Core:
       sequences (encode_iterable's output).
     - ``encode_pieces(pieces)``: the ids of pre-tokens already split.
     - ``merge_bytes(data)``: merge by rank over raw bytes, no pre-tokens.
+    - ``pretokenize(pattern, text)`` (static): the pre-tokens of text by a
+      resolved pattern, as this core splits them (the compiled core scans
+      the named patterns with its own scanner; both equal ``pretokenizer``).
     - ``decode_bytes(ids)``: the bytes of a list of int ids, None if one is
       not in the vocabulary (the Tokenizer then reports it).
     - ``packer(itemsize)``: a function text -> the packed little-endian ids of
@@ -1165,6 +1168,10 @@ class Core:
 
     def merge_bytes(self, data):
         return self._merge([self._byte_ids[b] for b in data])
+
+    @staticmethod
+    def pretokenize(pattern, text):
+        return pretokenizer(pattern)(text)
 
     def encode_pieces(self, pieces):
         out = []
@@ -1877,6 +1884,18 @@ class Tokenizer:
     def pattern(self):
         """The pre-tokenization regex."""
         return self._pattern
+
+    @property
+    def core(self):
+        """The core this tokenizer holds (an instance of ``core_class``: the
+        interface that ``Core``'s docstring describes), for tools that call
+        it directly.
+
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")])
+        >>> tok.core.encode_text("hi hi") == tok.encode_ordinary("hi hi")
+        True
+        """
+        return self._core
 
     @property
     def vocab_size(self):

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import bpe_fallback
+import naive
 from helpers import read_data
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,7 +40,7 @@ def test_the_tokenizer_exists_once(mod):
         own = set(vars(mod.Tokenizer)) - {"__module__", "__doc__", "__qualname__", "core_class"}
         assert not own, own
     tok = mod.Tokenizer.from_merges([(b"a", b"b")])
-    assert type(tok._core) is mod.Core
+    assert type(tok.core) is mod.Core
 
 
 def test_shim_is_the_fallback():
@@ -62,6 +63,13 @@ def test_no_private_names_cross_modules():
         text = path.read_text(encoding="utf-8")
         found = re.findall(r"\b(?:bpe|bpe_fallback|mod|_py)\.(_[a-z]\w*)", text)
         assert not found, (path.name, found)
+    # the tests too: through the public API (tok.core, Core.pretokenize), not a
+    # tokenizer's or a module's underscore names
+    for path in sorted((REPO / "tests").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        found = re.findall(r"\b(?:bpe|bpe_fallback|mod|_py|tok|core)\.(_[a-z]\w*)"
+                           r"|getattr\((?:bpe|bpe_fallback|mod|tok|core), [\"'](_[a-z]\w*)", text)
+        assert not found, (path.name, found)
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "words", "bytes", r"\w+"])
@@ -82,7 +90,11 @@ def test_core_interface(mod, pattern):
     assert core.decode_bytes(ids + [10**6]) is None
     assert core.decode_bytes([tok.special_tokens["<|s|>"]]) == b"<|s|>"
     data = "hello world".encode("utf-8")
-    assert core.merge_bytes(data) == tok._bpe_bytes(data)
+    word = tuple(bytes([c]) for c in data)   # the merges replayed in order (the oracle)
+    for a, b in tok.merges:
+        word = naive.merge_word(word, (a, b), a + b)
+    ids_of = {t: i for i, t in tok.vocab.items()}
+    assert core.merge_bytes(data) == [ids_of[t] for t in word]
     if pattern in ("gpt2", "cl100k", "o200k", "words"):
         for limit in (0, 7, 100, len(clean), len(clean) + 5):
             cut, got = core.encode_prefix(clean, limit)
@@ -175,9 +187,9 @@ def test_flatten(mod):
     """Core.flatten: the items of lists and of encode_prefix's sequences, in order."""
     tok = trained("gpt2")
     text = read_data("corpus.en", 5000)
-    cut, first = tok._core.encode_prefix(text, 2000)
+    cut, first = tok.core.encode_prefix(text, 2000)
     rest = tok.encode_ordinary(text[cut:])
-    windows = [first, [], rest, tok._core.encode_prefix("", 0)[1], [1, 2]]
+    windows = [first, [], rest, tok.core.encode_prefix("", 0)[1], [1, 2]]
     assert list(mod.Core.flatten(windows)) == tok.encode_ordinary(text) + [1, 2]
     assert list(mod.Core.flatten([])) == []
     with pytest.raises(TypeError):

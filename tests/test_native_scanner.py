@@ -29,7 +29,7 @@ corner_text = st.lists(st.sampled_from(CORNERS), max_size=40).map("".join)
 @pytest.mark.parametrize("name", NAMED)
 def test_native_scanner_equals_regex(name, text):
     pattern = bpe_fallback.PATTERNS[name]
-    assert bpe._native_pretokens(text, pattern) == regex.findall(pattern, text)
+    assert bpe.Core.pretokenize(pattern, text) == regex.findall(pattern, text)
 
 
 @pytest.mark.parametrize("name", NAMED)
@@ -39,4 +39,4 @@ def test_native_scanner_on_corpora(name, data):
 
     text = (DATA / data).read_text(encoding="utf-8")
     pattern = bpe_fallback.PATTERNS[name]
-    assert bpe._native_pretokens(text, pattern) == regex.findall(pattern, text)
+    assert bpe.Core.pretokenize(pattern, text) == regex.findall(pattern, text)

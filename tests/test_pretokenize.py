@@ -66,10 +66,8 @@ def test_count_pretokens_every_class(mod, pattern):
 
 @pytest.mark.parametrize("pattern", NAMED)
 def test_native_scanner_every_class(mod, pattern):
-    if not hasattr(mod, "_native_pretokens"):
-        pytest.skip("this backend pre-tokenizes with regex")
     text = exhaustive_text()
-    assert mod._native_pretokens(text, mod.PATTERNS[pattern]) == regex.findall(mod.PATTERNS[pattern], text)
+    assert mod.Core.pretokenize(mod.PATTERNS[pattern], text) == regex.findall(mod.PATTERNS[pattern], text)
 
 
 @pytest.mark.parametrize("pattern", NAMED)
@@ -99,8 +97,7 @@ tricky_text = st.text(st.one_of(st.sampled_from(TRICKY_CHARS), st.characters(exc
 def test_pretokens_random(mod, pattern, text):
     rx = mod.PATTERNS[pattern]
     expected = regex.findall(rx, text)
-    if hasattr(mod, "_native_pretokens"):
-        assert mod._native_pretokens(text, rx) == expected
+    assert mod.Core.pretokenize(rx, text) == expected
     assert mod.count_pretokens([text], pattern=pattern) == naive.count_pretokens([text], pattern)
 
 

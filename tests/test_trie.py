@@ -38,7 +38,7 @@ def replay(data, merges, ids_of):
 def core_checks(tok, data):
     """On the compiled backend, also the trie alone against the core's own rank merge (a
     trie that found no encoding would otherwise be hidden by that fallback)."""
-    core = getattr(tok, "_core", None)
+    core = tok.core
     if core is not None and hasattr(core, "trie_ids") and data:
         assert core.trie_ids(data) == core.merge_bytes(data)
 
@@ -222,7 +222,7 @@ def test_encode_prefix(mod, text, data, pattern):
 
     tok = _prefix_tok(mod, pattern)
     limit = data.draw(st.integers(0, len(text) + 2))
-    got = tok._core.encode_prefix(text, limit)
+    got = tok.core.encode_prefix(text, limit)
     got = (got[0], list(got[1]))
     cut = 0
     for m in regex.finditer(tok.pattern, text):
