@@ -2727,6 +2727,15 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
     return -1 if err < 0 else 0
 
 
+cdef inline int append_cached(const PCache *cache, const CSlot *e, IVec *out) noexcept nogil:
+    """Append the ids of a hit in the cache of longer results."""
+    if ivec_reserve(out, out.len + e.n_ids) < 0:
+        return -1
+    memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
+    out.len += e.n_ids
+    return 0
+
+
 cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
                     IVec *out, Scratch *sc) noexcept nogil:
     """A pre-token of more than 16 bytes, or of more than HOT_IDS ids: through
@@ -2739,11 +2748,7 @@ cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
         e = pcache_get(cache, s, n, h)
         if e != NULL:
             STAT(4, 1)
-            if ivec_reserve(out, out.len + e.n_ids) < 0:
-                return -1
-            memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
-            out.len += e.n_ids
-            return 0
+            return append_cached(cache, e, out)
     if encode_new(T, s, n, out, sc) < 0:
         return -1
     if n <= CACHE_MAX_BYTES:
@@ -2834,11 +2839,7 @@ cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_o
         e = pcache_get(cache, s, n, piece_hash(s, n))
         if e != NULL:
             STAT(15, 1)
-            if ivec_reserve(out, out.len + e.n_ids) < 0:
-                return -1
-            memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
-            out.len += e.n_ids
-            return 0
+            return append_cached(cache, e, out)
     if encode_new(T, s, n, out, sc) < 0:
         return -1
     victim = x[HOT_WAYS - 1]
