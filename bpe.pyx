@@ -1569,12 +1569,13 @@ cdef Py_ssize_t code_points(const uint8_t *u, Py_ssize_t n) noexcept nogil:
 
 
 cdef list native_pretokens(str text, int which):
-    """The pre-tokens of `text` by the native scanner `which` (Core.pretokenize)."""
+    """The pre-tokens of `text` (repaired) by the native scanner `which`
+    (Core.pretokenize)."""
     cdef Py_ssize_t i = 0, e
     cdef Utf8 u
     cdef list out = []
     _build_flags()
-    utf8_of(_repair(text), &u)
+    utf8_of(text, &u)
     try:
         while i < u.len:
             e = next_pretoken(which, u.data, i, u.len)
@@ -3662,10 +3663,12 @@ cdef class Core:
         return self.by(data, False)
 
     @staticmethod
-    def pretokenize(pattern, str text):
-        """The pre-tokens of text: the native scanner for a named pattern, else
-        the regex (what encode_text splits by; both equal regex.findall)."""
+    def pretokenize(pattern, text):
+        """The pre-tokens of text (lone surrogates repaired): the native scanner
+        for a named pattern, else the regex (what encode_text splits by; both
+        equal regex.findall)."""
         cdef int which = _which(pattern)
+        text = _repair(text)
         if which == P_NONE:
             return _py.pretokenizer(pattern)(text)
         return native_pretokens(text, which)

@@ -1095,9 +1095,10 @@ class Core:
       sequences (encode_iterable's output).
     - ``encode_pieces(pieces)``: the ids of pre-tokens already split.
     - ``merge_bytes(data)``: merge by rank over raw bytes, no pre-tokens.
-    - ``pretokenize(pattern, text)`` (static): the pre-tokens of text by a
-      resolved pattern, as this core splits them (the compiled core scans
-      the named patterns with its own scanner; both equal ``pretokenizer``).
+    - ``pretokenize(pattern, text)`` (static): the pre-tokens of text (lone
+      surrogates repaired) by a resolved pattern, as this core splits them
+      (the compiled core scans the named patterns with its own scanner; both
+      equal ``pretokenizer``).
     - ``decode_bytes(ids)``: the bytes of a list of int ids, None if one is
       not in the vocabulary (the Tokenizer then reports it).
     - ``packer(itemsize)``: a function text -> the packed little-endian ids of
@@ -1171,7 +1172,7 @@ class Core:
 
     @staticmethod
     def pretokenize(pattern, text):
-        return pretokenizer(pattern)(text)
+        return pretokenizer(pattern)(_repair(text))
 
     def encode_pieces(self, pieces):
         out = []

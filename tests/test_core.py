@@ -199,3 +199,28 @@ def test_flatten(mod):
     assert next(it) == 1
     w.clear()  # a list changed under the iterator: what is left of it, never freed memory
     assert list(it) == [5]
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "words", r"\w+"])
+def test_pretokenize_repairs_and_checks(mod, pattern):
+    """Core.pretokenize: the pre-tokens of the repaired text (a lone surrogate is U+FFFD),
+    a str subclass read as the str it holds, anything else a TypeError; the same on both
+    backends, named pattern or not."""
+    import regex
+
+    rx = mod.PATTERNS.get(pattern, pattern)
+
+    class Sub(str):
+        pass
+
+    text = "it's \ud800 12345 héllo\n\n  wörld \udfff!"
+    repaired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    expected = regex.findall(rx, repaired) if pattern in mod.PATTERNS else \
+        bpe_fallback.pretokenizer(rx)(repaired)
+    assert "\ufffd" in "".join(expected)
+    assert mod.Core.pretokenize(rx, text) == expected
+    got = mod.Core.pretokenize(rx, Sub(repaired))
+    assert got == expected and all(type(p) is str for p in got)
+    for bad in (b"bytes", None, 12):
+        with pytest.raises(TypeError):
+            mod.Core.pretokenize(rx, bad)
