@@ -529,7 +529,6 @@ cdef int32_t pair_index(Trainer *t, int32_t a, int32_t b, Py_ssize_t reserve) no
     positions); -1 when out of memory."""
     cdef Py_ssize_t s = pair_slot(t, a, b), cap
     cdef int32_t i = t.slots[s]
-    cdef void *p
     if i >= 0:
         return i
     if (t.npairs + 1) * 2 > t.smask + 1:
@@ -538,22 +537,10 @@ cdef int32_t pair_index(Trainer *t, int32_t a, int32_t b, Py_ssize_t reserve) no
         s = pair_slot(t, a, b)
     if t.npairs == t.pcap:
         cap = t.pcap * 2 if t.pcap else 1024
-        p = realloc(t.pcount, cap * sizeof(int64_t))
-        if p == NULL:
+        if (resize(<void **> &t.pcount, cap * sizeof(int64_t)) < 0 or resize(<void **> &t.occ, cap * sizeof(Occ)) < 0
+                or resize(<void **> &t.stamp, cap * sizeof(int32_t)) < 0
+                or resize(<void **> &t.ab, cap * sizeof(PairAB)) < 0):
             return -1
-        t.pcount = <int64_t *> p
-        p = realloc(t.occ, cap * sizeof(Occ))
-        if p == NULL:
-            return -1
-        t.occ = <Occ *> p
-        p = realloc(t.stamp, cap * sizeof(int32_t))
-        if p == NULL:
-            return -1
-        t.stamp = <int32_t *> p
-        p = realloc(t.ab, cap * sizeof(PairAB))
-        if p == NULL:
-            return -1
-        t.ab = <PairAB *> p
         t.pcap = cap
     i = <int32_t> t.npairs
     t.npairs += 1
