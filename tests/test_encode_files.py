@@ -548,15 +548,20 @@ MEMORY = PEAK_MB_SOURCE + TREE_PEAK_SOURCE + textwrap.dedent(
 
 
 def test_memory_follows_the_chunks_not_the_corpus(mod, tmp_path):
-    """Encoding 16 MB or 48 MB with chunks of 256 KB: the peak memory of this process and of the
-    workers is the same (within a quarter of the 32 MB more text).  (Both are large enough for
-    a worker process to take jobs: on a small input this process is done before it starts.)
-    The compiled backend's workers are threads of this process: it starts no process."""
+    """Encoding 16 MB or 80 MB with chunks of 256 KB: the peak memory of this process and of the
+    workers is the same (within a quarter of the 64 MB more text; what memory followed the
+    corpus would hold is more: its text, or its ids at 2 bytes a token).  The peaks are not
+    exact: malloc keeps freed chunk buffers on its heap (glibc raises its mmap threshold to
+    the largest freed one), which fragments up to a level it then stays at, a few MB, reached
+    sooner or later by chance; 16 MB against 48 MB left that noise too close to the bound.
+    (Both are large enough for a worker process to take jobs: on a small input this process is
+    done before it starts.)  The compiled backend's workers are threads of this process: it
+    starts no process."""
     block = (DATA / "corpus.en").read_text(encoding="utf-8")
     script = tmp_path / "measure.py"
     script.write_text(MEMORY)
     peaks = {}
-    for n in (120, 360):
+    for n in (120, 600):
         path = tmp_path / f"x{n}.txt"
         path.write_text(block * n, encoding="utf-8")
         out = subprocess.run([sys.executable, str(script), mod.__name__, str(path),
@@ -570,9 +575,9 @@ def test_memory_follows_the_chunks_not_the_corpus(mod, tmp_path):
             assert processes >= 2  # the fork server and the worker were seen
         assert count * 2 == os.path.getsize(tmp_path / f"x{n}.bin")
         peaks[n] = (parent, workers)
-    growth = 240 * len(block.encode()) / 2 ** 20  # MB more text
-    assert peaks[360][0] - peaks[120][0] < 0.25 * growth, peaks
-    assert peaks[360][1] - peaks[120][1] < 0.25 * growth, peaks
+    growth = 480 * len(block.encode()) / 2 ** 20  # MB more text
+    assert peaks[600][0] - peaks[120][0] < 0.25 * growth, peaks
+    assert peaks[600][1] - peaks[120][1] < 0.25 * growth, peaks
 
 
 LOCKED = textwrap.dedent(
