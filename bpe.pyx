@@ -537,7 +537,8 @@ cdef int32_t pair_index(Trainer *t, int32_t a, int32_t b, Py_ssize_t reserve) no
         s = pair_slot(t, a, b)
     if t.npairs == t.pcap:
         cap = t.pcap * 2 if t.pcap else 1024
-        if (resize(<void **> &t.pcount, cap * sizeof(int64_t)) < 0 or resize(<void **> &t.occ, cap * sizeof(Occ)) < 0
+        if (resize(<void **> &t.pcount, cap * sizeof(int64_t)) < 0
+                or resize(<void **> &t.occ, cap * sizeof(Occ)) < 0
                 or resize(<void **> &t.stamp, cap * sizeof(int32_t)) < 0
                 or resize(<void **> &t.ab, cap * sizeof(PairAB)) < 0):
             return -1

@@ -2,6 +2,7 @@
 
 import functools
 import json
+import os
 from pathlib import Path
 
 import regex
@@ -155,19 +156,18 @@ def texts_with(specials):
     }
 
 
-# Peak memory of a subprocess, for scripts run by the tests. /proc/self/status's VmHWM belongs
-# to the process's own address space; ru_maxrss on Linux carries over the size of the parent
-# it was forked from (pytest, hundreds of MB), which would hide any growth.
 def steady_malloc_env():
     """The environment for a child whose peak memory a test compares across input sizes.
     glibc raises its mmap threshold to the largest block freed, so freed chunk buffers then
     stay on the heap and fragment it: a few MB more on a larger input, whatever the code
     does, by chance (CI saw +8 MB).  A fixed threshold (glibc's default) leaves the library's
     own memory; memory that followed the input would still show.  Other allocators ignore it."""
-    import os
     return dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(128 * 1024))
 
 
+# Peak memory of a subprocess, for scripts run by the tests. /proc/self/status's VmHWM belongs
+# to the process's own address space; ru_maxrss on Linux carries over the size of the parent
+# it was forked from (pytest, hundreds of MB), which would hide any growth.
 PEAK_MB_SOURCE = """
 def peak_mb():
     try:

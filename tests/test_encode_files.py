@@ -556,9 +556,9 @@ def test_memory_follows_the_chunks_not_the_corpus(mod, tmp_path):
     workers is the same (within a quarter of the 64 MB more text; what memory followed the
     corpus would hold is more: its text, or its ids at 2 bytes a token).  The children run
     with malloc's mmap threshold fixed (steady_malloc_env): CI once saw +8 MB of heap
-    fragmentation between 16 and 48 MB without it.  (Both are large enough for a worker process to take jobs: on a small input this process is
-    done before it starts.)  The compiled backend's workers are threads of this process: it
-    starts no process."""
+    fragmentation between 16 and 48 MB without it.  (Both are large enough for a worker
+    process to take jobs: on a small input this process is done before it starts.)  The
+    compiled backend's workers are threads of this process: it starts no process."""
     block = (DATA / "corpus.en").read_text(encoding="utf-8")
     script = tmp_path / "measure.py"
     script.write_text(MEMORY)
