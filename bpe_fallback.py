@@ -28,36 +28,27 @@ The training rule, exactly (both backends, every entry point):
    chosen.
 """
 
-from __future__ import annotations
 
-import array
-import base64
-import bisect
-import collections
+# Layout: the tokenizer first (patterns, counting, learning merges, encoding a
+# pre-token, Core, the Tokenizer's own API), then the extras, each in its own
+# section and each a mixin of the final Tokenizer: tiktoken compatibility,
+# durable files, file formats, corpus work (train_files, encode_files, workers,
+# progress), and the command line.  Modules that only an extra needs are
+# imported where they are used, so `import bpe_fallback` stays light.
+
+import array as _array
+import collections as _collections
 import collections.abc as _abc
-import concurrent.futures
-import gzip
-import hashlib
-import heapq
-import itertools
-import json
-import operator
-import os
-import pickle
-import shutil
-import signal
-import stat
-import sys
-import tempfile
-import threading
-import time
-import warnings
-import zlib
-from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+import heapq as _heapq
+import itertools as _itertools
+import operator as _operator
+import os as _os
+import stat as _stat
+import sys as _sys
+import time as _time
+import warnings as _warnings
 
-import regex
+import regex as _regex
 
 __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND", "__version__",
            "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token", "file_cuts", "read_jsonl",
@@ -66,9 +57,15 @@ __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "
 __version__ = "0.1.0"
 BACKEND = "python"
 
+
+# ==========================================================================
+# THE TOKENIZER
+# ==========================================================================
+
 # --------------------------------------------------------------------------
 # Pre-tokenization patterns
 # --------------------------------------------------------------------------
+
 
 PATTERNS = {
     "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
@@ -99,10 +96,10 @@ PATTERNS = {
 # along).  words: after a line feed that printable ASCII follows.  Custom
 # patterns and "bytes" are never cut inside a file.
 _FILE_CUTS = {
-    PATTERNS["gpt2"]: regex.compile(rb"[\x21-\x7e](?=[\r\n])"),
-    PATTERNS["cl100k"]: regex.compile(rb"[0-9A-Za-z](?=[\r\n])"),
-    PATTERNS["o200k"]: regex.compile(rb"[0-9A-Za-z](?=[\r\n])"),
-    PATTERNS["words"]: regex.compile(rb"\n(?=[\x21-\x7e])"),
+    PATTERNS["gpt2"]: _regex.compile(rb"[\x21-\x7e](?=[\r\n])"),
+    PATTERNS["cl100k"]: _regex.compile(rb"[0-9A-Za-z](?=[\r\n])"),
+    PATTERNS["o200k"]: _regex.compile(rb"[0-9A-Za-z](?=[\r\n])"),
+    PATTERNS["words"]: _regex.compile(rb"\n(?=[\x21-\x7e])"),
 }
 
 
@@ -142,10 +139,10 @@ def _compile_pattern(pattern):
     rx = _compiled.get(pattern)
     if rx is None:
         try:
-            rx = regex.compile(pattern)
-        except (regex.error, TypeError, ValueError, OverflowError, RecursionError) as e:
+            rx = _regex.compile(pattern)
+        except (_regex.error, TypeError, ValueError, OverflowError, RecursionError) as e:
             raise ValueError(f"invalid pattern {_short(pattern)}: {e}") from None
-        if rx.flags & regex.REVERSE:
+        if rx.flags & _regex.REVERSE:
             raise ValueError(f"the pattern {_short(pattern)} searches backwards (?r): "
                              f"pre-tokens are read left to right")
         try:
@@ -185,17 +182,17 @@ def pretokenizer(pattern):
 
     def split(text):
         earned = PATTERN_TIME_PER_CHAR * len(text)
-        start_time = time.monotonic()
+        start_time = _time.monotonic()
         try:
             out = None if groups else rx.findall(text, timeout=max(slack[0] + earned, 1e-4))
             if out is None or sum(map(len, out)) != len(text) or "" in out:
-                out = with_gaps(text, max(slack[0] + earned - (time.monotonic() - start_time), 1e-4))
+                out = with_gaps(text, max(slack[0] + earned - (_time.monotonic() - start_time), 1e-4))
         except TimeoutError:
             slack[0] = 0.0
             raise ValueError(
                 f"the pattern {_short(rx.pattern)} took too long on a text of {len(text)} "
                 f"characters (catastrophic backtracking?); simplify it") from None
-        slack[0] = min(PATTERN_TIME_BASE, slack[0] + earned - (time.monotonic() - start_time))
+        slack[0] = min(PATTERN_TIME_BASE, slack[0] + earned - (_time.monotonic() - start_time))
         return out
 
     def with_gaps(text, timeout):
@@ -229,7 +226,7 @@ def _special_regex(specials):
     if not specials:
         return None
     alts = sorted(set(specials), key=lambda s: (-len(s), s))
-    return regex.compile("|".join(regex.escape(s) for s in alts))
+    return _regex.compile("|".join(_regex.escape(s) for s in alts))
 
 
 def _check_specials(special_tokens):
@@ -271,6 +268,15 @@ def _check_special_text(s):
                              f"(U+{ord(s[e.start]):04X}), which has no UTF-8 bytes") from None
 
 
+_MAX_ID = 1 << 31  # ids are int32 in the compiled core
+
+
+def _check_int(name, value, low):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, got {value}")
+    return value
 def _short(value, limit=60):
     """repr(value), cut to about `limit` characters for error messages."""
     text = repr(value)
@@ -297,54 +303,6 @@ def _repair(text):
 
 
 # --------------------------------------------------------------------------
-# GPT-2's printable form of bytes (vocab.json, merges.txt, tokenizer.json and
-# the native format all write tokens this way)
-# --------------------------------------------------------------------------
-
-
-def _make_byte_unicode():
-    printable = set(range(0x21, 0x7F)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
-    to_char, shifted = [], 0
-    for b in range(256):
-        if b in printable:
-            to_char.append(chr(b))
-        else:
-            to_char.append(chr(256 + shifted))
-            shifted += 1
-    return to_char
-
-
-_BYTE_TO_CHAR = _make_byte_unicode()
-_ENCODE_TABLE = {b: c for b, c in enumerate(_BYTE_TO_CHAR)}
-# every char that is not a valid printable form maps to one latin-1 can't encode
-_DECODE_TABLE = {ord(c): chr(b) for b, c in enumerate(_BYTE_TO_CHAR)}
-for _b in range(256):
-    if _BYTE_TO_CHAR[_b] != chr(_b):
-        _DECODE_TABLE[_b] = "\U0010ffff"
-
-
-def token_to_str(token):
-    """GPT-2's printable form of a token's bytes: ``b" the"`` -> ``"Ġthe"``.
-
-    >>> token_to_str(b" the"), token_to_str(b"\\n\\xff")
-    ('Ġthe', 'Ċÿ')
-    """
-    return token.decode("latin-1").translate(_ENCODE_TABLE)
-
-
-def str_to_token(text):
-    """Inverse of token_to_str; ValueError for text that is not such a form.
-
-    >>> str_to_token("Ġthe")
-    b' the'
-    """
-    try:
-        return text.translate(_DECODE_TABLE).encode("latin-1")
-    except UnicodeEncodeError:
-        raise ValueError(f"{_short(text)} is not a byte-level token (GPT-2's byte-to-unicode form)") from None
-
-
-# --------------------------------------------------------------------------
 # Counting pre-tokens
 # --------------------------------------------------------------------------
 
@@ -365,7 +323,7 @@ class _Counter:
 
     def __init__(self, pattern):
         self._split = pretokenizer(pattern)
-        self._counts = Counter()
+        self._counts = _collections.Counter()
 
     def add(self, text):
         self._counts.update(self._split(text))
@@ -377,7 +335,7 @@ class _Counter:
         self._counts.update(packed)
 
     def clear(self):
-        self._counts = Counter()
+        self._counts = _collections.Counter()
 
     def __len__(self):
         return len(self._counts) - ("" in self._counts)
@@ -387,440 +345,9 @@ class _Counter:
         return {k.encode("utf-8"): v for k, v in self._counts.items()}
 
 
-def _read_bytes(path, start, end):
-    with open(path, "rb") as f:
-        f.seek(start)
-        return f.read(end - start)
-
-
-def _read_range(path, start, end):
-    """The text of bytes [start, end) of a UTF-8 file (bad bytes -> U+FFFD, with a warning)."""
-    data = _read_bytes(path, start, end)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        warnings.warn(f"{path}: invalid UTF-8 at byte {start + e.start} (and maybe later); "
-                      f"such bytes are read as U+FFFD", stacklevel=2)
-        text = data.decode("utf-8", "replace")
-    return text
-
-
-_COUNT_PIECE = 1 << 20
-
-
-def _count_job(job):
-    """Worker of train_files: count the pre-tokens of bytes [start, end) of
-    a file with a core's counter; its packed counts.  The text is read in
-    pieces of about _COUNT_PIECE bytes, cut where its pre-tokens do not
-    change (as the jobs are): a job's memory is its counter, not its text."""
-    core, path, start, end, pattern, specials = job
-    counter = core.counter(pattern)
-    special_re = _special_regex(specials)
-    with open(path, "rb") as f:
-        pieces = _ranges(f, end, start, end, _COUNT_PIECE, _cut_kind(pattern, specials))
-    for a, b in pieces:
-        _count_into(counter, _read_range(path, a, b), core.repair, special_re)
-    return counter.pack()
-
-
-def _find_cut(f, pos, size, cut_re):
-    """First offset >= pos where a file may be cut without changing its
-    pre-tokens (see _FILE_CUTS), or None.  Cuts fall between ASCII bytes,
-    never inside a UTF-8 sequence."""
-    window = 1 << 16
-    while pos < size:
-        f.seek(pos - 1)
-        data = f.read(window + 2)
-        m = cut_re.search(data, 1)
-        if m is not None and pos - 1 + m.end() < size:
-            return pos - 1 + m.end()
-        pos += window
-    return None
-
-
-_LINE_CUT = regex.compile(rb"\n")  # JSON lines: after any line feed
-
-
-def _ranges(f, size, start, end, chunk_size, cut_re):
-    """(start, end) ranges covering bytes [start, end) of an open file, each
-    about `chunk_size` bytes, cut only where `cut_re` allows (None: no cut)."""
-    ranges = []
-    if cut_re is not None:
-        while start + chunk_size < end:
-            cut = _find_cut(f, start + chunk_size, end, cut_re)
-            if cut is None:
-                break
-            ranges.append((start, cut))
-            start = cut
-    ranges.append((start, end))
-    return ranges
-
-
-def _is_cut(f, pos, size, cut_re):
-    """Whether a file may be cut at `pos` (its ends always may)."""
-    if pos in (0, size):
-        return True
-    if cut_re is None:
-        return False
-    f.seek(pos - 1)
-    m = cut_re.match(f.read(2))
-    return m is not None and m.end() == 1
-
-
-def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=False):
-    r"""Cut a file into byte ranges of about `chunk_size` bytes that can be
-    read, counted and encoded apart: the ranges' pre-tokens are those of the
-    whole text (the rule ``train_files`` and ``encode_files`` use), or, with
-    ``jsonl=True``, each range holds whole lines.  Custom patterns and
-    ``"bytes"`` are not cut.  `file`: a path, or a binary file open for reading.
-
-    >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
-    >>> with open(path, "w") as f:
-    ...     _ = f.write("one line\nanother line\n" * 3)
-    >>> file_cuts(path, 10)
-    [(0, 21), (21, 43), (43, 65), (65, 66)]
-    >>> file_cuts(path, 10, pattern=r"\w+|\W")
-    [(0, 66)]
-    """
-    if jsonl:
-        cut_re = _LINE_CUT
-    else:
-        cut_re = _cut_kind(resolve_pattern(pattern), _check_specials(special_tokens))
-    _check_int("chunk_size", chunk_size, 1)
-    if isinstance(file, (str, bytes, os.PathLike)):
-        with open(file, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            return _ranges(f, size, 0, size, chunk_size, cut_re)
-    size = file.seek(0, os.SEEK_END)
-    return _ranges(file, size, 0, size, chunk_size, cut_re)
-
-
-def _file_jobs(core, paths, chunk_size, pattern, specials):
-    kind = _cut_kind(pattern, specials)
-    jobs = []
-    for path in paths:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            jobs += [(core, path, a, b, pattern, specials)
-                     for a, b in _ranges(f, size, 0, size, chunk_size, kind)]
-    return jobs
-
-
-def _check_workers(workers):
-    if workers is None:
-        return os.cpu_count() or 1
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive int, not {workers!r}")
-    return workers
-
-
-def _count_files(core, paths, pattern, specials, workers, chunk_size, report=None):
-    """Count the pre-tokens of files with a core's counters: one job (a safe
-    byte range) per worker task, their packed counts summed in one counter
-    (returned: the compiled core's learn_merges reads it without making a
-    Python object per pre-token)."""
-    if isinstance(paths, (str, bytes, os.PathLike)):
-        paths = [paths]
-    paths = [os.fspath(p) for p in paths]
-    for p in paths:
-        if not os.path.isfile(p):
-            raise ValueError(f"no such file: {p!r}")
-    workers = _check_workers(workers)
-    if chunk_size is None:
-        total = sum(os.path.getsize(p) for p in paths)
-        # memory follows the chunk, not the corpus: at most 16 MB of text per worker
-        chunk_size = min(max(total // (4 * workers), 1 << 20), 1 << 24)
-    if not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
-    jobs = _file_jobs(core, paths, chunk_size, pattern, specials)
-    sizes = [end - start for _, _, start, end, _, _ in jobs]
-    total = core.counter(pattern)
-    if workers == 1 or len(jobs) == 1:
-        results = map(_count_job, jobs)
-        for packed in _reported(results, sizes, report, "count"):
-            total.add_packed(packed)
-        return total
-    with _WorkerPool(min(workers, len(jobs)), "train_files", preload=[core.__module__]) as pool:
-        for packed in _reported(pool.map(_count_job, jobs), sizes, report, "count"):
-            total.add_packed(packed)
-    return total
-
-
-def _reported(results, sizes, report, phase):
-    """Yield `results`, reporting progress (the bytes done) as each arrives."""
-    if report is None:
-        yield from results
-        return
-    total, done = sum(sizes), 0
-    report(phase, 0, total)
-    for size, result in zip(sizes, results):
-        done += size
-        report(phase, done, total)
-        yield result
-
-
-# --------------------------------------------------------------------------
-# Worker processes
-# --------------------------------------------------------------------------
-
-
-class _WorkerPool:
-    """Worker processes for train_files and encode_files.
-
-    They are started by a fork server (spawn where there is none), never
-    forked from this process: another thread of it may hold a lock, which a
-    forked child would inherit held.  Like every spawned process, they import
-    the main module, so a script needs ``if __name__ == "__main__":``.  They
-    ignore Ctrl-C: on any error or interrupt the parent stops them all.  A
-    worker that dies (killed, out of memory) is a RuntimeError naming `what`.
-    Warnings raised in a job are raised again in the parent.
-
-    A job's result goes back through a file when it is large: a worker killed
-    while it writes a large result to the pool's pipe would leave half a
-    message there, on which the pool's own thread would wait forever; a small
-    one is written at once.
-
-    `setup(*setup_args)` runs once in each worker, before its first job."""
-
-    def __init__(self, workers, what, preload=(), setup=None, setup_args=()):
-        import multiprocessing
-
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-        context = multiprocessing.get_context(method)
-        if method == "forkserver":
-            # the server imports these once (when it starts); the workers it forks have them
-            context.set_forkserver_preload(["__main__", __name__, *preload])
-        self.what, self.workers = what, workers
-        self.spool = tempfile.mkdtemp(prefix="bpe-workers-")
-        try:
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                            initializer=_worker_init,
-                                            initargs=(self.spool, setup, setup_args))
-        except BaseException:
-            os.rmdir(self.spool)
-            raise
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, value, traceback):
-        try:
-            if kind is None:
-                self.pool.shutdown()
-            else:
-                self.stop()  # Ctrl-C or a failed job: stop every worker now, leave no process behind
-        finally:
-            shutil.rmtree(self.spool, ignore_errors=True)
-        if isinstance(value, (BrokenProcessPool, BrokenPipeError, EOFError)):
-            raise RuntimeError(
-                f"{self.what}: a worker process died (killed, or out of memory?) or could "
-                f"not start (a script that starts workers must run its work under "
-                f"`if __name__ == \"__main__\":`, since each worker imports it)") from value
-        return False
-
-    def submit(self, fn, job):
-        return self.pool.submit(_run_job, fn, job)
-
-    @staticmethod
-    def result(future):
-        data = future.result()
-        if isinstance(data, str):  # a file in the spool
-            with open(data, "rb") as f:
-                blob = f.read()
-            os.unlink(data)
-            data = blob
-        result, caught = pickle.loads(data)
-        for message, category in caught:
-            warnings.warn(message, category, stacklevel=3)
-        return result
-
-    def map(self, fn, jobs):
-        """fn(job) for each job, in order, with a few jobs per worker submitted
-        ahead (not all: their results would wait in memory)."""
-        jobs = iter(jobs)
-        ahead = collections.deque(self.submit(fn, job) for job in itertools.islice(jobs, 2 * self.workers))
-        while ahead:
-            future = ahead.popleft()
-            ahead.extend(self.submit(fn, job) for job in itertools.islice(jobs, 1))
-            yield self.result(future)
-
-    def stop(self):
-        processes = list((getattr(self.pool, "_processes", None) or {}).values())
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        for p in processes:
-            if p.is_alive():
-                p.terminate()
-        for p in processes:
-            p.join(5)
-            if p.is_alive():
-                p.kill()
-                p.join()
-
-
-_worker_spool = None
-
-
-def _worker_init(spool, setup, setup_args):
-    """Workers leave Ctrl-C to the parent, which stops them."""
-    global _worker_spool
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker_spool = spool
-    if setup is not None:
-        setup(*setup_args)
-
-
-def _run_job(fn, job):
-    """fn(job) in a worker, with the warnings it raised (to raise them again
-    in the parent, whose warning filters and display apply): pickled, and
-    in a file of the spool when that is more than a pipe writes at once."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(job)
-    data = pickle.dumps((result, [(str(w.message), w.category) for w in caught]),
-                        pickle.HIGHEST_PROTOCOL)
-    if len(data) <= 2048:
-        return data
-    fd, path = tempfile.mkstemp(dir=_worker_spool)
-    with open(fd, "wb") as f:
-        f.write(data)
-    return path
-
-
 # --------------------------------------------------------------------------
 # Learning merges
 # --------------------------------------------------------------------------
-
-
-def _desc_key(token):
-    """A str whose ascending order is the descending order of `token`
-    (a terminator above every byte makes a prefix sort after its extensions)."""
-    return token.translate(_INVERT).decode("latin-1") + "\u0100"
-
-
-_INVERT = bytes(range(255, -1, -1))
-
-
-# --------------------------------------------------------------------------
-# Progress
-# --------------------------------------------------------------------------
-
-
-def _fmt_bytes(n):
-    return f"{n / 1e6:,.1f} MB" if n >= 10_000_000 else f"{n:,} bytes"
-
-
-def _fmt_seconds(seconds):
-    if seconds < 1:
-        return f"{seconds:.2f} s"
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    minutes, s = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return f"{minutes} min {s:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
-
-
-def _isatty(stream):
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-class ProgressBar:
-    r"""The progress display of ``progress=True``: a callable
-    ``(phase, done, total)``, as every ``progress`` argument may be.
-
-    Phases: ``"count"`` (bytes of input counted), ``"pretokens"`` (once, the
-    number of distinct pre-tokens: done == total), ``"merge"`` (merges
-    learned), ``"encode"`` (bytes of input encoded).  The last call of a
-    phase has ``done == total`` (training that stops early ends its merge
-    phase with the number it learned).
-
-    On a terminal, a bar with the rate and the time left is rewritten in place;
-    elsewhere (a log file) a line is written every `interval` seconds (default
-    10), and one when each phase ends.  `stream`: default sys.stderr.
-
-    >>> import io
-    >>> log = io.StringIO()
-    >>> show = ProgressBar(log)
-    >>> show("merge", 0, 300); show("merge", 300, 300)
-    >>> log.getvalue()
-    'learned 300 merges in 0.00 s\n'
-    """
-
-    _DONE = {"count": "counted", "merge": "learned", "encode": "encoded"}
-    _DOING = {"count": "counting", "merge": "merging", "encode": "encoding"}
-
-    def __init__(self, stream=None, interval=None):
-        self.stream, self.interval = stream, interval
-        self.phase = None
-        self.width = 0  # of the status line on a terminal
-
-    def __call__(self, phase, done, total):
-        out = self.stream if self.stream is not None else sys.stderr
-        tty = _isatty(out)
-        now = time.monotonic()
-        if phase == "pretokens":
-            self._line(out, tty, f"counted {done:,} distinct pre-tokens")
-            return
-        if phase != self.phase or done < self.seen:
-            self.phase, self.start, self.shown, self.seen = phase, now, None, done
-            self.mark = (now, done)
-        self.seen = done
-        elapsed = now - self.start
-        unit = "merges" if phase == "merge" else "bytes"
-        if total is not None and done >= total:
-            if self.shown != "end":
-                self.shown = "end"
-                amount = f"{done:,} merges" if unit == "merges" else _fmt_bytes(done)
-                rate = ""
-                if elapsed >= 0.1 and done:
-                    rate = f" ({done / elapsed:,.0f}/s)" if unit == "merges" else \
-                        f" ({done / elapsed / 1e6:,.1f} MB/s)"
-                self._line(out, tty, f"{self._DONE.get(phase, phase)} {amount} in "
-                                     f"{_fmt_seconds(elapsed)}{rate}")
-            return
-        interval = self.interval if self.interval is not None else (0.25 if tty else 10.0)
-        since = now - (self.start if self.shown is None else self.shown)
-        if (self.shown is not None or not tty) and since < interval:
-            return
-        # merges speed up as training goes on: their rate is the recent one
-        then, before = self.mark if unit == "merges" else (self.start, 0)
-        rate = (done - before) / (now - then) if now - then > 1e-3 else 0.0
-        self.mark, self.shown = (now, done), now
-        text = f"{self._DOING.get(phase, phase)}: "
-        if total:
-            share = min(done / total, 1.0)
-            if tty:
-                filled = int(share * 24)
-                text += "[" + "#" * filled + "." * (24 - filled) + "] "
-            text += f"{100 * share:.0f}% "
-        if unit == "merges":
-            text += f"{done:,}/{total:,} merges" if total else f"{done:,} merges"
-            text += f", {rate:,.0f}/s" if rate else ""
-        else:
-            text += f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB" if total else _fmt_bytes(done)
-            text += f", {rate / 1e6:,.1f} MB/s" if rate else ""
-        if rate and total:
-            text += f", {_fmt_seconds((total - done) / rate)} left"
-        if tty:
-            out.write("\r" + text + " " * max(self.width - len(text), 0))
-            self.width = len(text)
-            out.flush()
-        else:
-            self._line(out, tty, text)
-
-    def _line(self, out, tty, text):
-        if tty:
-            text = "\r" + text + " " * max(self.width - len(text), 0)
-            self.width = 0
-        out.write(text + "\n")
-        out.flush()
 
 
 # Counts are 64-bit in the compiled core: the sum of count x (length - 1) over
@@ -840,6 +367,13 @@ def _reporter(progress):
         raise TypeError(f"progress must be True, False or a callable (phase, done, total), "
                         f"not {type(progress).__name__}")
     return progress
+def _desc_key(token):
+    """A str whose ascending order is the descending order of `token`
+    (a terminator above every byte makes a prefix sort after its extensions)."""
+    return token.translate(_INVERT).decode("latin-1") + "\u0100"
+
+
+_INVERT = bytes(range(255, -1, -1))
 
 
 def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None, consume=True):
@@ -898,7 +432,7 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
     pairs = {pair: e for pair, e in pairs.items() if e[0] >= min_frequency}
     get = pairs.get
     heap = [(-e[0], keys[a], keys[b], a, b) for (a, b), e in pairs.items() if limit >= 2]
-    heapq.heapify(heap)
+    _heapq.heapify(heap)
     merges = []
     if progress is not None:
         progress("merge", 0, n_merges)
@@ -910,13 +444,13 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
         c = e[0] if e is not None else 0
         if c != -neg:
             if c > 0:
-                heapq.heapreplace(heap, (-c, keys[a], keys[b], a, b))
+                _heapq.heapreplace(heap, (-c, keys[a], keys[b], a, b))
             else:
-                heapq.heappop(heap)
+                _heapq.heappop(heap)
             continue
         if c < min_frequency:
             break
-        heapq.heappop(heap)
+        _heapq.heappop(heap)
         new = 256 + len(merges)
         merges.append((a, b))
         tokens.append(tokens[a] + tokens[b])
@@ -978,7 +512,7 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
                 continue
             x, y = pair
             if len(tokens[x]) + len(tokens[y]) <= limit:
-                heapq.heappush(heap, (-e[0], keys[x], keys[y], x, y))
+                _heapq.heappush(heap, (-e[0], keys[x], keys[y], x, y))
         if progress is not None and not len(merges) & 255:
             progress("merge", len(merges), n_merges)
     if progress is not None:
@@ -1030,9 +564,9 @@ def _bpe_long(ids, pair_rank, rank_id):
         r = get((sym[i], sym[i + 1]))
         if r is not None:
             heap.append((r, i))
-    heapq.heapify(heap)
+    _heapq.heapify(heap)
     while heap:
-        r, p = heapq.heappop(heap)
+        r, p = _heapq.heappop(heap)
         q = nxt[p] if sym[p] >= 0 else -1
         if q < 0 or get((sym[p], sym[q])) != r:
             continue
@@ -1044,22 +578,22 @@ def _bpe_long(ids, pair_rank, rank_id):
             prv[right] = p
             r2 = get((sym[p], sym[right]))
             if r2 is not None:
-                heapq.heappush(heap, (r2, p))
+                _heapq.heappush(heap, (r2, p))
         left = prv[p]
         if left >= 0:
             r2 = get((sym[left], sym[p]))
             if r2 is not None:
-                heapq.heappush(heap, (r2, left))
+                _heapq.heappush(heap, (r2, left))
     return [s for s in sym if s >= 0]
 
 
-_TYPECODES = {2: "H", 4: "I" if array.array("I").itemsize == 4 else "L"}
+_TYPECODES = {2: "H", 4: "I" if _array.array("I").itemsize == 4 else "L"}
 
 
 def _pack_ids(ids, itemsize):
     """A list of ids as little-endian unsigned ints of `itemsize` bytes."""
-    packed = array.array(_TYPECODES[itemsize], ids)
-    if sys.byteorder == "big":
+    packed = _array.array(_TYPECODES[itemsize], ids)
+    if _sys.byteorder == "big":
         packed.byteswap()
     return packed.tobytes()
 
@@ -1141,7 +675,7 @@ class Core:
         self._cache = {}
 
     counter = staticmethod(_Counter)
-    flatten = staticmethod(itertools.chain.from_iterable)
+    flatten = staticmethod(_itertools.chain.from_iterable)
     learn_merges = staticmethod(_learn_merges)
     repair = staticmethod(_repair)
     pack_ids = staticmethod(_pack_ids)
@@ -1214,40 +748,22 @@ class Core:
 
 
 # --------------------------------------------------------------------------
-# The tokenizer
+# The tokenizer's own API: construct, train, encode, decode, special tokens,
+# save and load.  The extras below add their methods to it as mixins; the
+# public class, Tokenizer, is composed at the end of the extras.
 # --------------------------------------------------------------------------
 
 
-_MAX_ID = 1 << 31  # ids are int32 in the compiled core
+class _UnknownToken(KeyError, ValueError):
+    """An id that is not in the vocabulary: a ValueError, and the KeyError
+    tiktoken raises for one."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
 
 
-def _json(text, where):
-    """json.loads, with every failure (nesting too deep included) as ValueError."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as e:
-        raise ValueError(f"{where}: not valid JSON: {str(e)[:100]}") from None
-
-
-def _check_int(name, value, low):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}, got {value}")
-    return value
-
-
-class Tokenizer:
-    """A byte-level BPE tokenizer: a pre-tokenization pattern, mergeable tokens
-    (bytes -> id), the ordered merges and special tokens (str -> id).
-
-    >>> tok = Tokenizer.train("the cat sat on the mat. " * 10, 270, special_tokens=["<|end|>"])
-    >>> ids = tok.encode("the cat<|end|>", allowed_special="all")
-    >>> ids[-1] == tok.special_tokens["<|end|>"]
-    True
-    >>> tok.decode(ids)
-    'the cat<|end|>'
-    """
+class _CoreTokenizer:
+    """The Tokenizer's own API (see Tokenizer, which adds the extras)."""
 
     # ---- construction ---------------------------------------------------
 
@@ -1402,19 +918,6 @@ class Tokenizer:
                                                max_token_bytes)
         progress = _reporter(progress)
         counts = cls.count_pretokens(corpus, pattern=pattern, special_tokens=specials)
-        return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
-                                 max_token_bytes, progress)
-
-    @classmethod
-    def train_files(cls, paths, vocab_size, *, workers=None, chunk_size=None, pattern="gpt2",
-                    special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False):
-        """Train on UTF-8 files: large files are read in chunks cut where no
-        pre-token can change, counted in `workers` processes; the merges are
-        exactly those of ``train([whole text of each file])``."""
-        pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
-                                               max_token_bytes)
-        progress = _reporter(progress)
-        counts = _count_files(cls.core_class, paths, pattern, specials, workers, chunk_size, progress)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
@@ -1618,19 +1121,21 @@ class Tokenizer:
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a list of str, not a str")
         texts = list(texts)
-        cpus = os.cpu_count() or 1
+        cpus = _os.cpu_count() or 1
         threads = min(num_threads or cpus, cpus, len(texts)) if self._core.releases_gil else 1
         if threads <= 1:
             return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
                     for t in texts]
-        return self._encode_in_threads(texts, threads, allowed_special, disallowed_special)
+        return self._encode_batch_in_threads(texts, threads, allowed_special, disallowed_special)
 
-    def _encode_in_threads(self, texts, threads, allowed_special, disallowed_special):
+    def _encode_batch_in_threads(self, texts, threads, allowed_special, disallowed_special):
         """encode_batch on `threads` threads (this one among them), which take
         the next few texts each as they become free: unequal texts or a
         busier CPU do not leave one thread idle while another has half the
         batch.  An error is the one encode would raise first in list order:
         the texts after a failed one are not started, those before it finish."""
+        import threading
+
         n = len(texts)
         results = [None] * n
         errors = {}  # index -> the exception encode raised
@@ -1707,7 +1212,7 @@ class Tokenizer:
             # small chunks are taken and joined many at a time (nothing per chunk in
             # Python), large ones one by one: a batch holds about a quarter of a window,
             # and never more than 64 chunks
-            batch = list(itertools.islice(chunks, take))
+            batch = list(_itertools.islice(chunks, take))
             if not batch:
                 break
             got = self._join_chunks(batch)
@@ -1773,50 +1278,6 @@ class Tokenizer:
             out.extend(ids)
             return start + cut, out
         return start + cut, ids  # no copy when no special token came first
-
-    def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
-                     allowed_special=frozenset(), disallowed_special="all", workers=None,
-                     chunk_size=None, progress=False):
-        """Encode a corpus into `out`, one flat little-endian array of ids
-        (``uint16`` when every id fits, else ``uint32``; no header: what
-        ``numpy.memmap(out, dtype=..., mode="r")`` reads), and write
-        ``out + ".json"``, the sidecar: dtype, count, the tokenizer's sha256,
-        where each document starts.  Returns the sidecar's dict.
-
-        Each text file is a document; in JSON lines (``.jsonl``, ``.ndjson``,
-        or every input with ``jsonl=True``) each record's `text_field` is one.
-        The ids of a document are ``encode(text, allowed_special=...,
-        disallowed_special=...)``, followed by the id of `eot` (a special
-        token, or an id) when given.  An input may also be a byte range
-        ``(path, start, end)`` from ``file_cuts``: a text file's document then
-        starts at byte 0 and ends at its end.
-
-        Large files are read in chunks of `chunk_size` bytes cut where no id
-        can change (see ``file_cuts``) and encoded by `workers` workers:
-        threads of this process when the core encodes without the GIL (the
-        compiled one; default: the CPUs, at most one per MB of input), else
-        processes (this one and workers - 1 more; default: the CPUs, at most
-        one per 8 MB of input); memory follows the chunk size and the workers,
-        not the corpus.  The files are written atomically: a crash or Ctrl-C
-        leaves no partial `out`.  `progress`: True, or a callable (phase,
-        done, total).
-
-        >>> import os, tempfile, array
-        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>"])
-        >>> d = tempfile.mkdtemp()
-        >>> for name, text in [("a.txt", "hi hi"), ("b.txt", "ih")]:
-        ...     with open(os.path.join(d, name), "w") as f:
-        ...         _ = f.write(text)
-        >>> meta = tok.encode_files([os.path.join(d, "a.txt"), os.path.join(d, "b.txt")],
-        ...                         os.path.join(d, "train.bin"), eot="<|endoftext|>")
-        >>> meta["dtype"], meta["count"], meta["documents"]
-        ('uint16', 7, [0, 4])
-        >>> with open(os.path.join(d, "train.bin"), "rb") as f:
-        ...     array.array("H", f.read()).tolist()
-        [256, 32, 256, 257, 105, 104, 257]
-        """
-        return _encode_files(self, paths, out, dtype, eot, jsonl, text_field, allowed_special,
-                             disallowed_special, workers, chunk_size, progress)
 
     # ---- decoding -------------------------------------------------------
 
@@ -1908,14 +1369,64 @@ class Tokenizer:
         return (f"<{type(self).__module__}.Tokenizer vocab_size={self.vocab_size} "
                 f"merges={len(self._merges)} specials={len(self._specials)} pattern={name}>")
 
-    # ---- tiktoken compatibility ------------------------------------------
-    #
-    # Every public method and property of tiktoken.Encoding (0.14) with the same
-    # names, arguments, results and errors, built on encode / encode_batch /
-    # decode_bytes (so the compiled backend's core does the work in both).
-    # Where tiktoken's behaviour is a defect this section does better: surrogate
-    # pairs and lone surrogates never raise; a str passed where a list of str is
-    # expected raises TypeError instead of being encoded one character at a time.
+    # ---- equality, pickling, the native file -----------------------------
+
+    def _model(self):
+        return (self._pattern, self._tokens, self._merges, self._specials)
+
+    def __eq__(self, other):
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return self._model() == other._model()
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self._pattern, self._tokens, self._merges, self._specials),
+                {"_name": self._name})
+
+    def save(self, path):
+        """Write the native format: versioned UTF-8 text, atomically.
+
+        >>> import os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> path = os.path.join(tempfile.mkdtemp(), "tok.bpe")
+        >>> tok.save(path); Tokenizer.load(path) == tok
+        True
+        """
+        _atomic_write(path, _native_dump(self))
+
+    @classmethod
+    def load(cls, path):
+        """Read a file written by ``save``; ValueError if it is not one."""
+        return cls._create(*_native_parse(_read_text(path), path))
+
+
+def _rebuild(cls, pattern, tokens, merges, specials):
+    return cls._create(pattern, tokens, merges, specials)
+
+
+# ==========================================================================
+# EXTRAS: each section below extends the tokenizer; none is called from its core
+# ==========================================================================
+
+# --------------------------------------------------------------------------
+# tiktoken compatibility: tiktoken.Encoding's methods, and its encodings offline
+# (get_encoding: the facts of tiktoken_ext/openai_public.py)
+# --------------------------------------------------------------------------
+
+
+_WHITE_SPACE = _regex.compile(r"\p{White_Space}")
+_DROP_CONTINUATION = _operator.methodcaller("translate", None, bytes(range(0x80, 0xC0)))
+
+
+class _TiktokenMethods:
+    """Every public method and property of tiktoken.Encoding (0.14) with the
+    same names, arguments, results and errors, built on encode / encode_batch /
+    decode_bytes (so the compiled backend's core does the work in both).
+    Where tiktoken's behaviour is a defect these do better: surrogate pairs and
+    lone surrogates never raise; a str passed where a list of str is expected
+    raises TypeError instead of being encoded one character at a time."""
 
     _name = "bpe"
 
@@ -1981,7 +1492,7 @@ class Tokenizer:
         >>> tok.is_special_token(256), tok.is_special_token(65)
         (True, False)
         """
-        token = operator.index(token)
+        token = _operator.index(token)
         ids = self.__dict__.get("_special_ids")
         if ids is None:
             ids = self._special_ids = frozenset(self._specials.values())
@@ -2141,6 +1652,8 @@ class Tokenizer:
         >>> tok.encode_with_unstable("say h")
         ([115, 97, 121], [[32, 104], [32, 256]])
         """
+        import bisect
+
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         text = self._core.repair(text)
         self._check_disallowed(text, disallowed)
@@ -2228,7 +1741,7 @@ class Tokenizer:
         text = b"".join(parts).decode("utf-8")
         # each token adds the characters that start in it (bytes that are not
         # 10xxxxxx); one that starts inside a character belongs to that one
-        starts = itertools.accumulate(map(len, map(_DROP_CONTINUATION, parts)), initial=0)
+        starts = _itertools.accumulate(map(len, map(_DROP_CONTINUATION, parts)), initial=0)
         offsets = [n - (p[0] & 0xC0 == 0x80) for n, p in zip(starts, parts)]
         return text, offsets
 
@@ -2269,251 +1782,6 @@ class Tokenizer:
         tok._name = name
         return tok
 
-    # ---- end of tiktoken compatibility -----------------------------------
-
-    # ---- equality and pickling -------------------------------------------
-
-    def _model(self):
-        return (self._pattern, self._tokens, self._merges, self._specials)
-
-    def __eq__(self, other):
-        if not isinstance(other, Tokenizer):
-            return NotImplemented
-        return self._model() == other._model()
-
-    __hash__ = None
-
-    def __reduce__(self):
-        return (_rebuild, (type(self), self._pattern, self._tokens, self._merges, self._specials),
-                {"_name": self._name})
-
-    # ---- files ----------------------------------------------------------
-
-    def save(self, path):
-        """Write the native format: versioned UTF-8 text, atomically.
-
-        >>> import os, tempfile
-        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
-        >>> path = os.path.join(tempfile.mkdtemp(), "tok.bpe")
-        >>> tok.save(path); Tokenizer.load(path) == tok
-        True
-        """
-        _atomic_write(path, _native_dump(self))
-
-    @classmethod
-    def load(cls, path):
-        """Read a file written by ``save``; ValueError if it is not one."""
-        return cls._create(*_native_parse(_read_text(path), path))
-
-    @classmethod
-    def from_gpt2(cls, vocab_json, merges_txt, *, special_tokens=None, pattern="gpt2"):
-        """Read GPT-2's vocab.json and merges.txt, keeping their ids.
-
-        The two must belong together: every vocab.json entry is a single
-        byte, the result of a merge, or a special token.  With
-        ``special_tokens=None`` the entries no merge makes are the special
-        tokens: for a pair save_gpt2 wrote, all of them (merges.txt's first
-        line holds a fingerprint of the pair, checked here); for other files,
-        each must look like a special token (``<...>`` or ``[...]``, such as
-        GPT-2's ``<|endoftext|>``) or be no join of two other entries -- one
-        that is, is a token whose merge line is missing (merges.txt cut short
-        or from another vocabulary): ValueError.  `special_tokens`: a list of
-        names (their vocab.json ids, or new ids after the largest), or a dict
-        name -> id; they must cover every entry no merge makes."""
-        pattern = resolve_pattern(pattern)
-        return cls._create(pattern, *_gpt2_parse(_read_text(vocab_json), _read_text(merges_txt),
-                                                 special_tokens, vocab_json, merges_txt))
-
-    def save_gpt2(self, directory):
-        """Write directory/vocab.json and directory/merges.txt, each
-        atomically; merges.txt's first line (``#version: 0.2 bpe-pair:...``,
-        which other readers skip) holds a fingerprint of both files, so that
-        a vocab.json beside a merges.txt of another save is refused on load."""
-        vocab, merges = _gpt2_dump(self)
-        os.makedirs(directory, exist_ok=True)
-        _atomic_write(os.path.join(directory, "vocab.json"), vocab)
-        _atomic_write(os.path.join(directory, "merges.txt"), merges)
-
-    @classmethod
-    def from_tiktoken(cls, path_or_ranks, *, pattern, special_tokens=None):
-        """Read a .tiktoken file (or a dict bytes -> rank); ranks become ids
-        and the merges are recovered from the ranks.  `special_tokens`: a
-        dict str -> id, or names that take the ids after the largest rank."""
-        pattern = resolve_pattern(pattern)
-        if isinstance(path_or_ranks, _abc.Mapping):
-            ranks = dict(path_or_ranks)
-            where = "ranks"
-        else:
-            ranks = _tiktoken_parse(_read_text(path_or_ranks), path_or_ranks)
-            where = path_or_ranks
-        tokens, merges = _tiktoken_model(ranks, where)
-        if special_tokens is None:
-            special_tokens = {}
-        return cls._with_specials(pattern, tokens, merges, special_tokens)
-
-    def save_tiktoken(self, path, *, sidecar=True):
-        """Write tiktoken's format: one ``base64(token) id`` line per token.
-        A .tiktoken file holds neither the pattern nor the special tokens:
-        they, and the file's sha256 (for tiktoken's ``load_tiktoken_bpe(path,
-        expected_hash=...)``; tiktoken caches files by path), go to the sidecar
-        ``<path>.json`` (unless ``sidecar=False``) and are returned.
-
-        >>> import json, os, tempfile
-        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
-        >>> path = os.path.join(tempfile.mkdtemp(), "tok.tiktoken")
-        >>> meta = tok.save_tiktoken(path)
-        >>> sorted(meta), meta["special_tokens"]
-        (['pattern', 'sha256', 'special_tokens'], {'<s>': 257})
-        >>> json.load(open(path + ".json", encoding="utf-8")) == meta
-        True
-        >>> Tokenizer.from_tiktoken(path, pattern=meta["pattern"], special_tokens=meta["special_tokens"]) == tok
-        True
-        """
-        text = _tiktoken_dump(self)
-        meta = {"pattern": self._pattern, "special_tokens": self.special_tokens,
-                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
-        _atomic_write(path, text)
-        if sidecar:
-            _atomic_write(os.fspath(path) + ".json", json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
-        return meta
-
-    def to_tiktoken(self, name="bpe"):
-        """A ``tiktoken.Encoding`` with the same ids (needs tiktoken)."""
-        try:
-            import tiktoken
-        except ImportError:
-            raise ImportError("to_tiktoken needs tiktoken: pip install tiktoken") from None
-        _check_rank_order(self)
-        for a in self._specials:
-            for b in self._specials:
-                if a != b and b.startswith(a):
-                    raise ValueError(f"special tokens {a!r} and {b!r} start alike; tiktoken does not "
-                                     f"match them longest first, so it would encode differently")
-        return tiktoken.Encoding(name=name, pat_str=self._pattern,
-                                 mergeable_ranks={t: i for i, t in self._tokens.items()},
-                                 special_tokens=dict(self._specials))
-
-    def save_huggingface(self, path):
-        """Write a tokenizer.json that Hugging Face ``tokenizers`` loads and
-        encodes to the same ids.  The pattern is written for its regex engine
-        (Oniguruma): classes and Unicode properties as the explicit code
-        point ranges this library matches, possessive repeats as atomic
-        groups; a pattern that cannot be written with the same meaning (a
-        back-reference, \\b, a pattern that can match the empty string, ...) is
-        a ValueError."""
-        _atomic_write(path, _hf_dump(self))
-
-    @classmethod
-    def from_huggingface(cls, path):
-        """Read a byte-level BPE tokenizer.json (what save_huggingface writes,
-        GPT-2's, or a Split-regex + ByteLevel pre-tokenizer), or the
-        tokenizer.json of a directory (what save_pretrained writes); anything
-        this library cannot reproduce exactly raises ValueError saying what: a
-        normalizer, a post-processor or decoder other than ByteLevel,
-        truncation, padding, dropout, subword prefixes or suffixes, unknown
-        fields, a Split regex whose meaning differs between the engines, and,
-        with ``ignore_merges: false``, a token its own merges do not rebuild."""
-        if os.path.isdir(path):
-            path = os.path.join(path, "tokenizer.json")
-            if not os.path.isfile(path):
-                raise ValueError(f"{os.path.dirname(path)}: a directory without a tokenizer.json "
-                                 f"(not a regular file)")
-        pattern, tokens, merges, specials, ignore_merges = _hf_parse(_read_text(path), path)
-        tok = cls._create(pattern, tokens, merges, specials)
-        if not ignore_merges:
-            _check_merges_rebuild(tok, path)
-        return tok
-
-    def save_pretrained(self, directory, *, bos_token=None, eos_token=None, pad_token=None,
-                        unk_token=None, model_max_length=None):
-        """Write what a model repository holds for its tokenizer:
-        tokenizer.json (see save_huggingface), tokenizer_config.json and
-        special_tokens_map.json, so that
-        ``transformers.AutoTokenizer.from_pretrained(directory)`` gives a fast
-        tokenizer with these ids.  The roles (`bos_token`, ...) name special
-        tokens of this tokenizer; `model_max_length` is where
-        ``truncation=True`` cuts.  No token is added around a text (no
-        template): transformers gives ``encode(text, allowed_special="all")``.
-
-        >>> import os, tempfile
-        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>", "<pad>"])
-        >>> directory = tempfile.mkdtemp()
-        >>> tok.save_pretrained(directory, eos_token="<|endoftext|>", pad_token="<pad>")
-        >>> sorted(os.listdir(directory))
-        ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
-        >>> Tokenizer.from_huggingface(directory) == tok
-        True
-        """
-        roles = {}
-        for role, value in (("bos_token", bos_token), ("eos_token", eos_token),
-                            ("pad_token", pad_token), ("unk_token", unk_token)):
-            if value is None:
-                continue
-            if not isinstance(value, str):
-                raise TypeError(f"{role} must be a str or None, not {type(value).__name__}")
-            if value not in self._specials:
-                raise ValueError(f"{role} {value!r} is not a special token of this tokenizer "
-                                 f"(its special tokens: {sorted(self._specials)!r})")
-            roles[role] = value
-        if model_max_length is not None:
-            _check_int("model_max_length", model_max_length, 1)
-        tokenizer_json = _hf_dump(self)
-        config = {
-            "tokenizer_class": "PreTrainedTokenizerFast",
-            **roles,
-            "clean_up_tokenization_spaces": False,
-            "padding_side": "right",
-            "truncation_side": "right",
-            "added_tokens_decoder": {
-                str(i): {"content": s, "lstrip": False, "normalized": False, "rstrip": False,
-                         "single_word": False, "special": True}
-                for s, i in sorted(self._specials.items(), key=lambda kv: kv[1])
-            },
-        }
-        if model_max_length is not None:
-            config["model_max_length"] = model_max_length
-        os.makedirs(directory, exist_ok=True)
-        _atomic_write(os.path.join(directory, "tokenizer.json"), tokenizer_json)
-        for name, doc in (("tokenizer_config.json", config), ("special_tokens_map.json", roles)):
-            _atomic_write(os.path.join(directory, name), json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
-
-    @classmethod
-    def from_file(cls, path, *, pattern=None):
-        """Read a tokenizer in any of the formats this library writes, told
-        apart by their content: the native format, a tokenizer.json, a
-        directory holding one (or GPT-2's vocab.json and merges.txt), or a
-        .tiktoken file, whose pattern and special tokens come from its
-        sidecar ``path + ".json"`` when there is one.  `pattern`: for the
-        formats that hold none (GPT-2 files, .tiktoken; default "gpt2").
-
-        >>> import os, tempfile
-        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
-        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
-        >>> tok.save_huggingface(path); Tokenizer.from_file(path) == tok
-        True
-        """
-        return _load_any(cls, os.fspath(path), pattern)
-
-
-def _rebuild(cls, pattern, tokens, merges, specials):
-    return cls._create(pattern, tokens, merges, specials)
-
-
-# --------------------------------------------------------------------------
-# tiktoken's encodings, offline (the facts of tiktoken_ext/openai_public.py)
-# --------------------------------------------------------------------------
-
-class _UnknownToken(KeyError, ValueError):
-    """An id that is not in the vocabulary: a ValueError, and the KeyError
-    tiktoken raises for one."""
-
-    def __str__(self):
-        return str(self.args[0]) if self.args else ""
-
-
-_WHITE_SPACE = regex.compile(r"\p{White_Space}")
-_DROP_CONTINUATION = operator.methodcaller("translate", None, bytes(range(0x80, 0xC0)))
-
 
 _OPENAI_BLOB = "https://openaipublic.blob.core.windows.net/"
 _EOT, _FIM = "<|endoftext|>", ("<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>")
@@ -2546,14 +1814,19 @@ _REFUSED = {
 
 def _tiktoken_cache_dir():
     """Where tiktoken caches the files it downloads ('' when caching is off)."""
+    import tempfile
+
     for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if var in os.environ:
-            return os.environ[var]
-    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+        if var in _os.environ:
+            return _os.environ[var]
+    return _os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
 def _ranks_sha256(ranks):
     """sha256 of the ranks written as OpenAI writes its .tiktoken files."""
+    import base64
+    import hashlib
+
     h = hashlib.sha256()
     for t, r in sorted(ranks.items(), key=lambda kv: kv[1]):
         h.update(base64.b64encode(t) + b" %d\n" % r)
@@ -2564,6 +1837,10 @@ def _read_ranks(path, where):
     """(ranks, sha256 of the file's text) of a .tiktoken file, plain or
     gzipped, or of GPT-2's vocab.json / encoder.json (ids without the
     special token)."""
+    import gzip
+    import hashlib
+    import zlib
+
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -2598,6 +1875,8 @@ def _registry_ranks(name, path):
     """(pattern, specials, ranks) of one of tiktoken's encodings, the ranks
     read from `path` or tiktoken's cache and checked against the sha256 of
     OpenAI's file; never downloaded."""
+    import hashlib
+
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
     if name in _REFUSED:
@@ -2611,18 +1890,18 @@ def _registry_ranks(name, path):
     gpt2 = name in ("gpt2", "r50k_base")
     sources = [(file, sha256)] + (list(_GPT2_FILES) if gpt2 else [])
     if path is not None:
-        path = os.fspath(path)
-        if os.path.isdir(path):
+        path = _os.fspath(path)
+        if _os.path.isdir(path):
             names = [basename, basename + ".gz"] + (["vocab.json", "encoder.json"] if gpt2 else [])
             names += [hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest() for f, _ in sources]
-            found = [os.path.join(path, n) for n in names if os.path.isfile(os.path.join(path, n))]
+            found = [_os.path.join(path, n) for n in names if _os.path.isfile(_os.path.join(path, n))]
             if not found:
                 raise FileNotFoundError(f"{path}: holds no {basename} (nor {basename}.gz) for "
                                         f"encoding {name!r}")
             path = found[0]
-        if not os.path.exists(path):
+        if not _os.path.exists(path):
             raise FileNotFoundError(f"{path}: no such file (the ranks of encoding {name!r})")
-        if not os.path.isfile(path):
+        if not _os.path.isfile(path):
             raise ValueError(f"{path}: not a regular file")
         ranks, digest = _read_ranks(path, path)
         if digest != sha256 and all(digest != h for _, h in sources) and _ranks_sha256(ranks) != sha256:
@@ -2633,8 +1912,8 @@ def _registry_ranks(name, path):
     mismatched = []
     if cache:
         for f, h in sources:
-            cached = os.path.join(cache, hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest())
-            if os.path.isfile(cached):
+            cached = _os.path.join(cache, hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest())
+            if _os.path.isfile(cached):
                 ranks, digest = _read_ranks(cached, cached)
                 if digest == h:
                     return pattern, dict(specials), ranks
@@ -2648,9 +1927,6 @@ def _registry_ranks(name, path):
         f"{where}. Download {url} (sha256 {sha256}) and pass its path (plain or .gz): "
         f"get_encoding({name!r}, path=...), or let tiktoken.get_encoding({name!r}) fill its "
         f"cache once (TIKTOKEN_CACHE_DIR chooses where)")
-
-
-count_pretokens = Tokenizer.count_pretokens
 
 
 def get_encoding(name, path=None):
@@ -2677,21 +1953,22 @@ def get_encoding(name, path=None):
 
 
 # --------------------------------------------------------------------------
-# Files
+# Durable files: reading a tokenizer file safely, writing atomically
 # --------------------------------------------------------------------------
+
 
 # Loaders read at most this many bytes: far above any real vocabulary (o200k's
 # .tiktoken file is 3.6 MB, its tokenizer.json about 15 MB), far below what
 # would exhaust memory when a path names something endless.
 _MAX_FILE_BYTES = 1 << 28
 
-_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-               (stat.S_ISSOCK, "a socket"))
+_FILE_KINDS = ((_stat.S_ISDIR, "a directory"), (_stat.S_ISFIFO, "a FIFO (named pipe)"),
+               (_stat.S_ISCHR, "a character device"), (_stat.S_ISBLK, "a block device"),
+               (_stat.S_ISSOCK, "a socket"))
 
 
 def _check_regular(path, mode, size):
-    if not stat.S_ISREG(mode):
+    if not _stat.S_ISREG(mode):
         kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
         raise ValueError(f"{path}: {kind}; tokenizer files must be regular files")
     if size > _MAX_FILE_BYTES:
@@ -2705,16 +1982,16 @@ def _read_text(path):
     Devices, FIFOs, sockets and directories are refused before anything is
     read (a FIFO is opened without blocking, so a missing writer never hangs
     the caller), and so is a file larger than _MAX_FILE_BYTES."""
-    path = os.fspath(path)
-    _check_regular(path, *_mode_size(os.stat(path)))
-    flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-             | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
-    fd = os.open(path, flags)
-    with os.fdopen(fd, "rb") as f:
-        _check_regular(path, *_mode_size(os.fstat(fd)))  # the same file as stat() saw
+    path = _os.fspath(path)
+    _check_regular(path, *_mode_size(_os.stat(path)))
+    flags = (_os.O_RDONLY | getattr(_os, "O_NONBLOCK", 0) | getattr(_os, "O_NOCTTY", 0)
+             | getattr(_os, "O_BINARY", 0) | getattr(_os, "O_CLOEXEC", 0))
+    fd = _os.open(path, flags)
+    with _os.fdopen(fd, "rb") as f:
+        _check_regular(path, *_mode_size(_os.fstat(fd)))  # the same file as stat() saw
         data = f.read(_MAX_FILE_BYTES + 1)
     if len(data) > _MAX_FILE_BYTES:
-        _check_regular(path, stat.S_IFREG, len(data))
+        _check_regular(path, _stat.S_IFREG, len(data))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -2736,55 +2013,55 @@ def _atomic_write(path, text):
     unnamed file (O_TMPFILE) that gets a name only just before the rename, so
     a process killed while writing leaves nothing behind; elsewhere the
     temporary name is hidden, ends in ".tmp" and is removed on any error."""
-    path = os.fspath(path)
+    path = _os.fspath(path)
     if isinstance(path, bytes):
-        path = os.fsdecode(path)
+        path = _os.fsdecode(path)
     data = text.encode("utf-8")
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = _os.path.dirname(_os.path.abspath(path))
     try:
-        st = os.stat(path)
-        keep_mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+        st = _os.stat(path)
+        keep_mode = _stat.S_IMODE(st.st_mode) if _stat.S_ISREG(st.st_mode) else None
     except OSError:
         keep_mode = None
     fd, tmp = _open_unnamed(directory, path)
     try:
         try:
-            if keep_mode is not None and hasattr(os, "fchmod"):
-                os.fchmod(fd, keep_mode)
+            if keep_mode is not None and hasattr(_os, "fchmod"):
+                _os.fchmod(fd, keep_mode)
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
+                view = view[_os.write(fd, view):]
+            _os.fsync(fd)
             if tmp is None:
                 tmp = _link_unnamed(fd, directory, path)
         finally:
-            os.close(fd)
+            _os.close(fd)
         if tmp is None:  # no way to give the unnamed file a name: write a named one
             _atomic_write_named(path, data, directory, keep_mode)
             return
-        os.replace(tmp, path)
+        _os.replace(tmp, path)
         tmp = None
     finally:
         if tmp is not None:
             try:
-                os.unlink(tmp)
+                _os.unlink(tmp)
             except OSError:
                 pass
     _sync_directory(directory)
 
 
 def _temp_name(directory, path):
-    base = os.path.basename(path)[:100]
-    return os.path.join(directory, f".{base}.{os.urandom(6).hex()}.tmp")
+    base = _os.path.basename(path)[:100]
+    return _os.path.join(directory, f".{base}.{_os.urandom(6).hex()}.tmp")
 
 
 def _open_unnamed(directory, path):
     """(fd, None) for an unnamed file in `directory` (Linux O_TMPFILE), else
     (fd, name) for a new hidden file."""
-    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    if hasattr(os, "O_TMPFILE"):
+    flags = _os.O_WRONLY | getattr(_os, "O_CLOEXEC", 0) | getattr(_os, "O_BINARY", 0)
+    if hasattr(_os, "O_TMPFILE"):
         try:
-            return os.open(directory, flags | os.O_TMPFILE, 0o666), None
+            return _os.open(directory, flags | _os.O_TMPFILE, 0o666), None
         except OSError:
             pass  # not supported by this file system
     return _open_named(directory, path, flags)
@@ -2794,7 +2071,7 @@ def _open_named(directory, path, flags):
     while True:
         tmp = _temp_name(directory, path)
         try:
-            return os.open(tmp, flags | os.O_CREAT | os.O_EXCL, 0o666), tmp
+            return _os.open(tmp, flags | _os.O_CREAT | _os.O_EXCL, 0o666), tmp
         except FileExistsError:
             continue
 
@@ -2803,26 +2080,26 @@ def _link_unnamed(fd, directory, path):
     """Give the unnamed file `fd` a hidden temporary name; None if impossible."""
     tmp = _temp_name(directory, path)
     try:
-        os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
+        _os.link(f"/proc/self/fd/{fd}", tmp, follow_symlinks=True)
     except (OSError, NotImplementedError):
         return None
     return tmp
 
 
 def _atomic_write_named(path, data, directory, keep_mode):
-    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags = _os.O_WRONLY | getattr(_os, "O_CLOEXEC", 0) | getattr(_os, "O_BINARY", 0)
     fd, tmp = _open_named(directory, path, flags)
     try:
-        with os.fdopen(fd, "wb") as f:
-            if keep_mode is not None and hasattr(os, "fchmod"):
-                os.fchmod(f.fileno(), keep_mode)
+        with _os.fdopen(fd, "wb") as f:
+            if keep_mode is not None and hasattr(_os, "fchmod"):
+                _os.fchmod(f.fileno(), keep_mode)
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+            _os.fsync(f.fileno())
+        _os.replace(tmp, path)
     except BaseException:
         try:
-            os.unlink(tmp)
+            _os.unlink(tmp)
         except OSError:
             pass
         raise
@@ -2832,17 +2109,129 @@ def _atomic_write_named(path, data, directory, keep_mode):
 def _sync_directory(directory):
     """Make the rename itself durable (POSIX); best effort."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        fd = _os.open(directory, _os.O_RDONLY)
     except OSError:
         return
     try:
-        os.fsync(fd)
+        _os.fsync(fd)
     except OSError:
         pass
     finally:
-        os.close(fd)
+        _os.close(fd)
 
 
+def _open_temporary(directory, name):
+    """A file to write before it is renamed over `name`: (fd, path or None).
+    Where the system can (Linux), it has no name until it is complete, so a
+    process killed while writing leaves nothing behind.  Its mode is the one
+    open() gives (0666 less the umask)."""
+    flags = _os.O_WRONLY | getattr(_os, "O_CLOEXEC", 0)
+    if hasattr(_os, "O_TMPFILE") and _os.path.isdir("/proc/self/fd"):
+        try:
+            return _os.open(directory, _os.O_TMPFILE | flags, 0o666), None
+        except OSError:
+            pass  # a file system without unnamed files
+    tmp = _os.path.join(directory, f".tmp-{_os.urandom(6).hex()}-{name}")
+    return _os.open(tmp, _os.O_CREAT | _os.O_EXCL | flags, 0o666), tmp
+
+
+def _publish(fd, tmp, path):
+    """Give the complete temporary file its final name (replacing any file)."""
+    if tmp is None:
+        tmp = _os.path.join(_os.path.dirname(path), f".tmp-{_os.urandom(6).hex()}-{_os.path.basename(path)}")
+        fds = _os.open("/proc/self/fd", _os.O_RDONLY)
+        try:  # linkat(..., AT_SYMLINK_FOLLOW): the file the descriptor's link points to
+            _os.link(str(fd), tmp, src_dir_fd=fds, follow_symlinks=True)
+        finally:
+            _os.close(fds)
+    try:
+        _os.replace(tmp, path)
+    except BaseException:
+        _os.unlink(tmp)
+        raise
+
+
+# --------------------------------------------------------------------------
+# File formats: native, GPT-2's vocab.json + merges.txt, tiktoken, Hugging Face
+# tokenizer.json (with its Oniguruma pattern translator), and from_file
+# --------------------------------------------------------------------------
+
+
+# GPT-2's printable form of bytes (vocab.json, merges.txt, tokenizer.json and
+# the native format all write tokens this way)
+
+def _make_byte_unicode():
+    printable = set(range(0x21, 0x7F)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
+    to_char, shifted = [], 0
+    for b in range(256):
+        if b in printable:
+            to_char.append(chr(b))
+        else:
+            to_char.append(chr(256 + shifted))
+            shifted += 1
+    return to_char
+
+
+_BYTE_TO_CHAR = _make_byte_unicode()
+_ENCODE_TABLE = {b: c for b, c in enumerate(_BYTE_TO_CHAR)}
+# every char that is not a valid printable form maps to one latin-1 can't encode
+_DECODE_TABLE = {ord(c): chr(b) for b, c in enumerate(_BYTE_TO_CHAR)}
+for _b in range(256):
+    if _BYTE_TO_CHAR[_b] != chr(_b):
+        _DECODE_TABLE[_b] = "\U0010ffff"
+
+
+def token_to_str(token):
+    """GPT-2's printable form of a token's bytes: ``b" the"`` -> ``"Ġthe"``.
+
+    >>> token_to_str(b" the"), token_to_str(b"\\n\\xff")
+    ('Ġthe', 'Ċÿ')
+    """
+    return token.decode("latin-1").translate(_ENCODE_TABLE)
+
+
+def str_to_token(text):
+    """Inverse of token_to_str; ValueError for text that is not such a form.
+
+    >>> str_to_token("Ġthe")
+    b' the'
+    """
+    try:
+        return text.translate(_DECODE_TABLE).encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError(f"{_short(text)} is not a byte-level token (GPT-2's byte-to-unicode form)") from None
+
+
+def _json(text, where):
+    """json.loads, with every failure (nesting too deep included) as ValueError."""
+    import json
+
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise ValueError(f"{where}: not valid JSON: {str(e)[:100]}") from None
+
+
+def _json_ids(raw, where, field):
+    """Check a JSON object of token -> id; ValueError naming `field`."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: {field} must be a JSON object of token -> id, not "
+                         f"{_json_type(raw)}")
+    seen = {}
+    for s, i in raw.items():
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+            raise ValueError(f"{where}: {field}: the id of {_short(s)} must be an int in "
+                             f"[0, 2**31), not {_short(i)}")
+        other = seen.setdefault(i, s)
+        if other != s:
+            raise ValueError(f"{where}: {field}: id {i} is given to both {_short(other)} and {_short(s)}")
+    return raw
+
+
+def _json_type(value):
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 def _split_lines(text):
     """Lines of a text file; a CR before each LF (Windows line ends) is dropped."""
     lines = text.split("\n")
@@ -2897,6 +2286,8 @@ _NATIVE_VERSION = 1
 
 
 def _native_dump(tok):
+    import json
+
     lines = [f"{_NATIVE_MAGIC} {_NATIVE_VERSION}", "pattern " + json.dumps(tok._pattern)]
     made = set(tok._rank_id)
     plain = sorted((i, t) for i, t in tok._tokens.items() if i not in made)
@@ -2911,6 +2302,8 @@ def _native_dump(tok):
 
 
 def _native_parse(text, where):
+    import json
+
     c = _Lines(text, where)
     head = c.next().split(" ")
     if len(head) != 2 or head[0] != _NATIVE_MAGIC:
@@ -2978,39 +2371,19 @@ def _native_parse(text, where):
 # into merges.txt's first line ("#version: 0.2 bpe-pair:<hex>"; tokenizers,
 # transformers and GPT-2's own encoder skip that line), which from_gpt2 checks.
 
-_GPT2_FINGERPRINT = regex.compile(r"\bbpe-pair:([0-9a-f]{32})\b")
+_GPT2_FINGERPRINT = _regex.compile(r"\bbpe-pair:([0-9a-f]{32})\b")
 
 
 def _gpt2_fingerprint(raw, merge_lines):
     """A digest of vocab.json's entries (by id) and merges.txt's lines."""
+    import hashlib
+
     h = hashlib.sha256()
     h.update("\n".join(f"{i} {s}" for s, i in sorted(raw.items(), key=lambda kv: kv[1]))
              .encode("utf-8", "surrogatepass"))
     h.update(b"\n\x00\n")
     h.update("\n".join(merge_lines).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
-
-
-def _json_ids(raw, where, field):
-    """Check a JSON object of token -> id; ValueError naming `field`."""
-    if not isinstance(raw, dict):
-        raise ValueError(f"{where}: {field} must be a JSON object of token -> id, not "
-                         f"{_json_type(raw)}")
-    seen = {}
-    for s, i in raw.items():
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
-            raise ValueError(f"{where}: {field}: the id of {_short(s)} must be an int in "
-                             f"[0, 2**31), not {_short(i)}")
-        other = seen.setdefault(i, s)
-        if other != s:
-            raise ValueError(f"{where}: {field}: id {i} is given to both {_short(other)} and {_short(s)}")
-    return raw
-
-
-def _json_type(value):
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
 
 
 def _gpt2_parse(vocab_text, merges_text, special_tokens, vocab_where, merges_where):
@@ -3114,6 +2487,8 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
 
 
 def _gpt2_dump(tok):
+    import json
+
     vocab = {token_to_str(t): i for i, t in tok._tokens.items()}
     for s, i in tok._specials.items():
         if s in vocab:
@@ -3128,6 +2503,8 @@ def _gpt2_dump(tok):
 # tiktoken's format: "base64(token) rank" lines; the merges are recovered.
 
 def _tiktoken_parse(text, where):
+    import base64
+
     ranks = {}
     c = _Lines(text, where)
     for line in c.lines:
@@ -3202,12 +2579,12 @@ def _rank_split(t, ranks, r):
         join = sym[p] + sym[q]
         rank = get(join)
         if rank is not None and rank < r:
-            heapq.heappush(heap, (rank, p, sym[p], sym[q]))
+            _heapq.heappush(heap, (rank, p, sym[p], sym[q]))
 
     for i in range(n - 1):
         push(i, i + 1)
     while heap:
-        _, p, left, right = heapq.heappop(heap)
+        _, p, left, right = _heapq.heappop(heap)
         q = nxt[p] if sym[p] is left else -1
         if q < 0 or sym[q] is not right:
             continue  # stale: a neighbour changed since
@@ -3230,6 +2607,8 @@ def _check_rank_order(tok):
 
 
 def _tiktoken_dump(tok):
+    import base64
+
     _check_rank_order(tok)
     return "".join(f"{base64.b64encode(t).decode('ascii')} {i}\n" for i, t in sorted(tok._tokens.items()))
 
@@ -3250,6 +2629,7 @@ def _tiktoken_dump(tok):
 # empty match differently).
 # --------------------------------------------------------------------------
 
+
 _ALL_CHARS = []   # [every code point but the surrogates, in order], built on first use
 _CHAR_RANGES = {}
 _TO_ONIG = {}
@@ -3260,18 +2640,16 @@ _LOOK = ("ahead", "not_ahead", "behind", "not_behind")
 _ONIG_PROPERTIES = frozenset(
     "L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp Cc Cf Co "
     "Han Hiragana Katakana Hangul Latin Greek Cyrillic Arabic Hebrew Thai Devanagari".split())
-_QUANTIFIER = regex.compile(r"\{(\d{0,6})(?:(,)(\d{0,6}))?\}")
-_GROUP_NAME = regex.compile(r"\?P?<([A-Za-z_][A-Za-z0-9_]*)>")
+_QUANTIFIER = _regex.compile(r"\{(\d{0,6})(?:(,)(\d{0,6}))?\}")
+_GROUP_NAME = _regex.compile(r"\?P?<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
 def _all_chars():
     if not _ALL_CHARS:
-        import array
-
-        codes = array.array("I", range(0xD800))
+        codes = _array.array("I", range(0xD800))
         codes.extend(range(0xE000, 0x110000))
         if codes.itemsize == 4:
-            text = codes.tobytes().decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be")
+            text = codes.tobytes().decode("utf-32-le" if _sys.byteorder == "little" else "utf-32-be")
         else:  # pragma: no cover
             text = "".join(map(chr, codes))
         _ALL_CHARS.append(text)
@@ -3284,7 +2662,7 @@ def _char_ranges(atom):
     ranges = _CHAR_RANGES.get(atom)
     if ranges is None:
         ranges = []
-        for m in regex.finditer(f"(?:{atom})+", _all_chars()):
+        for m in _regex.finditer(f"(?:{atom})+", _all_chars()):
             a, b = m.start(), m.end() - 1
             if a < 0xD800 <= b:
                 ranges += [(a, 0xD7FF), (0xE000, b + 0x800)]
@@ -3481,12 +2859,12 @@ class _RegexReader:
             return "property", f"\\{'P' if negated else 'p'}{{{name}}}"
         if c == "x":
             if self.onig and self.peek("{"):
-                m = regex.compile(r"\{([0-9A-Fa-f]{1,6})\}").match(p, self.i)
+                m = _regex.compile(r"\{([0-9A-Fa-f]{1,6})\}").match(p, self.i)
                 if m is None or int(m.group(1), 16) > 0x10FFFF or 0xD800 <= int(m.group(1), 16) < 0xE000:
                     self.fail("a bad \\x{...}")
                 self.i = m.end()
                 return "char", chr(int(m.group(1), 16))
-            m = regex.compile(r"[0-9A-Fa-f]{2}" if not self.onig else r"[0-9A-Fa-f]{1,2}").match(p, self.i)
+            m = _regex.compile(r"[0-9A-Fa-f]{2}" if not self.onig else r"[0-9A-Fa-f]{1,2}").match(p, self.i)
             if m is None:
                 self.fail("a bad \\x escape")
             self.i = m.end()
@@ -3495,7 +2873,7 @@ class _RegexReader:
             return "char", chr(int(m.group(), 16))
         if c == "u" or (c == "U" and not self.onig):
             n = 4 if c == "u" else 8
-            m = regex.compile(r"[0-9A-Fa-f]{%d}" % n).match(p, self.i)
+            m = _regex.compile(r"[0-9A-Fa-f]{%d}" % n).match(p, self.i)
             if m is None or int(m.group(), 16) > 0x10FFFF or 0xD800 <= int(m.group(), 16) < 0xE000:
                 self.fail(f"a bad \\{c} escape")
             self.i = m.end()
@@ -3717,6 +3095,8 @@ def _pattern_to_onig(pattern):
     """`pattern` written for tokenizers' Oniguruma with the same meaning,
     after a comment that holds the pattern itself (base64), from which an
     import gets it back exactly; ValueError if this library cannot write it."""
+    import base64
+
     body = _onig_body(pattern)
     b64 = base64.b64encode(pattern.encode("utf-8")).decode("ascii")
     return f"(?#bpe:{b64}){body}"
@@ -3748,13 +3128,15 @@ def _onig_body(pattern):
     return out
 
 
-_ONIG_ORIGIN = regex.compile(r"\(\?#bpe:([A-Za-z0-9+/=]*)\)")
+_ONIG_ORIGIN = _regex.compile(r"\(\?#bpe:([A-Za-z0-9+/=]*)\)")
 
 
 def _pattern_from_onig(text):
     """A Split regex of a tokenizer.json as a `regex` pattern of the same
     meaning; ValueError if there is none this library can write.  What
     save_huggingface wrote comes back as the pattern it was written from."""
+    import base64
+
     m = _ONIG_ORIGIN.match(text)
     if m:
         try:
@@ -3783,6 +3165,7 @@ def _pattern_from_onig(text):
 # Hugging Face tokenizer.json
 # --------------------------------------------------------------------------
 
+
 _HF_FIELDS = frozenset(["version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",
                         "post_processor", "decoder", "model"])
 _HF_MODEL_FIELDS = frozenset(["type", "dropout", "unk_token", "continuing_subword_prefix",
@@ -3794,6 +3177,8 @@ _HF_SPLIT_FIELDS = frozenset(["type", "pattern", "behavior", "invert"])
 
 
 def _hf_dump(tok):
+    import json
+
     vocab = {token_to_str(t): i for i, t in sorted(tok._tokens.items())}
     for s in tok._specials:
         if s in vocab:
@@ -4006,7 +3391,7 @@ def _hf_split(split, fail):
     if "String" in pat:
         if not pat["String"]:
             fail(f"{field}.pattern: an empty String matches nothing")
-        return regex.escape(pat["String"])
+        return _regex.escape(pat["String"])
     try:
         return _pattern_from_onig(pat["Regex"])
     except ValueError as e:
@@ -4034,9 +3419,679 @@ def _check_merges_rebuild(tok, where):
                              f"and this library would; not supported")
 
 
+def _read_sidecar(path):
+    """The {"pattern", "special_tokens"} beside a .tiktoken file (`path`.json), or None."""
+    side = path + ".json"
+    if not _os.path.isfile(side):
+        return None
+    meta = _json(_read_text(side), side)
+    if not (isinstance(meta, dict) and isinstance(meta.get("pattern"), str)
+            and isinstance(meta.get("special_tokens", {}), dict)):
+        raise ValueError(f'{side}: not the sidecar of {path} (expected {{"pattern": str, '
+                         f'"special_tokens": {{str: id}}}})')
+    return meta
+
+
+def _load_any(cls, path, pattern):
+    def holds_pattern(what):
+        if pattern is not None:
+            raise ValueError(f"{path}: {what} holds its own pattern; do not give one")
+
+    if _os.path.isdir(path):
+        hf = _os.path.join(path, "tokenizer.json")
+        if _os.path.isfile(hf):
+            holds_pattern("tokenizer.json")
+            return cls.from_huggingface(hf)
+        vocab, merges = _os.path.join(path, "vocab.json"), _os.path.join(path, "merges.txt")
+        if _os.path.isfile(vocab) and _os.path.isfile(merges):
+            return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2")
+        raise ValueError(f"{path} is a directory without tokenizer.json, or vocab.json and merges.txt")
+    with open(path, "rb") as f:
+        head = f.read(64).lstrip()
+    if head.startswith(_NATIVE_MAGIC.encode()):
+        holds_pattern("the native format")
+        return cls.load(path)
+    if head.startswith(b"{"):
+        holds_pattern("tokenizer.json")
+        return cls.from_huggingface(path)
+    meta = _read_sidecar(path)
+    specials = None
+    if meta is not None:
+        specials = meta.get("special_tokens", {})
+        pattern = pattern if pattern is not None else meta["pattern"]
+    return cls.from_tiktoken(path, pattern=pattern if pattern is not None else "gpt2",
+                             special_tokens=specials)
+
+
+class _FileFormats:
+    """Reading and writing the files of GPT-2, tiktoken and Hugging Face."""
+
+    @classmethod
+    def from_gpt2(cls, vocab_json, merges_txt, *, special_tokens=None, pattern="gpt2"):
+        """Read GPT-2's vocab.json and merges.txt, keeping their ids.
+
+        The two must belong together: every vocab.json entry is a single
+        byte, the result of a merge, or a special token.  With
+        ``special_tokens=None`` the entries no merge makes are the special
+        tokens: for a pair save_gpt2 wrote, all of them (merges.txt's first
+        line holds a fingerprint of the pair, checked here); for other files,
+        each must look like a special token (``<...>`` or ``[...]``, such as
+        GPT-2's ``<|endoftext|>``) or be no join of two other entries -- one
+        that is, is a token whose merge line is missing (merges.txt cut short
+        or from another vocabulary): ValueError.  `special_tokens`: a list of
+        names (their vocab.json ids, or new ids after the largest), or a dict
+        name -> id; they must cover every entry no merge makes."""
+        pattern = resolve_pattern(pattern)
+        return cls._create(pattern, *_gpt2_parse(_read_text(vocab_json), _read_text(merges_txt),
+                                                 special_tokens, vocab_json, merges_txt))
+
+    def save_gpt2(self, directory):
+        """Write directory/vocab.json and directory/merges.txt, each
+        atomically; merges.txt's first line (``#version: 0.2 bpe-pair:...``,
+        which other readers skip) holds a fingerprint of both files, so that
+        a vocab.json beside a merges.txt of another save is refused on load."""
+        vocab, merges = _gpt2_dump(self)
+        _os.makedirs(directory, exist_ok=True)
+        _atomic_write(_os.path.join(directory, "vocab.json"), vocab)
+        _atomic_write(_os.path.join(directory, "merges.txt"), merges)
+
+    @classmethod
+    def from_tiktoken(cls, path_or_ranks, *, pattern, special_tokens=None):
+        """Read a .tiktoken file (or a dict bytes -> rank); ranks become ids
+        and the merges are recovered from the ranks.  `special_tokens`: a
+        dict str -> id, or names that take the ids after the largest rank."""
+        pattern = resolve_pattern(pattern)
+        if isinstance(path_or_ranks, _abc.Mapping):
+            ranks = dict(path_or_ranks)
+            where = "ranks"
+        else:
+            ranks = _tiktoken_parse(_read_text(path_or_ranks), path_or_ranks)
+            where = path_or_ranks
+        tokens, merges = _tiktoken_model(ranks, where)
+        if special_tokens is None:
+            special_tokens = {}
+        return cls._with_specials(pattern, tokens, merges, special_tokens)
+
+    def save_tiktoken(self, path, *, sidecar=True):
+        """Write tiktoken's format: one ``base64(token) id`` line per token.
+        A .tiktoken file holds neither the pattern nor the special tokens:
+        they, and the file's sha256 (for tiktoken's ``load_tiktoken_bpe(path,
+        expected_hash=...)``; tiktoken caches files by path), go to the sidecar
+        ``<path>.json`` (unless ``sidecar=False``) and are returned.
+
+        >>> import json, os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> path = os.path.join(tempfile.mkdtemp(), "tok.tiktoken")
+        >>> meta = tok.save_tiktoken(path)
+        >>> sorted(meta), meta["special_tokens"]
+        (['pattern', 'sha256', 'special_tokens'], {'<s>': 257})
+        >>> json.load(open(path + ".json", encoding="utf-8")) == meta
+        True
+        >>> Tokenizer.from_tiktoken(path, pattern=meta["pattern"], special_tokens=meta["special_tokens"]) == tok
+        True
+        """
+        import hashlib
+        import json
+
+        text = _tiktoken_dump(self)
+        meta = {"pattern": self._pattern, "special_tokens": self.special_tokens,
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        _atomic_write(path, text)
+        if sidecar:
+            _atomic_write(_os.fspath(path) + ".json", json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
+        return meta
+
+    def to_tiktoken(self, name="bpe"):
+        """A ``tiktoken.Encoding`` with the same ids (needs tiktoken)."""
+        try:
+            import tiktoken
+        except ImportError:
+            raise ImportError("to_tiktoken needs tiktoken: pip install tiktoken") from None
+        _check_rank_order(self)
+        for a in self._specials:
+            for b in self._specials:
+                if a != b and b.startswith(a):
+                    raise ValueError(f"special tokens {a!r} and {b!r} start alike; tiktoken does not "
+                                     f"match them longest first, so it would encode differently")
+        return tiktoken.Encoding(name=name, pat_str=self._pattern,
+                                 mergeable_ranks={t: i for i, t in self._tokens.items()},
+                                 special_tokens=dict(self._specials))
+
+    def save_huggingface(self, path):
+        """Write a tokenizer.json that Hugging Face ``tokenizers`` loads and
+        encodes to the same ids.  The pattern is written for its regex engine
+        (Oniguruma): classes and Unicode properties as the explicit code
+        point ranges this library matches, possessive repeats as atomic
+        groups; a pattern that cannot be written with the same meaning (a
+        back-reference, \\b, a pattern that can match the empty string, ...) is
+        a ValueError."""
+        _atomic_write(path, _hf_dump(self))
+
+    @classmethod
+    def from_huggingface(cls, path):
+        """Read a byte-level BPE tokenizer.json (what save_huggingface writes,
+        GPT-2's, or a Split-regex + ByteLevel pre-tokenizer), or the
+        tokenizer.json of a directory (what save_pretrained writes); anything
+        this library cannot reproduce exactly raises ValueError saying what: a
+        normalizer, a post-processor or decoder other than ByteLevel,
+        truncation, padding, dropout, subword prefixes or suffixes, unknown
+        fields, a Split regex whose meaning differs between the engines, and,
+        with ``ignore_merges: false``, a token its own merges do not rebuild."""
+        if _os.path.isdir(path):
+            path = _os.path.join(path, "tokenizer.json")
+            if not _os.path.isfile(path):
+                raise ValueError(f"{_os.path.dirname(path)}: a directory without a tokenizer.json "
+                                 f"(not a regular file)")
+        pattern, tokens, merges, specials, ignore_merges = _hf_parse(_read_text(path), path)
+        tok = cls._create(pattern, tokens, merges, specials)
+        if not ignore_merges:
+            _check_merges_rebuild(tok, path)
+        return tok
+
+    def save_pretrained(self, directory, *, bos_token=None, eos_token=None, pad_token=None,
+                        unk_token=None, model_max_length=None):
+        """Write what a model repository holds for its tokenizer:
+        tokenizer.json (see save_huggingface), tokenizer_config.json and
+        special_tokens_map.json, so that
+        ``transformers.AutoTokenizer.from_pretrained(directory)`` gives a fast
+        tokenizer with these ids.  The roles (`bos_token`, ...) name special
+        tokens of this tokenizer; `model_max_length` is where
+        ``truncation=True`` cuts.  No token is added around a text (no
+        template): transformers gives ``encode(text, allowed_special="all")``.
+
+        >>> import os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>", "<pad>"])
+        >>> directory = tempfile.mkdtemp()
+        >>> tok.save_pretrained(directory, eos_token="<|endoftext|>", pad_token="<pad>")
+        >>> sorted(os.listdir(directory))
+        ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
+        >>> Tokenizer.from_huggingface(directory) == tok
+        True
+        """
+        import json
+
+        roles = {}
+        for role, value in (("bos_token", bos_token), ("eos_token", eos_token),
+                            ("pad_token", pad_token), ("unk_token", unk_token)):
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise TypeError(f"{role} must be a str or None, not {type(value).__name__}")
+            if value not in self._specials:
+                raise ValueError(f"{role} {value!r} is not a special token of this tokenizer "
+                                 f"(its special tokens: {sorted(self._specials)!r})")
+            roles[role] = value
+        if model_max_length is not None:
+            _check_int("model_max_length", model_max_length, 1)
+        tokenizer_json = _hf_dump(self)
+        config = {
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            **roles,
+            "clean_up_tokenization_spaces": False,
+            "padding_side": "right",
+            "truncation_side": "right",
+            "added_tokens_decoder": {
+                str(i): {"content": s, "lstrip": False, "normalized": False, "rstrip": False,
+                         "single_word": False, "special": True}
+                for s, i in sorted(self._specials.items(), key=lambda kv: kv[1])
+            },
+        }
+        if model_max_length is not None:
+            config["model_max_length"] = model_max_length
+        _os.makedirs(directory, exist_ok=True)
+        _atomic_write(_os.path.join(directory, "tokenizer.json"), tokenizer_json)
+        for name, doc in (("tokenizer_config.json", config), ("special_tokens_map.json", roles)):
+            _atomic_write(_os.path.join(directory, name), json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+
+    @classmethod
+    def from_file(cls, path, *, pattern=None):
+        """Read a tokenizer in any of the formats this library writes, told
+        apart by their content: the native format, a tokenizer.json, a
+        directory holding one (or GPT-2's vocab.json and merges.txt), or a
+        .tiktoken file, whose pattern and special tokens come from its
+        sidecar ``path + ".json"`` when there is one.  `pattern`: for the
+        formats that hold none (GPT-2 files, .tiktoken; default "gpt2").
+
+        >>> import os, tempfile
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.json")
+        >>> tok.save_huggingface(path); Tokenizer.from_file(path) == tok
+        True
+        """
+        return _load_any(cls, _os.fspath(path), pattern)
+
+
 # --------------------------------------------------------------------------
+# Corpus work: progress, cutting files, train_files' counting, worker processes,
+# encode_files
+# --------------------------------------------------------------------------
+
+
+def _fmt_bytes(n):
+    return f"{n / 1e6:,.1f} MB" if n >= 10_000_000 else f"{n:,} bytes"
+
+
+def _fmt_seconds(seconds):
+    if seconds < 1:
+        return f"{seconds:.2f} s"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, s = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min {s:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class ProgressBar:
+    r"""The progress display of ``progress=True``: a callable
+    ``(phase, done, total)``, as every ``progress`` argument may be.
+
+    Phases: ``"count"`` (bytes of input counted), ``"pretokens"`` (once, the
+    number of distinct pre-tokens: done == total), ``"merge"`` (merges
+    learned), ``"encode"`` (bytes of input encoded).  The last call of a
+    phase has ``done == total`` (training that stops early ends its merge
+    phase with the number it learned).
+
+    On a terminal, a bar with the rate and the time left is rewritten in place;
+    elsewhere (a log file) a line is written every `interval` seconds (default
+    10), and one when each phase ends.  `stream`: default sys.stderr.
+
+    >>> import io
+    >>> log = io.StringIO()
+    >>> show = ProgressBar(log)
+    >>> show("merge", 0, 300); show("merge", 300, 300)
+    >>> log.getvalue()
+    'learned 300 merges in 0.00 s\n'
+    """
+
+    _DONE = {"count": "counted", "merge": "learned", "encode": "encoded"}
+    _DOING = {"count": "counting", "merge": "merging", "encode": "encoding"}
+
+    def __init__(self, stream=None, interval=None):
+        self.stream, self.interval = stream, interval
+        self.phase = None
+        self.width = 0  # of the status line on a terminal
+
+    def __call__(self, phase, done, total):
+        out = self.stream if self.stream is not None else _sys.stderr
+        tty = _isatty(out)
+        now = _time.monotonic()
+        if phase == "pretokens":
+            self._line(out, tty, f"counted {done:,} distinct pre-tokens")
+            return
+        if phase != self.phase or done < self.seen:
+            self.phase, self.start, self.shown, self.seen = phase, now, None, done
+            self.mark = (now, done)
+        self.seen = done
+        elapsed = now - self.start
+        unit = "merges" if phase == "merge" else "bytes"
+        if total is not None and done >= total:
+            if self.shown != "end":
+                self.shown = "end"
+                amount = f"{done:,} merges" if unit == "merges" else _fmt_bytes(done)
+                rate = ""
+                if elapsed >= 0.1 and done:
+                    rate = f" ({done / elapsed:,.0f}/s)" if unit == "merges" else \
+                        f" ({done / elapsed / 1e6:,.1f} MB/s)"
+                self._line(out, tty, f"{self._DONE.get(phase, phase)} {amount} in "
+                                     f"{_fmt_seconds(elapsed)}{rate}")
+            return
+        interval = self.interval if self.interval is not None else (0.25 if tty else 10.0)
+        since = now - (self.start if self.shown is None else self.shown)
+        if (self.shown is not None or not tty) and since < interval:
+            return
+        # merges speed up as training goes on: their rate is the recent one
+        then, before = self.mark if unit == "merges" else (self.start, 0)
+        rate = (done - before) / (now - then) if now - then > 1e-3 else 0.0
+        self.mark, self.shown = (now, done), now
+        text = f"{self._DOING.get(phase, phase)}: "
+        if total:
+            share = min(done / total, 1.0)
+            if tty:
+                filled = int(share * 24)
+                text += "[" + "#" * filled + "." * (24 - filled) + "] "
+            text += f"{100 * share:.0f}% "
+        if unit == "merges":
+            text += f"{done:,}/{total:,} merges" if total else f"{done:,} merges"
+            text += f", {rate:,.0f}/s" if rate else ""
+        else:
+            text += f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB" if total else _fmt_bytes(done)
+            text += f", {rate / 1e6:,.1f} MB/s" if rate else ""
+        if rate and total:
+            text += f", {_fmt_seconds((total - done) / rate)} left"
+        if tty:
+            out.write("\r" + text + " " * max(self.width - len(text), 0))
+            self.width = len(text)
+            out.flush()
+        else:
+            self._line(out, tty, text)
+
+    def _line(self, out, tty, text):
+        if tty:
+            text = "\r" + text + " " * max(self.width - len(text), 0)
+            self.width = 0
+        out.write(text + "\n")
+        out.flush()
+def _read_bytes(path, start, end):
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read(end - start)
+
+
+def _read_range(path, start, end):
+    """The text of bytes [start, end) of a UTF-8 file (bad bytes -> U+FFFD, with a warning)."""
+    data = _read_bytes(path, start, end)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        _warnings.warn(f"{path}: invalid UTF-8 at byte {start + e.start} (and maybe later); "
+                      f"such bytes are read as U+FFFD", stacklevel=2)
+        text = data.decode("utf-8", "replace")
+    return text
+
+
+_COUNT_PIECE = 1 << 20
+
+
+def _count_job(job):
+    """Worker of train_files: count the pre-tokens of bytes [start, end) of
+    a file with a core's counter; its packed counts.  The text is read in
+    pieces of about _COUNT_PIECE bytes, cut where its pre-tokens do not
+    change (as the jobs are): a job's memory is its counter, not its text."""
+    core, path, start, end, pattern, specials = job
+    counter = core.counter(pattern)
+    special_re = _special_regex(specials)
+    with open(path, "rb") as f:
+        pieces = _ranges(f, end, start, end, _COUNT_PIECE, _cut_kind(pattern, specials))
+    for a, b in pieces:
+        _count_into(counter, _read_range(path, a, b), core.repair, special_re)
+    return counter.pack()
+
+
+def _find_cut(f, pos, size, cut_re):
+    """First offset >= pos where a file may be cut without changing its
+    pre-tokens (see _FILE_CUTS), or None.  Cuts fall between ASCII bytes,
+    never inside a UTF-8 sequence."""
+    window = 1 << 16
+    while pos < size:
+        f.seek(pos - 1)
+        data = f.read(window + 2)
+        m = cut_re.search(data, 1)
+        if m is not None and pos - 1 + m.end() < size:
+            return pos - 1 + m.end()
+        pos += window
+    return None
+
+
+_LINE_CUT = _regex.compile(rb"\n")  # JSON lines: after any line feed
+
+
+def _ranges(f, size, start, end, chunk_size, cut_re):
+    """(start, end) ranges covering bytes [start, end) of an open file, each
+    about `chunk_size` bytes, cut only where `cut_re` allows (None: no cut)."""
+    ranges = []
+    if cut_re is not None:
+        while start + chunk_size < end:
+            cut = _find_cut(f, start + chunk_size, end, cut_re)
+            if cut is None:
+                break
+            ranges.append((start, cut))
+            start = cut
+    ranges.append((start, end))
+    return ranges
+
+
+def _is_cut(f, pos, size, cut_re):
+    """Whether a file may be cut at `pos` (its ends always may)."""
+    if pos in (0, size):
+        return True
+    if cut_re is None:
+        return False
+    f.seek(pos - 1)
+    m = cut_re.match(f.read(2))
+    return m is not None and m.end() == 1
+
+
+def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=False):
+    r"""Cut a file into byte ranges of about `chunk_size` bytes that can be
+    read, counted and encoded apart: the ranges' pre-tokens are those of the
+    whole text (the rule ``train_files`` and ``encode_files`` use), or, with
+    ``jsonl=True``, each range holds whole lines.  Custom patterns and
+    ``"bytes"`` are not cut.  `file`: a path, or a binary file open for reading.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("one line\nanother line\n" * 3)
+    >>> file_cuts(path, 10)
+    [(0, 21), (21, 43), (43, 65), (65, 66)]
+    >>> file_cuts(path, 10, pattern=r"\w+|\W")
+    [(0, 66)]
+    """
+    if jsonl:
+        cut_re = _LINE_CUT
+    else:
+        cut_re = _cut_kind(resolve_pattern(pattern), _check_specials(special_tokens))
+    _check_int("chunk_size", chunk_size, 1)
+    if isinstance(file, (str, bytes, _os.PathLike)):
+        with open(file, "rb") as f:
+            size = _os.fstat(f.fileno()).st_size
+            return _ranges(f, size, 0, size, chunk_size, cut_re)
+    size = file.seek(0, _os.SEEK_END)
+    return _ranges(file, size, 0, size, chunk_size, cut_re)
+
+
+def _file_jobs(core, paths, chunk_size, pattern, specials):
+    kind = _cut_kind(pattern, specials)
+    jobs = []
+    for path in paths:
+        with open(path, "rb") as f:
+            size = _os.fstat(f.fileno()).st_size
+            jobs += [(core, path, a, b, pattern, specials)
+                     for a, b in _ranges(f, size, 0, size, chunk_size, kind)]
+    return jobs
+
+
+def _check_workers(workers):
+    if workers is None:
+        return _os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, not {workers!r}")
+    return workers
+
+
+def _count_files(core, paths, pattern, specials, workers, chunk_size, report=None):
+    """Count the pre-tokens of files with a core's counters: one job (a safe
+    byte range) per worker task, their packed counts summed in one counter
+    (returned: the compiled core's learn_merges reads it without making a
+    Python object per pre-token)."""
+    if isinstance(paths, (str, bytes, _os.PathLike)):
+        paths = [paths]
+    paths = [_os.fspath(p) for p in paths]
+    for p in paths:
+        if not _os.path.isfile(p):
+            raise ValueError(f"no such file: {p!r}")
+    workers = _check_workers(workers)
+    if chunk_size is None:
+        total = sum(_os.path.getsize(p) for p in paths)
+        # memory follows the chunk, not the corpus: at most 16 MB of text per worker
+        chunk_size = min(max(total // (4 * workers), 1 << 20), 1 << 24)
+    if not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
+    jobs = _file_jobs(core, paths, chunk_size, pattern, specials)
+    sizes = [end - start for _, _, start, end, _, _ in jobs]
+    total = core.counter(pattern)
+    if workers == 1 or len(jobs) == 1:
+        results = map(_count_job, jobs)
+        for packed in _reported(results, sizes, report, "count"):
+            total.add_packed(packed)
+        return total
+    with _WorkerPool(min(workers, len(jobs)), "train_files", preload=[core.__module__]) as pool:
+        for packed in _reported(pool.map(_count_job, jobs), sizes, report, "count"):
+            total.add_packed(packed)
+    return total
+
+
+def _reported(results, sizes, report, phase):
+    """Yield `results`, reporting progress (the bytes done) as each arrives."""
+    if report is None:
+        yield from results
+        return
+    total, done = sum(sizes), 0
+    report(phase, 0, total)
+    for size, result in zip(sizes, results):
+        done += size
+        report(phase, done, total)
+        yield result
+
+
+# Worker processes
+
+class _WorkerPool:
+    """Worker processes for train_files and encode_files.
+
+    They are started by a fork server (spawn where there is none), never
+    forked from this process: another thread of it may hold a lock, which a
+    forked child would inherit held.  Like every spawned process, they import
+    the main module, so a script needs ``if __name__ == "__main__":``.  They
+    ignore Ctrl-C: on any error or interrupt the parent stops them all.  A
+    worker that dies (killed, out of memory) is a RuntimeError naming `what`.
+    Warnings raised in a job are raised again in the parent.
+
+    A job's result goes back through a file when it is large: a worker killed
+    while it writes a large result to the pool's pipe would leave half a
+    message there, on which the pool's own thread would wait forever; a small
+    one is written at once.
+
+    `setup(*setup_args)` runs once in each worker, before its first job."""
+
+    def __init__(self, workers, what, preload=(), setup=None, setup_args=()):
+        import multiprocessing
+        import tempfile
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            # the server imports these once (when it starts); the workers it forks have them
+            context.set_forkserver_preload(["__main__", __name__, *preload])
+        self.what, self.workers = what, workers
+        self.spool = tempfile.mkdtemp(prefix="bpe-workers-")
+        try:
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                            initializer=_worker_init,
+                                            initargs=(self.spool, setup, setup_args))
+        except BaseException:
+            _os.rmdir(self.spool)
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        import shutil
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            if kind is None:
+                self.pool.shutdown()
+            else:
+                self.stop()  # Ctrl-C or a failed job: stop every worker now, leave no process behind
+        finally:
+            shutil.rmtree(self.spool, ignore_errors=True)
+        if isinstance(value, (BrokenProcessPool, BrokenPipeError, EOFError)):
+            raise RuntimeError(
+                f"{self.what}: a worker process died (killed, or out of memory?) or could "
+                f"not start (a script that starts workers must run its work under "
+                f"`if __name__ == \"__main__\":`, since each worker imports it)") from value
+        return False
+
+    def submit(self, fn, job):
+        return self.pool.submit(_run_job, fn, job)
+
+    @staticmethod
+    def result(future):
+        import pickle
+
+        data = future.result()
+        if isinstance(data, str):  # a file in the spool
+            with open(data, "rb") as f:
+                blob = f.read()
+            _os.unlink(data)
+            data = blob
+        result, caught = pickle.loads(data)
+        for message, category in caught:
+            _warnings.warn(message, category, stacklevel=3)
+        return result
+
+    def map(self, fn, jobs):
+        """fn(job) for each job, in order, with a few jobs per worker submitted
+        ahead (not all: their results would wait in memory)."""
+        jobs = iter(jobs)
+        ahead = _collections.deque(self.submit(fn, job) for job in _itertools.islice(jobs, 2 * self.workers))
+        while ahead:
+            future = ahead.popleft()
+            ahead.extend(self.submit(fn, job) for job in _itertools.islice(jobs, 1))
+            yield self.result(future)
+
+    def stop(self):
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for p in processes:
+            if p.is_alive():
+                p.terminate()
+        for p in processes:
+            p.join(5)
+            if p.is_alive():
+                p.kill()
+                p.join()
+
+
+_worker_spool = None
+
+
+def _worker_init(spool, setup, setup_args):
+    """Workers leave Ctrl-C to the parent, which stops them."""
+    import signal
+
+    global _worker_spool
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_spool = spool
+    if setup is not None:
+        setup(*setup_args)
+
+
+def _run_job(fn, job):
+    """fn(job) in a worker, with the warnings it raised (to raise them again
+    in the parent, whose warning filters and display apply): pickled, and
+    in a file of the spool when that is more than a pipe writes at once."""
+    import pickle
+    import tempfile
+
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        result = fn(job)
+    data = pickle.dumps((result, [(str(w.message), w.category) for w in caught]),
+                        pickle.HIGHEST_PROTOCOL)
+    if len(data) <= 2048:
+        return data
+    fd, path = tempfile.mkstemp(dir=_worker_spool)
+    with open(fd, "wb") as f:
+        f.write(data)
+    return path
+
+
 # Encoding files to arrays of ids (Tokenizer.encode_files)
-# --------------------------------------------------------------------------
 
 _DTYPES = {"uint16": 2, "uint32": 4}
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -4072,7 +4127,7 @@ def _eot_id(tok, eot):
 
 def _encode_inputs(paths):
     """paths -> [(path, start or None, end or None)]."""
-    if isinstance(paths, (str, bytes, os.PathLike)) or (
+    if isinstance(paths, (str, bytes, _os.PathLike)) or (
             isinstance(paths, tuple) and len(paths) == 3 and isinstance(paths[1], int)):
         paths = [paths]
     inputs = []
@@ -4084,11 +4139,11 @@ def _encode_inputs(paths):
             path, start, end = item
         else:
             path, start, end = item, None, None
-        if not isinstance(path, (str, bytes, os.PathLike)):
+        if not isinstance(path, (str, bytes, _os.PathLike)):
             raise TypeError(f"expected a path, not {type(path).__name__}: {path!r}")
-        path = os.fsdecode(path)
-        if not os.path.isfile(path):
-            raise ValueError(f"no such file: {path!r}" if not os.path.exists(path)
+        path = _os.fsdecode(path)
+        if not _os.path.isfile(path):
+            raise ValueError(f"no such file: {path!r}" if not _os.path.exists(path)
                              else f"{path!r} is not a regular file")
         inputs.append((path, start, end))
     return inputs
@@ -4101,7 +4156,7 @@ def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
     costs a thread almost nothing, and smaller ones leave less of a last one
     for one thread to finish alone), of 256 KB to 4 MB."""
     if chunk_size is None:
-        total = sum(os.path.getsize(p) if s is None else e - s for p, s, e in inputs)
+        total = sum(_os.path.getsize(p) if s is None else e - s for p, s, e in inputs)
         chunk_size = min(max(total // ((32 if threads else 8) * workers), 1 << 18), 1 << 22)
     _check_int("chunk_size", chunk_size, 1)
     text_cut = _cut_kind(tok._pattern, tuple(tok._specials))
@@ -4111,7 +4166,7 @@ def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
             else "text"
         cut_re = _LINE_CUT if kind == "jsonl" else text_cut
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            size = _os.fstat(f.fileno()).st_size
             if start is None:
                 start, end = 0, size
             if not 0 <= start <= end <= size:
@@ -4138,6 +4193,8 @@ def read_jsonl(data, *, text_field="text", name="<data>", offset=0):
     >>> list(read_jsonl(b'{"text": "a cat", "id": 1}\n\n{"text": "a dog"}\n'))
     ['a cat', 'a dog']
     """
+    import json
+
     if not isinstance(text_field, str):
         raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
     whole = isinstance(data, (bytes, bytearray))
@@ -4228,18 +4285,18 @@ def _model_parcel(tok):
     """The model in a few flat buffers, to send to a worker process: faster
     to pickle (in the parent, holding the GIL) than its dicts and lists."""
     ids, tokens = list(tok._tokens), list(tok._tokens.values())
-    pairs = array.array("i", itertools.chain.from_iterable(tok._rank_pair))
-    return (type(tok), tok._pattern, array.array("i", ids).tobytes(), b"".join(tokens),
-            array.array("i", map(len, tokens)).tobytes(), pairs.tobytes(), tok._specials)
+    pairs = _array.array("i", _itertools.chain.from_iterable(tok._rank_pair))
+    return (type(tok), tok._pattern, _array.array("i", ids).tobytes(), b"".join(tokens),
+            _array.array("i", map(len, tokens)).tobytes(), pairs.tobytes(), tok._specials)
 
 
 def _model_unparcel(parcel):
     cls, pattern, ids, blob, lengths, pairs, specials = parcel
     tokens, pos = {}, 0
-    for i, n in zip(array.array("i", ids), array.array("i", lengths)):
+    for i, n in zip(_array.array("i", ids), _array.array("i", lengths)):
         tokens[i] = blob[pos:pos + n]
         pos += n
-    pairs = array.array("i", pairs)
+    pairs = _array.array("i", pairs)
     merges = [(tokens[a], tokens[b]) for a, b in zip(pairs[::2], pairs[1::2])]
     return cls._create(pattern, tokens, merges, specials)
 
@@ -4251,6 +4308,8 @@ def _encode_setup(parcel, options):
 
 def _tokenizer_sha256(tok):
     """sha256 of the tokenizer's native file (the bytes ``save`` writes), once per tokenizer."""
+    import hashlib
+
     digest = tok.__dict__.get("_sha256")
     if digest is None:
         digest = tok._sha256 = hashlib.sha256(_native_dump(tok).encode("utf-8")).hexdigest()
@@ -4275,6 +4334,9 @@ def _encode_jobs(tok, jobs, options, workers):
     processes, this process being one of them: it encodes jobs itself while
     they start (a thread starts them), then alongside them, holding a bounded
     number of results ahead of the one to be written next."""
+    import concurrent.futures
+    import threading
+
     core = _gil_free_core(tok)
     if workers == 1 or len(jobs) == 1:
         pack = None if core is None else core.packer(options[3])
@@ -4365,11 +4427,13 @@ def _encode_in_threads(tok, core, jobs, options, workers):
     size and the workers.  The first error in job order is raised as it was
     raised (in a thread, or reading); then, or on Ctrl-C or close(), the
     threads take no more jobs and are joined (each finishes the one it has)."""
+    import threading
+
     n = len(jobs)
     threads = min(workers, n)
     ahead = 2 * threads
     lock = threading.Condition()
-    todo = collections.deque()  # (job index, its documents): read, not yet taken
+    todo = _collections.deque()  # (job index, its documents): read, not yet taken
     done = {}  # job index -> (result, None) or (None, the exception it raised)
     fed = 0  # jobs read (or failed to read)
     stop = False  # an error, Ctrl-C or close(): the threads take no more jobs
@@ -4440,37 +4504,6 @@ def _encode_in_threads(tok, core, jobs, options, workers):
                 thread.join()
 
 
-def _open_temporary(directory, name):
-    """A file to write before it is renamed over `name`: (fd, path or None).
-    Where the system can (Linux), it has no name until it is complete, so a
-    process killed while writing leaves nothing behind.  Its mode is the one
-    open() gives (0666 less the umask)."""
-    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
-    if hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd"):
-        try:
-            return os.open(directory, os.O_TMPFILE | flags, 0o666), None
-        except OSError:
-            pass  # a file system without unnamed files
-    tmp = os.path.join(directory, f".tmp-{os.urandom(6).hex()}-{name}")
-    return os.open(tmp, os.O_CREAT | os.O_EXCL | flags, 0o666), tmp
-
-
-def _publish(fd, tmp, path):
-    """Give the complete temporary file its final name (replacing any file)."""
-    if tmp is None:
-        tmp = os.path.join(os.path.dirname(path), f".tmp-{os.urandom(6).hex()}-{os.path.basename(path)}")
-        fds = os.open("/proc/self/fd", os.O_RDONLY)
-        try:  # linkat(..., AT_SYMLINK_FOLLOW): the file the descriptor's link points to
-            os.link(str(fd), tmp, src_dir_fd=fds, follow_symlinks=True)
-        finally:
-            os.close(fds)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_special,
                   disallowed_special, workers, chunk_size, progress):
     allowed, disallowed = tok._policy(allowed_special, disallowed_special)
@@ -4485,25 +4518,25 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
     if workers is None:  # a worker process takes as long to start as a few MB take to
         # encode: one per 8 MB of input; a thread starts at once: one per MB
-        total = sum(os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
-        workers = max(1, min(os.cpu_count() or 1, total >> (20 if threads else 23)))
+        total = sum(_os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
+        workers = max(1, min(_os.cpu_count() or 1, total >> (20 if threads else 23)))
     workers = _check_workers(workers)
-    out = os.path.abspath(os.fspath(out))
-    directory = os.path.dirname(out)
-    if os.path.isdir(out):
+    out = _os.path.abspath(_os.fspath(out))
+    directory = _os.path.dirname(out)
+    if _os.path.isdir(out):
         raise ValueError(f"cannot write {out}: it is a directory")
-    if not os.path.isdir(directory):
+    if not _os.path.isdir(directory):
         raise ValueError(f"cannot write {out}: no directory {directory}")
     for path, _, _ in inputs:
         for target in (out, out + ".json"):
-            if os.path.exists(target) and os.path.samefile(path, target):
+            if _os.path.exists(target) and _os.path.samefile(path, target):
                 raise ValueError(f"the output {target} is the input {path}")
     jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
                                         threads and workers > 1)
     options = (allowed, disallowed, eot, _DTYPES[dtype], text_field)
     sizes = [job[2] - job[1] for job in jobs]
 
-    fd, tmp = _open_temporary(directory, os.path.basename(out))
+    fd, tmp = _open_temporary(directory, _os.path.basename(out))
     try:
         with open(fd, "wb", closefd=False) as f:
             results = _encode_jobs(tok, jobs, options, workers)
@@ -4515,7 +4548,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
                 # when it is collected (maybe at exit, with the threads that starts frozen)
                 results.close()
             f.flush()
-            os.fsync(fd)
+            _os.fsync(fd)
         meta = {
             "format": _IDS_FORMAT, "version": 1, "dtype": dtype, "byteorder": "little",
             "count": count, "vocab_size": tok.vocab_size,
@@ -4526,7 +4559,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
             "documents": documents,
         }
         try:  # an old sidecar must not describe the new array, even for a moment
-            os.unlink(out + ".json")
+            _os.unlink(out + ".json")
         except FileNotFoundError:
             pass
         _publish(fd, tmp, out)
@@ -4534,18 +4567,20 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     except BaseException:
         if tmp is not None:
             try:
-                os.unlink(tmp)
+                _os.unlink(tmp)
             except OSError:
                 pass
         raise
     finally:
-        os.close(fd)
+        _os.close(fd)
     _atomic_write(out + ".json", _sidecar_text(meta))
     return meta
 
 
 def _sidecar_text(meta):
     """JSON, one key per line and one input per line (lists of numbers on one line)."""
+    import json
+
     lines = []
     for key, value in meta.items():
         if key == "inputs":
@@ -4570,58 +4605,93 @@ def _write_ids(f, owners, n_inputs, results):
     return count, documents, spans
 
 
+class _CorpusWork:
+    """Training on files and encoding a corpus to a flat array of ids."""
+
+    @classmethod
+    def train_files(cls, paths, vocab_size, *, workers=None, chunk_size=None, pattern="gpt2",
+                    special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False):
+        """Train on UTF-8 files: large files are read in chunks cut where no
+        pre-token can change, counted in `workers` processes; the merges are
+        exactly those of ``train([whole text of each file])``."""
+        pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
+                                               max_token_bytes)
+        progress = _reporter(progress)
+        counts = _count_files(cls.core_class, paths, pattern, specials, workers, chunk_size, progress)
+        return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
+                                 max_token_bytes, progress)
+
+    def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
+                     allowed_special=frozenset(), disallowed_special="all", workers=None,
+                     chunk_size=None, progress=False):
+        """Encode a corpus into `out`, one flat little-endian array of ids
+        (``uint16`` when every id fits, else ``uint32``; no header: what
+        ``numpy.memmap(out, dtype=..., mode="r")`` reads), and write
+        ``out + ".json"``, the sidecar: dtype, count, the tokenizer's sha256,
+        where each document starts.  Returns the sidecar's dict.
+
+        Each text file is a document; in JSON lines (``.jsonl``, ``.ndjson``,
+        or every input with ``jsonl=True``) each record's `text_field` is one.
+        The ids of a document are ``encode(text, allowed_special=...,
+        disallowed_special=...)``, followed by the id of `eot` (a special
+        token, or an id) when given.  An input may also be a byte range
+        ``(path, start, end)`` from ``file_cuts``: a text file's document then
+        starts at byte 0 and ends at its end.
+
+        Large files are read in chunks of `chunk_size` bytes cut where no id
+        can change (see ``file_cuts``) and encoded by `workers` workers:
+        threads of this process when the core encodes without the GIL (the
+        compiled one; default: the CPUs, at most one per MB of input), else
+        processes (this one and workers - 1 more; default: the CPUs, at most
+        one per 8 MB of input); memory follows the chunk size and the workers,
+        not the corpus.  The files are written atomically: a crash or Ctrl-C
+        leaves no partial `out`.  `progress`: True, or a callable (phase,
+        done, total).
+
+        >>> import os, tempfile, array
+        >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>"])
+        >>> d = tempfile.mkdtemp()
+        >>> for name, text in [("a.txt", "hi hi"), ("b.txt", "ih")]:
+        ...     with open(os.path.join(d, name), "w") as f:
+        ...         _ = f.write(text)
+        >>> meta = tok.encode_files([os.path.join(d, "a.txt"), os.path.join(d, "b.txt")],
+        ...                         os.path.join(d, "train.bin"), eot="<|endoftext|>")
+        >>> meta["dtype"], meta["count"], meta["documents"]
+        ('uint16', 7, [0, 4])
+        >>> with open(os.path.join(d, "train.bin"), "rb") as f:
+        ...     array.array("H", f.read()).tolist()
+        [256, 32, 256, 257, 105, 104, 257]
+        """
+        return _encode_files(self, paths, out, dtype, eot, jsonl, text_field, allowed_special,
+                             disallowed_special, workers, chunk_size, progress)
+
+
 # --------------------------------------------------------------------------
-# Reading any format (Tokenizer.from_file)
+# The Tokenizer: its own API and the extras
 # --------------------------------------------------------------------------
 
 
-def _read_sidecar(path):
-    """The {"pattern", "special_tokens"} beside a .tiktoken file (`path`.json), or None."""
-    side = path + ".json"
-    if not os.path.isfile(side):
-        return None
-    meta = _json(_read_text(side), side)
-    if not (isinstance(meta, dict) and isinstance(meta.get("pattern"), str)
-            and isinstance(meta.get("special_tokens", {}), dict)):
-        raise ValueError(f'{side}: not the sidecar of {path} (expected {{"pattern": str, '
-                         f'"special_tokens": {{str: id}}}})')
-    return meta
+class Tokenizer(_CoreTokenizer, _TiktokenMethods, _FileFormats, _CorpusWork):
+    """A byte-level BPE tokenizer: a pre-tokenization pattern, mergeable tokens
+    (bytes -> id), the ordered merges and special tokens (str -> id).
+
+    >>> tok = Tokenizer.train("the cat sat on the mat. " * 10, 270, special_tokens=["<|end|>"])
+    >>> ids = tok.encode("the cat<|end|>", allowed_special="all")
+    >>> ids[-1] == tok.special_tokens["<|end|>"]
+    True
+    >>> tok.decode(ids)
+    'the cat<|end|>'
+    """
 
 
-def _load_any(cls, path, pattern):
-    def holds_pattern(what):
-        if pattern is not None:
-            raise ValueError(f"{path}: {what} holds its own pattern; do not give one")
 
-    if os.path.isdir(path):
-        hf = os.path.join(path, "tokenizer.json")
-        if os.path.isfile(hf):
-            holds_pattern("tokenizer.json")
-            return cls.from_huggingface(hf)
-        vocab, merges = os.path.join(path, "vocab.json"), os.path.join(path, "merges.txt")
-        if os.path.isfile(vocab) and os.path.isfile(merges):
-            return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2")
-        raise ValueError(f"{path} is a directory without tokenizer.json, or vocab.json and merges.txt")
-    with open(path, "rb") as f:
-        head = f.read(64).lstrip()
-    if head.startswith(_NATIVE_MAGIC.encode()):
-        holds_pattern("the native format")
-        return cls.load(path)
-    if head.startswith(b"{"):
-        holds_pattern("tokenizer.json")
-        return cls.from_huggingface(path)
-    meta = _read_sidecar(path)
-    specials = None
-    if meta is not None:
-        specials = meta.get("special_tokens", {})
-        pattern = pattern if pattern is not None else meta["pattern"]
-    return cls.from_tiktoken(path, pattern=pattern if pattern is not None else "gpt2",
-                             special_tokens=specials)
+count_pretokens = Tokenizer.count_pretokens
 
 
 # --------------------------------------------------------------------------
 # The command line: bpe train ..., bpe encode ... (python -m bpe_fallback ...)
 # --------------------------------------------------------------------------
+
 
 _FORMATS = {"native": "tokenizer.bpe", "tiktoken": "tokenizer.tiktoken",
             "huggingface": "tokenizer.json", "gpt2": "tokenizer-gpt2"}
@@ -4706,9 +4776,9 @@ def _cli_parser():
 
 def _cli_backend():
     """The module the command runs on: the compiled `bpe` when importable."""
-    want = os.environ.get("BPE_BACKEND", "").strip().lower()
+    want = _os.environ.get("BPE_BACKEND", "").strip().lower()
     if want == "python":
-        return sys.modules[__name__]
+        return _sys.modules[__name__]
     if want not in ("", "cython"):
         raise _Usage(f"BPE_BACKEND must be 'python' or 'cython', not {want!r}", 1)
     try:
@@ -4717,7 +4787,7 @@ def _cli_backend():
         bpe = None
     if want == "cython" and getattr(bpe, "BACKEND", None) != "cython":
         raise _Usage("BPE_BACKEND=cython, but the compiled bpe is not installed", 1)
-    return bpe if bpe is not None and issubclass(bpe.Tokenizer, Tokenizer) else sys.modules[__name__]
+    return bpe if bpe is not None and issubclass(bpe.Tokenizer, Tokenizer) else _sys.modules[__name__]
 
 
 def _cli_error_text(e):
@@ -4746,12 +4816,12 @@ def main(argv=None):
     2
     """
     status, message = 1, None
-    with warnings.catch_warnings():
+    with _warnings.catch_warnings():
         def show(message, category, filename, lineno, file=None, line=None):
-            out = file or sys.stderr
+            out = file or _sys.stderr
             out.write(("\r\x1b[K" if _isatty(out) else "") + f"bpe: warning: {' '.join(str(message).split())}\n")
 
-        warnings.showwarning = show
+        _warnings.showwarning = show
         try:
             args = _cli_parser().parse_args(argv)
             mod = _cli_backend()
@@ -4764,46 +4834,46 @@ def main(argv=None):
             status, message = 130, "interrupted"
         except BrokenPipeError:  # `bpe ... | head`
             try:
-                sys.stdout = open(os.devnull, "w")
+                _sys.stdout = open(_os.devnull, "w")
             except OSError:
                 pass
             return 1
         except (ValueError, TypeError, OSError, ImportError, MemoryError, ArithmeticError,
                 RuntimeError) as e:
-            if os.environ.get("BPE_DEBUG"):
+            if _os.environ.get("BPE_DEBUG"):
                 raise
             message = _cli_error_text(e)
-    sys.stderr.write(("\r\x1b[K" if _isatty(sys.stderr) else "")
+    _sys.stderr.write(("\r\x1b[K" if _isatty(_sys.stderr) else "")
                      + f"bpe: error: {' '.join(message.split())}\n")
-    sys.stderr.flush()
+    _sys.stderr.flush()
     return status
 
 
 def _check_input(path, what="file"):
     if path == "-":
         return
-    if not os.path.exists(path):
+    if not _os.path.exists(path):
         raise _Usage(f"no such {what}: {path}", 1)
-    if os.path.isdir(path):
+    if _os.path.isdir(path):
         raise _Usage(f"{path} is a directory, not a {what}", 1)
-    if not os.access(path, os.R_OK):
+    if not _os.access(path, _os.R_OK):
         raise _Usage(f"cannot read {path}: permission denied", 1)
 
 
 def _check_output(out, inputs, directory=False):
     """Fail before any work if `out` cannot be written."""
-    if directory and os.path.exists(out) and not os.path.isdir(out):
+    if directory and _os.path.exists(out) and not _os.path.isdir(out):
         raise _Usage(f"cannot write {out}/: it exists and is not a directory", 1)
-    if not directory and os.path.isdir(out):
+    if not directory and _os.path.isdir(out):
         raise _Usage(f"cannot write {out}: it is a directory", 1)
-    parent = out if directory and os.path.isdir(out) else os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        why = "does not exist" if not os.path.exists(parent) else "is not a directory"
+    parent = out if directory and _os.path.isdir(out) else _os.path.dirname(_os.path.abspath(out))
+    if not _os.path.isdir(parent):
+        why = "does not exist" if not _os.path.exists(parent) else "is not a directory"
         raise _Usage(f"cannot write {out}: {parent} {why}", 1)
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not _os.access(parent, _os.W_OK | _os.X_OK):
         raise _Usage(f"cannot write {out}: directory {parent} is not writable", 1)
     for path in inputs:
-        if path != "-" and os.path.exists(out) and os.path.samefile(path, out):
+        if path != "-" and _os.path.exists(out) and _os.path.samefile(path, out):
             raise _Usage(f"the output {out} is the input {path}", 1)
 
 
@@ -4831,7 +4901,7 @@ class _Phases:
         self.show, self.began, self.pretokens = show, {}, None
 
     def __call__(self, phase, done, total):
-        self.began.setdefault(phase, time.perf_counter())
+        self.began.setdefault(phase, _time.perf_counter())
         if phase == "pretokens":
             self.pretokens = done
         if self.show is not None:
@@ -4845,14 +4915,16 @@ class _Spooled:
         self.inputs, self.tmp = inputs, None
 
     def __enter__(self):
+        import tempfile
+
         if self.inputs.count("-") > 1:
             raise _Usage("standard input (-) can be read only once")
         paths = list(self.inputs)
         if "-" in paths:
             fd, self.tmp = tempfile.mkstemp(prefix="bpe-stdin-", suffix=".txt")
-            with os.fdopen(fd, "wb") as f:
+            with _os.fdopen(fd, "wb") as f:
                 while True:
-                    block = sys.stdin.buffer.read(1 << 20)
+                    block = _sys.stdin.buffer.read(1 << 20)
                     if not block:
                         break
                     f.write(block)
@@ -4861,12 +4933,12 @@ class _Spooled:
 
     def __exit__(self, *exc):
         if self.tmp is not None:
-            os.unlink(self.tmp)
+            _os.unlink(self.tmp)
         return False
 
 
 def _show_progress(args):
-    return ProgressBar() if args.progress or (not args.quiet and _isatty(sys.stderr)) else None
+    return ProgressBar() if args.progress or (not args.quiet and _isatty(_sys.stderr)) else None
 
 
 def _cli_train(args, mod):
@@ -4883,14 +4955,14 @@ def _cli_train(args, mod):
     options = dict(pattern=args.pattern, special_tokens=args.special,
                    min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes)
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
-    workers = args.workers or os.cpu_count() or 1
+    workers = args.workers or _os.cpu_count() or 1
     phases = _Phases(_show_progress(args))
     with _Spooled(args.inputs) as paths:
-        size = sum(os.path.getsize(p) for p in paths)
-        start = time.perf_counter()
+        size = sum(_os.path.getsize(p) for p in paths)
+        start = _time.perf_counter()
         tok = mod.Tokenizer.train_files(paths, args.vocab_size, workers=workers, progress=phases,
                                         **options)
-        took = time.perf_counter() - start
+        took = _time.perf_counter() - start
         written = _save_as(tok, out, args.format)
         if args.quiet:
             return 0
@@ -4958,6 +5030,9 @@ def _measure(tok, paths, limit=_MEASURE_LIMIT):
 
 def _save_as(tok, out, fmt):
     """Write `tok` in format `fmt`; the paths written."""
+    import hashlib
+    import json
+
     if fmt == "native":
         tok.save(out)
         return [out]
@@ -4966,7 +5041,7 @@ def _save_as(tok, out, fmt):
         return [out]
     if fmt == "gpt2":
         tok.save_gpt2(out)
-        return [os.path.join(out, "vocab.json"), os.path.join(out, "merges.txt")]
+        return [_os.path.join(out, "vocab.json"), _os.path.join(out, "merges.txt")]
     # a .tiktoken file holds the ranks only: the pattern and the special tokens go to a
     # sidecar, with the file's sha256 for load_tiktoken_bpe(path, expected_hash=...)
     tok.save_tiktoken(out)
@@ -4984,9 +5059,9 @@ def _how_to_load(tok, out, fmt, mod):
         return ["load with:", f"    tokenizers.Tokenizer.from_file({out!r})"]
     if fmt == "gpt2":
         extra = "" if tok.pattern == PATTERNS["gpt2"] else f", pattern={_pattern_name(tok.pattern)}"
-        return ["load with:", f"    bpe.Tokenizer.from_gpt2({os.path.join(out, 'vocab.json')!r}, "
-                              f"{os.path.join(out, 'merges.txt')!r}{extra})"]
-    name = os.path.splitext(os.path.basename(out))[0] or "tokenizer"
+        return ["load with:", f"    bpe.Tokenizer.from_gpt2({_os.path.join(out, 'vocab.json')!r}, "
+                              f"{_os.path.join(out, 'merges.txt')!r}{extra})"]
+    name = _os.path.splitext(_os.path.basename(out))[0] or "tokenizer"
     lines = [
         f"load with tiktoken (the pattern and special tokens are in {out}.json):",
         "    import json, tiktoken",
@@ -5010,7 +5085,7 @@ def _pattern_name(pattern):
 
 def _cli_encode(args, mod):
     _check_counts(args, None)
-    _check_input(args.tokenizer, "tokenizer") if not os.path.isdir(args.tokenizer) else None
+    _check_input(args.tokenizer, "tokenizer") if not _os.path.isdir(args.tokenizer) else None
     for path in args.inputs:
         _check_input(path)
     _check_output(args.output, args.inputs)
@@ -5021,8 +5096,8 @@ def _cli_encode(args, mod):
                    allowed_special=allowed, disallowed_special=() if args.ordinary else "all",
                    workers=args.workers)
     with _Spooled(args.inputs) as paths:
-        size = sum(os.path.getsize(p) for p in paths)
-        start = time.perf_counter()
+        size = sum(_os.path.getsize(p) for p in paths)
+        start = _time.perf_counter()
         try:
             meta = tok.encode_files(paths, args.output, progress=_show_progress(args) or False,
                                     **options)
@@ -5032,7 +5107,7 @@ def _cli_encode(args, mod):
             found = str(e).split(";")[0]
             raise ValueError(f"{found}: pass --allowed-special TOKEN (or all) to encode it as "
                              f"the special token, or --ordinary to encode it as text") from None
-        took = time.perf_counter() - start
+        took = _time.perf_counter() - start
     if args.quiet:
         return 0
     n, docs = meta["count"], len(meta["documents"])
@@ -5044,7 +5119,7 @@ def _cli_encode(args, mod):
                     + (f" ({size / n:.2f} bytes per id)" if n else "")
                     + f" in {_fmt_seconds(took)}"
                     + (f" ({size / took / 1e6:,.1f} MB/s)" if took >= 0.1 else "")),
-            ("wrote", f"{args.output} ({_fmt_bytes(os.path.getsize(args.output))}), "
+            ("wrote", f"{args.output} ({_fmt_bytes(_os.path.getsize(args.output))}), "
                       f"{args.output}.json")]
     for key, value in rows:
         print(f"{key:<12} {value}")
@@ -5057,5 +5132,5 @@ if __name__ == "__main__":
     # run as the module everyone imports (worker processes find its functions by that name)
     import importlib
 
-    sys.exit(importlib.import_module(__spec__.name if __spec__ is not None else
-                                     os.path.splitext(os.path.basename(__file__))[0]).main())
+    _sys.exit(importlib.import_module(__spec__.name if __spec__ is not None else
+                                     _os.path.splitext(_os.path.basename(__file__))[0]).main())
