@@ -50,9 +50,9 @@ import warnings as _warnings
 
 import regex as _regex
 
-__all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND", "__version__",
-           "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token", "file_cuts", "read_jsonl",
-           "ProgressBar", "main"]
+__all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND",
+           "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
+           "file_cuts", "read_jsonl", "ProgressBar", "main"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -70,8 +70,8 @@ BACKEND = "python"
 PATTERNS = {
     "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
     "cl100k": (
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-        r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
+        r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
     ),
     "o200k": "|".join(
         [
@@ -186,7 +186,8 @@ def pretokenizer(pattern):
         try:
             out = None if groups else rx.findall(text, timeout=max(slack[0] + earned, 1e-4))
             if out is None or sum(map(len, out)) != len(text) or "" in out:
-                out = with_gaps(text, max(slack[0] + earned - (_time.monotonic() - start_time), 1e-4))
+                left = slack[0] + earned - (_time.monotonic() - start_time)
+                out = with_gaps(text, max(left, 1e-4))
         except TimeoutError:
             slack[0] = 0.0
             raise ValueError(
@@ -236,7 +237,8 @@ def _check_specials(special_tokens):
     if special_tokens is None:
         return ()
     if isinstance(special_tokens, (str, bytes)):
-        raise TypeError(f"special_tokens must be a sequence of str, not a {type(special_tokens).__name__}")
+        raise TypeError("special_tokens must be a sequence of str, not a "
+                        f"{type(special_tokens).__name__}")
     if isinstance(special_tokens, _abc.Set) and not isinstance(special_tokens, _abc.KeysView):
         raise TypeError("special_tokens must be a list (or another sequence), not a "
                         f"{type(special_tokens).__name__}: a set has no order, so the ids it "
@@ -384,20 +386,52 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
     `progress`: None or a callable (phase, done, total), told "pretokens",
     then "merge" every 256 merges and at the end.
 
-    Every symbol of every distinct pre-token is a position in flat arrays
-    linked as lists; each pair keeps its count and the positions where it
-    starts, so a merge touches only its own occurrences (a 500 KB pre-token is
-    no worse than many short ones).  A heap with lazy invalidation picks the
-    next pair by (count, greatest bytes)."""
+    Three steps, named as in the compiled core: _load_words, then
+    _next_pair and _apply_merge until n_merges or no pair is left."""
     if isinstance(counts, _Counter):
         counter, counts = counts, counts.to_dict()
         if consume:
             counter.clear()
     if progress is not None:
         progress("pretokens", len(counts), len(counts))
-    tokens = [bytes([i]) for i in range(256)]
-    keys = [_desc_key(t) for t in tokens]
-    sym, nxt, prv, weight = [], [], [], []
+    limit = max_token_bytes if max_token_bytes is not None else float("inf")
+    words = _load_words(counts, consume, min_frequency, limit)
+    n_merges = min(n_merges, words.n_symbols - words.n_words)  # each merge takes out a symbol
+    merges = []
+    if progress is not None:
+        progress("merge", 0, n_merges)
+    while len(merges) < n_merges:
+        pair = _next_pair(words)
+        if pair is None:
+            break
+        merges.append(pair)
+        _apply_merge(words, *pair)
+        if progress is not None and not len(merges) & 255:
+            progress("merge", len(merges), n_merges)
+    if progress is not None:
+        progress("merge", len(merges), len(merges))
+    return merges
+
+
+class _Words:
+    """The merge loop's state.  Every symbol of every distinct pre-token is a
+    position in flat arrays linked as lists (sym, nxt, prv; weight: the
+    pre-token's count); each pair keeps its count and the positions where it
+    starts, so a merge touches only its own occurrences (a 500 KB pre-token is
+    no worse than many short ones).  A heap with lazy invalidation picks the
+    next pair by (count, greatest bytes)."""
+
+    __slots__ = ("sym", "nxt", "prv", "weight", "pairs", "heap", "tokens", "keys",
+                 "min_frequency", "limit", "n_symbols", "n_words")
+
+
+def _load_words(counts, consume, min_frequency, limit):
+    """Pre-token counts -> the symbol arrays, each pair's count and
+    positions, and the heap of the pairs that may be merged (a _Words)."""
+    w = _Words()
+    w.tokens = [bytes([i]) for i in range(256)]
+    w.keys = keys = [_desc_key(t) for t in w.tokens]
+    w.sym, w.nxt, w.prv, w.weight = sym, nxt, prv, weight = [], [], [], []
     pairs = {}  # (a, b) -> [count, the positions where it starts (some stale)...]
     pairs_total = n_words = 0
     get = pairs.get
@@ -425,99 +459,107 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
                 e.append(pos)
     if consume:
         counts.clear()  # the caller's own dict: free it before the loop
-    n_merges = min(n_merges, len(sym) - n_words)  # each merge takes out a symbol
-    limit = max_token_bytes if max_token_bytes is not None else float("inf")
+    w.n_symbols, w.n_words = len(sym), n_words
+    w.min_frequency, w.limit = min_frequency, limit
     # A pair's count never grows once the merge that makes it is over: one
     # below min_frequency can never be merged, and is forgotten.
-    pairs = {pair: e for pair, e in pairs.items() if e[0] >= min_frequency}
-    get = pairs.get
-    heap = [(-e[0], keys[a], keys[b], a, b) for (a, b), e in pairs.items() if limit >= 2]
-    _heapq.heapify(heap)
-    merges = []
-    if progress is not None:
-        progress("merge", 0, n_merges)
+    w.pairs = pairs = {pair: e for pair, e in pairs.items() if e[0] >= min_frequency}
+    w.heap = [(-e[0], keys[a], keys[b], a, b) for (a, b), e in pairs.items() if limit >= 2]
+    _heapq.heapify(w.heap)
+    return w
 
-    pop = pairs.pop
-    while len(merges) < n_merges and heap:
+
+def _next_pair(w):
+    """Pop the pair with the highest count (ties: the greatest bytes), skipping
+    stale heap entries; None when no pair is left or the best one is below
+    min_frequency (training stops)."""
+    heap, get, keys = w.heap, w.pairs.get, w.keys
+    while heap:
         neg, _, _, a, b = heap[0]
         e = get((a, b))
         c = e[0] if e is not None else 0
-        if c != -neg:
+        if c != -neg:  # stale: the count changed since it was pushed
             if c > 0:
                 _heapq.heapreplace(heap, (-c, keys[a], keys[b], a, b))
             else:
                 _heapq.heappop(heap)
             continue
-        if c < min_frequency:
-            break
+        if c < w.min_frequency:
+            return None
         _heapq.heappop(heap)
-        new = 256 + len(merges)
-        merges.append((a, b))
-        tokens.append(tokens[a] + tokens[b])
-        keys.append(_desc_key(tokens[new]))
-        positions = get((a, b))[1:]
-        positions.sort()
-        born = []  # the pairs this merge makes
-        for p in positions:
-            if sym[p] != a:
-                continue
-            q = nxt[p]
-            if q < 0 or sym[q] != b:
-                continue
-            n = weight[p]
-            left, right = prv[p], nxt[q]
-            if left >= 0:  # (x, a) loses n, (x, new) gains it
-                x = sym[left]
-                old = (x, a)
-                e = get(old)
-                if e is not None:
-                    e[0] -= n
-                    if not e[0]:
-                        del pairs[old]
-                pair = (x, new)
-                e = get(pair)
-                if e is None:
-                    pairs[pair] = [n, left]
-                    born.append(pair)
-                else:
-                    e[0] += n
-                    e.append(left)
-            if right >= 0:  # (b, y) loses n, (new, y) gains it
-                y = sym[right]
-                old = (b, y)
-                e = get(old)
-                if e is not None:
-                    e[0] -= n
-                    if not e[0]:
-                        del pairs[old]
-                pair = (new, y)
-                e = get(pair)
-                if e is None:
-                    pairs[pair] = [n, p]
-                    born.append(pair)
-                else:
-                    e[0] += n
-                    e.append(p)
-                prv[right] = p
-            sym[p] = new
-            sym[q] = -1
-            nxt[p] = right
-        pop((a, b), None)
-        for pair in born:
+        return a, b
+    return None
+
+
+def _apply_merge(w, a, b):
+    """Merge (a, b) into a new token at every position that still holds it,
+    left to right; move the counts of the neighbour pairs, (x, a) -> (x, new)
+    and (b, y) -> (new, y); push the pairs this merge makes onto the heap."""
+    # the hot loop of training (every occurrence of every merge): kept in one piece
+    sym, nxt, prv, weight, pairs, tokens = w.sym, w.nxt, w.prv, w.weight, w.pairs, w.tokens
+    get = pairs.get
+    new = len(tokens)
+    tokens.append(tokens[a] + tokens[b])
+    w.keys.append(_desc_key(tokens[new]))
+    positions = get((a, b))[1:]
+    positions.sort()
+    born = []  # the pairs this merge makes
+    for p in positions:
+        if sym[p] != a:
+            continue
+        q = nxt[p]
+        if q < 0 or sym[q] != b:
+            continue
+        n = weight[p]
+        left, right = prv[p], nxt[q]
+        if left >= 0:  # (x, a) loses n, (x, new) gains it
+            x = sym[left]
+            old = (x, a)
+            e = get(old)
+            if e is not None:
+                e[0] -= n
+                if not e[0]:
+                    del pairs[old]
+            pair = (x, new)
             e = get(pair)
             if e is None:
-                continue
-            if e[0] < min_frequency:  # never mergeable: its count can only drop
-                del pairs[pair]
-                continue
-            x, y = pair
-            if len(tokens[x]) + len(tokens[y]) <= limit:
-                _heapq.heappush(heap, (-e[0], keys[x], keys[y], x, y))
-        if progress is not None and not len(merges) & 255:
-            progress("merge", len(merges), n_merges)
-    if progress is not None:
-        progress("merge", len(merges), len(merges))
-    return merges
+                pairs[pair] = [n, left]
+                born.append(pair)
+            else:
+                e[0] += n
+                e.append(left)
+        if right >= 0:  # (b, y) loses n, (new, y) gains it
+            y = sym[right]
+            old = (b, y)
+            e = get(old)
+            if e is not None:
+                e[0] -= n
+                if not e[0]:
+                    del pairs[old]
+            pair = (new, y)
+            e = get(pair)
+            if e is None:
+                pairs[pair] = [n, p]
+                born.append(pair)
+            else:
+                e[0] += n
+                e.append(p)
+            prv[right] = p
+        sym[p] = new
+        sym[q] = -1
+        nxt[p] = right
+    pairs.pop((a, b), None)
+    keys, heap = w.keys, w.heap
+    for pair in born:
+        e = get(pair)
+        if e is None:
+            continue
+        if e[0] < w.min_frequency:  # never mergeable: its count can only drop
+            del pairs[pair]
+            continue
+        x, y = pair
+        if len(tokens[x]) + len(tokens[y]) <= w.limit:
+            _heapq.heappush(heap, (-e[0], keys[x], keys[y], x, y))
 
 
 # --------------------------------------------------------------------------
@@ -754,6 +796,78 @@ class Core:
 # --------------------------------------------------------------------------
 
 
+def _check_tokens(tokens):
+    """The encoder (bytes -> id) of a vocabulary (id -> bytes) that holds
+    every single byte and no token twice."""
+    encoder = {}
+    for i, t in tokens.items():
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+            raise ValueError(f"token id {_short(i)} is not an int in [0, 2**31)")
+        if not isinstance(t, bytes) or not t:
+            raise ValueError(f"token {i} must be non-empty bytes, not {_short(t)}")
+        other = encoder.setdefault(t, i)
+        if other != i:
+            raise ValueError(f"token {_short(t)} appears twice, as ids {other} and {i}")
+    missing = [b for b in range(256) if bytes([b]) not in encoder]
+    if missing:
+        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
+                         f"0x{missing[0]:02x}")
+    return encoder
+
+
+def _check_merges(merges, encoder):
+    """(rank -> pair of ids, rank -> merged id) of merges (pairs of bytes)
+    whose results are tokens, each made once, each from tokens made before."""
+    made = {}
+    for rank, merge in enumerate(merges):
+        if not (isinstance(merge, (tuple, list)) and len(merge) == 2
+                and all(isinstance(x, bytes) for x in merge)):
+            raise ValueError(f"merge {rank} must be a pair of bytes, not {_short(merge)}")
+        new = encoder.get(merge[0] + merge[1])
+        if new is None:
+            raise ValueError(f"merge {rank} {_short(merge)}: {_short(merge[0] + merge[1])} is not "
+                             "in the vocabulary")
+        if made.setdefault(new, rank) != rank:
+            raise ValueError(f"merge {rank} {_short(merge)} makes {_short(merge[0] + merge[1])} "
+                             f"again (merge {made[new]})")
+    pair_rank, rank_pair, rank_id = {}, [], []
+    for rank, (left, right) in enumerate(merges):
+        merge = (left, right)
+        ids = []
+        for part in (left, right):
+            i = encoder.get(part)
+            if i is None:
+                raise ValueError(f"merge {rank} {_short(merge)}: {_short(part)} is not in the "
+                                 "vocabulary")
+            if made.get(i, -1) >= rank:
+                raise ValueError(f"merge {rank} {_short(merge)} uses {_short(part)}, which a later "
+                                 f"merge makes")
+            ids.append(i)
+        pair = (ids[0], ids[1])
+        if pair in pair_rank:
+            raise ValueError(f"merge {rank} {_short(merge)} repeats merge {pair_rank[pair]}")
+        pair_rank[pair] = rank
+        rank_pair.append(pair)
+        rank_id.append(encoder[left + right])
+    return rank_pair, rank_id
+
+
+def _check_special_ids(specials, tokens):
+    """The decoder (id -> bytes) of tokens and special tokens (str -> id,
+    ids not taken by tokens)."""
+    decoder = dict(tokens)
+    for s, i in specials.items():
+        if not isinstance(s, str) or not s:
+            raise ValueError(f"special token {_short(s)} must be a non-empty str")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+            raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in "
+                             f"[0, 2**31))")
+        if i in decoder:
+            raise ValueError(f"special token {_short(s)} has id {i}, which is already taken")
+        decoder[i] = s.encode("utf-8")
+    return decoder
+
+
 class _UnknownToken(KeyError, ValueError):
     """An id that is not in the vocabulary: a ValueError, and the KeyError
     tiktoken raises for one."""
@@ -763,7 +877,10 @@ class _UnknownToken(KeyError, ValueError):
 
 
 class _CoreTokenizer:
-    """The Tokenizer's own API (see Tokenizer, which adds the extras)."""
+    """The Tokenizer's own API: a model (pattern, tokens, merges, special
+    tokens) validated once, a core that does the hot work, and the policy
+    around it.  The public class, Tokenizer (after the extras, below), is
+    this class and the extras' mixins."""
 
     # ---- construction ---------------------------------------------------
 
@@ -783,58 +900,9 @@ class _CoreTokenizer:
         self = object.__new__(cls)
         self._pattern = pattern
         self._findall = pretokenizer(pattern)
-        encoder = {}
-        for i, t in tokens.items():
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
-                raise ValueError(f"token id {_short(i)} is not an int in [0, 2**31)")
-            if not isinstance(t, bytes) or not t:
-                raise ValueError(f"token {i} must be non-empty bytes, not {_short(t)}")
-            other = encoder.setdefault(t, i)
-            if other != i:
-                raise ValueError(f"token {_short(t)} appears twice, as ids {other} and {i}")
-        missing = [b for b in range(256) if bytes([b]) not in encoder]
-        if missing:
-            raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. 0x{missing[0]:02x}")
-        made = {}
-        for rank, merge in enumerate(merges):
-            if not (isinstance(merge, (tuple, list)) and len(merge) == 2
-                    and all(isinstance(x, bytes) for x in merge)):
-                raise ValueError(f"merge {rank} must be a pair of bytes, not {_short(merge)}")
-            new = encoder.get(merge[0] + merge[1])
-            if new is None:
-                raise ValueError(f"merge {rank} {_short(merge)}: {_short(merge[0] + merge[1])} is not in "
-                                 f"the vocabulary")
-            if made.setdefault(new, rank) != rank:
-                raise ValueError(f"merge {rank} {_short(merge)} makes {_short(merge[0] + merge[1])} again "
-                                 f"(merge {made[new]})")
-        pair_rank, rank_pair, rank_id = {}, [], []
-        for rank, (left, right) in enumerate(merges):
-            merge = (left, right)
-            ids = []
-            for part in (left, right):
-                i = encoder.get(part)
-                if i is None:
-                    raise ValueError(f"merge {rank} {_short(merge)}: {_short(part)} is not in the vocabulary")
-                if made.get(i, -1) >= rank:
-                    raise ValueError(f"merge {rank} {_short(merge)} uses {_short(part)}, which a later "
-                                     f"merge makes")
-                ids.append(i)
-            pair = (ids[0], ids[1])
-            if pair in pair_rank:
-                raise ValueError(f"merge {rank} {_short(merge)} repeats merge {pair_rank[pair]}")
-            pair_rank[pair] = rank
-            rank_pair.append(pair)
-            rank_id.append(encoder[left + right])
-        decoder = dict(tokens)
-        for s, i in specials.items():
-            if not isinstance(s, str) or not s:
-                raise ValueError(f"special token {_short(s)} must be a non-empty str")
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
-                raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in "
-                                 f"[0, 2**31))")
-            if i in decoder:
-                raise ValueError(f"special token {_short(s)} has id {i}, which is already taken")
-            decoder[i] = s.encode("utf-8")
+        encoder = _check_tokens(tokens)
+        rank_pair, rank_id = _check_merges(merges, encoder)
+        decoder = _check_special_ids(specials, tokens)
         self._tokens = dict(tokens)
         self._merges = [tuple(m) for m in merges]
         self._specials = dict(specials)
@@ -843,7 +911,8 @@ class _CoreTokenizer:
         self._rank_id = rank_id
         self._decoder = decoder
         self._special_res = {}
-        self._core = cls.core_class(pattern, encoder, [(a, b, m) for (a, b), m in zip(rank_pair, rank_id)],
+        self._core = cls.core_class(pattern, encoder,
+                                    [(a, b, m) for (a, b), m in zip(rank_pair, rank_id)],
                                     self._specials)
         return self
 
@@ -897,8 +966,8 @@ class _CoreTokenizer:
         return pattern, specials
 
     @classmethod
-    def _train_counts(cls, counts, vocab_size, pattern, specials, min_frequency, max_token_bytes, progress,
-                      consume=True):
+    def _train_counts(cls, counts, vocab_size, pattern, specials, min_frequency, max_token_bytes,
+                      progress, consume=True):
         n_merges = vocab_size - 256 - len(specials)
         merge_ids = cls.core_class.learn_merges(counts, n_merges, min_frequency, max_token_bytes,
                                                 _reporter(progress), consume)
@@ -935,7 +1004,8 @@ class _CoreTokenizer:
             raise TypeError(f"counts must be a mapping of pre-token (bytes or str) -> int, "
                             f"not {type(counts).__name__}")
         if (type(counts) is dict and set(map(type, counts)) <= {bytes}
-                and set(map(type, counts.values())) <= {int} and min(counts.values(), default=0) >= 0):
+                and set(map(type, counts.values())) <= {int}
+                and min(counts.values(), default=0) >= 0):
             # already bytes -> int: the merge loop reads them as they are, without a
             # normalized copy (tens of millions of pre-tokens stay one dict)
             return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
@@ -970,7 +1040,8 @@ class _CoreTokenizer:
         """
         pattern = resolve_pattern(pattern)
         if isinstance(merges, (str, bytes)) or not isinstance(merges, _abc.Iterable):
-            raise TypeError(f"merges must be a list of (bytes, bytes) pairs, not {type(merges).__name__}")
+            raise TypeError("merges must be a list of (bytes, bytes) pairs, not "
+                            f"{type(merges).__name__}")
         merges = [tuple(m) if isinstance(m, (tuple, list)) else m for m in merges]
         for k, m in enumerate(merges):
             if not (isinstance(m, tuple) and len(m) == 2 and all(isinstance(x, bytes) for x in m)):
@@ -985,7 +1056,8 @@ class _CoreTokenizer:
             tokens = dict(vocab)
             for i, t in tokens.items():
                 if isinstance(i, bool) or not isinstance(i, int) or not isinstance(t, bytes):
-                    raise TypeError(f"vocab must map int ids to bytes, not {_short(i)} -> {_short(t)}")
+                    raise TypeError(f"vocab must map int ids to bytes, not {_short(i)} -> "
+                                    f"{_short(t)}")
         return cls._with_specials(pattern, tokens, merges, special_tokens)
 
     @classmethod
@@ -999,7 +1071,8 @@ class _CoreTokenizer:
             for s, i in special_tokens.items():
                 _check_special_text(s)
                 if isinstance(i, bool) or not isinstance(i, int):
-                    raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> {_short(i)}")
+                    raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
+                                    f"{_short(i)}")
                 if not 0 <= i < _MAX_ID:
                     raise ValueError(f"special token {_short(s)} has id {i}, outside [0, 2**31)")
                 if tokens.get(i) == s.encode("utf-8"):
@@ -1050,7 +1123,8 @@ class _CoreTokenizer:
             allowed = frozenset(allowed_special)
             unknown = allowed - specials.keys()
             if unknown:
-                raise ValueError(f"allowed_special names unknown special tokens: {sorted(unknown)!r}")
+                raise ValueError("allowed_special names unknown special tokens: "
+                                 f"{sorted(unknown)!r}")
         if disallowed_special == "all":
             disallowed = frozenset(specials) - allowed
         else:
@@ -1124,8 +1198,8 @@ class _CoreTokenizer:
         cpus = _os.cpu_count() or 1
         threads = min(num_threads or cpus, cpus, len(texts)) if self._core.releases_gil else 1
         if threads <= 1:
-            return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
-                    for t in texts]
+            return [self.encode(t, allowed_special=allowed_special,
+                                disallowed_special=disallowed_special) for t in texts]
         return self._encode_batch_in_threads(texts, threads, allowed_special, disallowed_special)
 
     def _encode_batch_in_threads(self, texts, threads, allowed_special, disallowed_special):
@@ -1204,7 +1278,7 @@ class _CoreTokenizer:
         longest = max((len(s) for s in allowed | disallowed), default=1)
         split_pretokens = _cut_kind(self._pattern, ()) is not None
         parts, size = [], 0
-        checked = 0    # the window's first `checked` characters were searched for disallowed specials
+        checked = 0  # the window's first `checked` characters were searched for disallowed ones
         block = self._STREAM_BLOCK
         chunks = iter(iterable)
         take = 1
@@ -1247,7 +1321,8 @@ class _CoreTokenizer:
             return "".join(parts)
         except TypeError:
             bad = next(p for p in parts if not isinstance(p, str))
-            raise TypeError(f"encode_iterable expects str chunks, not {type(bad).__name__}") from None
+            raise TypeError(f"encode_iterable expects str chunks, not "
+                            f"{type(bad).__name__}") from None
 
     def _stream_cut(self, text, longest, split_pretokens, allowed):
         """Encode a prefix of `text` after which no later text can change the
@@ -1546,7 +1621,8 @@ class _TiktokenMethods:
         array([256,  33], dtype=uint32)
         """
         # the text and the policy are checked first, as tiktoken does
-        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        ids = self.encode(text, allowed_special=allowed_special,
+                          disallowed_special=disallowed_special)
         try:
             import numpy
         except ImportError:
@@ -1564,7 +1640,7 @@ class _TiktokenMethods:
         tail = text
         if allowed:
             last = None
-            for last in self._special_re(allowed).finditer(text):
+            for last in self._special_re(allowed).finditer(text):  # noqa: B007 - the last one
                 pass
             if last is not None:
                 tail = text[last.end():]
@@ -1589,7 +1665,7 @@ class _TiktokenMethods:
                 window = text[-size:]
                 data = window.encode("utf-8")
                 last = None
-                for last in cut_re.finditer(data):
+                for last in cut_re.finditer(data):  # noqa: B007 - the last one
                     pass
                 if last is not None:
                     return window[len(data[:last.end()].decode("utf-8")):]
@@ -1697,7 +1773,8 @@ class _TiktokenMethods:
                 except UnicodeDecodeError:
                     continue
                 if len(last) == 1 and _WHITE_SPACE.match(last):
-                    found.add(tuple(self._bpe_bytes(unstable[:-width]) + self._bpe_bytes(unstable[-width:])))
+                    found.add(tuple(self._bpe_bytes(unstable[:-width])
+                                    + self._bpe_bytes(unstable[-width:])))
                 break
         return ids, [list(seq) for seq in sorted(found)]
 
@@ -1752,7 +1829,8 @@ class _TiktokenMethods:
         >>> Tokenizer.from_merges([(b"h", b"i")]).decode_batch([[256], [33, 256]])
         ['hi', '!hi']
         """
-        return [b.decode("utf-8", errors) for b in self.decode_bytes_batch(batch, num_threads=num_threads)]
+        return [b.decode("utf-8", errors)
+                for b in self.decode_bytes_batch(batch, num_threads=num_threads)]
 
     def decode_bytes_batch(self, batch, *, num_threads=None):
         """``[decode_bytes(ids) for ids in batch]`` (see decode_batch).
@@ -1763,7 +1841,8 @@ class _TiktokenMethods:
         if num_threads is not None:
             _check_int("num_threads", num_threads, 1)
         if isinstance(batch, (str, bytes)):
-            raise TypeError(f"batch must be a sequence of sequences of int, not {type(batch).__name__}")
+            raise TypeError("batch must be a sequence of sequences of int, not "
+                            f"{type(batch).__name__}")
         return list(map(self.decode_bytes, batch))
 
     def token_byte_values(self):
@@ -1785,8 +1864,10 @@ class _TiktokenMethods:
 
 _OPENAI_BLOB = "https://openaipublic.blob.core.windows.net/"
 _EOT, _FIM = "<|endoftext|>", ("<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>")
-_R50K = ("encodings/r50k_base.tiktoken", "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930")
-_P50K = ("encodings/p50k_base.tiktoken", "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069")
+_R50K = ("encodings/r50k_base.tiktoken",
+         "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930")
+_P50K = ("encodings/p50k_base.tiktoken",
+         "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069")
 # name -> (pattern, special tokens, (ranks file under _OPENAI_BLOB, its sha256)).
 # GPT-2's pattern here is PATTERNS["gpt2"]; tiktoken writes the same splits as
 # '...| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s'.
@@ -1894,7 +1975,8 @@ def _registry_ranks(name, path):
         if _os.path.isdir(path):
             names = [basename, basename + ".gz"] + (["vocab.json", "encoder.json"] if gpt2 else [])
             names += [hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest() for f, _ in sources]
-            found = [_os.path.join(path, n) for n in names if _os.path.isfile(_os.path.join(path, n))]
+            found = [_os.path.join(path, n) for n in names
+                     if _os.path.isfile(_os.path.join(path, n))]
             if not found:
                 raise FileNotFoundError(f"{path}: holds no {basename} (nor {basename}.gz) for "
                                         f"encoding {name!r}")
@@ -1904,7 +1986,8 @@ def _registry_ranks(name, path):
         if not _os.path.isfile(path):
             raise ValueError(f"{path}: not a regular file")
         ranks, digest = _read_ranks(path, path)
-        if digest != sha256 and all(digest != h for _, h in sources) and _ranks_sha256(ranks) != sha256:
+        if (digest != sha256 and all(digest != h for _, h in sources)
+                and _ranks_sha256(ranks) != sha256):
             raise ValueError(f"{path}: these are not the ranks of {name!r} (OpenAI's {basename} "
                              f"has sha256 {sha256})")
         return pattern, dict(specials), ranks
@@ -1947,7 +2030,7 @@ def get_encoding(name, path=None):
     >>> get_encoding("cl100k_base", path="no/such/cl100k_base.tiktoken")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: no/such/cl100k_base.tiktoken: no such file (the ranks of encoding 'cl100k_base')
+    FileNotFoundError: no/such/cl100k_base.tiktoken: no such file (the ranks of encoding ...)
     """
     return Tokenizer.get_encoding(name, path)
 
@@ -2138,7 +2221,8 @@ def _open_temporary(directory, name):
 def _publish(fd, tmp, path):
     """Give the complete temporary file its final name (replacing any file)."""
     if tmp is None:
-        tmp = _os.path.join(_os.path.dirname(path), f".tmp-{_os.urandom(6).hex()}-{_os.path.basename(path)}")
+        tmp = _os.path.join(_os.path.dirname(path),
+                            f".tmp-{_os.urandom(6).hex()}-{_os.path.basename(path)}")
         fds = _os.open("/proc/self/fd", _os.O_RDONLY)
         try:  # linkat(..., AT_SYMLINK_FOLLOW): the file the descriptor's link points to
             _os.link(str(fd), tmp, src_dir_fd=fds, follow_symlinks=True)
@@ -2199,7 +2283,8 @@ def str_to_token(text):
     try:
         return text.translate(_DECODE_TABLE).encode("latin-1")
     except UnicodeEncodeError:
-        raise ValueError(f"{_short(text)} is not a byte-level token (GPT-2's byte-to-unicode form)") from None
+        raise ValueError(f"{_short(text)} is not a byte-level token (GPT-2's byte-to-unicode "
+                         f"form)") from None
 
 
 def _json(text, where):
@@ -2224,7 +2309,8 @@ def _json_ids(raw, where, field):
                              f"[0, 2**31), not {_short(i)}")
         other = seen.setdefault(i, s)
         if other != s:
-            raise ValueError(f"{where}: {field}: id {i} is given to both {_short(other)} and {_short(s)}")
+            raise ValueError(f"{where}: {field}: id {i} is given to both {_short(other)} and "
+                             f"{_short(s)}")
     return raw
 
 
@@ -2294,9 +2380,11 @@ def _native_dump(tok):
     lines.append(f"tokens {len(plain)}")
     lines += [f"{i} {token_to_str(t)}" for i, t in plain]
     lines.append(f"merges {len(tok._merges)}")
-    lines += [f"{i} {token_to_str(a)} {token_to_str(b)}" for i, (a, b) in zip(tok._rank_id, tok._merges)]
+    lines += [f"{i} {token_to_str(a)} {token_to_str(b)}"
+              for i, (a, b) in zip(tok._rank_id, tok._merges)]
     lines.append(f"specials {len(tok._specials)}")
-    lines += [f"{i} {json.dumps(s)}" for s, i in sorted(tok._specials.items(), key=lambda kv: kv[1])]
+    lines += [f"{i} {json.dumps(s)}"
+              for s, i in sorted(tok._specials.items(), key=lambda kv: kv[1])]
     lines.append("end")
     return "\n".join(lines) + "\n"
 
@@ -2309,7 +2397,8 @@ def _native_parse(text, where):
     if len(head) != 2 or head[0] != _NATIVE_MAGIC:
         c.fail(f"not a bpe tokenizer file (expected '{_NATIVE_MAGIC} {_NATIVE_VERSION}')")
     if head[1] != str(_NATIVE_VERSION):
-        c.fail(f"unsupported format version {_short(head[1])} (this library reads {_NATIVE_VERSION})")
+        c.fail(f"unsupported format version {_short(head[1])} (this library reads "
+               f"{_NATIVE_VERSION})")
     line = c.next()
     if not line.startswith("pattern "):
         c.fail("expected 'pattern <json string>'")
@@ -2409,7 +2498,8 @@ def _gpt2_parse(vocab_text, merges_text, special_tokens, vocab_where, merges_whe
     if fingerprint is not None and fingerprint != _gpt2_fingerprint(raw, merge_lines):
         raise ValueError(f"{vocab_where} and {merges_where} do not belong together: merges.txt "
                          f"was saved with another vocab.json, or one of them was edited since (to "
-                         f"load an edited pair, delete 'bpe-pair:...' from merges.txt's first line)")
+                         f"load an edited pair, delete 'bpe-pair:...' from merges.txt's first "
+                         f"line)")
     tokens, specials = _gpt2_vocab(raw, merges, special_tokens, fingerprint is not None,
                                    f"{vocab_where} and {merges_where}")
     return tokens, merges, specials
@@ -2437,7 +2527,8 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
             for s, i in special_tokens.items():
                 _check_special_text(s)
                 if isinstance(i, bool) or not isinstance(i, int):
-                    raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> {_short(i)}")
+                    raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
+                                    f"{_short(i)}")
                 specials[s] = i
         else:
             next_id = max(raw.values(), default=-1) + 1
@@ -2492,7 +2583,8 @@ def _gpt2_dump(tok):
     vocab = {token_to_str(t): i for i, t in tok._tokens.items()}
     for s, i in tok._specials.items():
         if s in vocab:
-            raise ValueError(f"special token {_short(s)} has the same text as token {vocab[s]} in vocab.json")
+            raise ValueError(f"special token {_short(s)} has the same text as token {vocab[s]} in "
+                             "vocab.json")
         vocab[s] = i
     vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
     lines = [f"{token_to_str(a)} {token_to_str(b)}" for a, b in tok._merges]
@@ -2536,10 +2628,12 @@ def _tiktoken_model(ranks, where):
         if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
             raise TypeError(f"{where}: ranks must map bytes to int, not {_short(t)} -> {_short(r)}")
         if not t or not 0 <= r < _MAX_ID:
-            raise ValueError(f"{where}: bad entry {_short(t)} -> {_short(r)} (tokens are non-empty, "
+            raise ValueError(f"{where}: bad entry {_short(t)} -> {_short(r)} (tokens are "
+                             "non-empty, "
                              f"ranks ints in [0, 2**31))")
         if tokens.setdefault(r, t) != t:
-            raise ValueError(f"{where}: rank {r} is given to both {_short(tokens[r])} and {_short(t)}")
+            raise ValueError(f"{where}: rank {r} is given to both {_short(tokens[r])} and "
+                             f"{_short(t)}")
     merges = []
     for r, t in sorted(tokens.items()):
         if len(t) < 2:
@@ -2610,23 +2704,16 @@ def _tiktoken_dump(tok):
     import base64
 
     _check_rank_order(tok)
-    return "".join(f"{base64.b64encode(t).decode('ascii')} {i}\n" for i, t in sorted(tok._tokens.items()))
+    return "".join(f"{base64.b64encode(t).decode('ascii')} {i}\n"
+                   for i, t in sorted(tok._tokens.items()))
 
 
 # --------------------------------------------------------------------------
-# Patterns in tokenizer.json.  Hugging Face tokenizers runs them with
-# Oniguruma (Ruby syntax), which reads some syntax otherwise than `regex`:
-# `X{1,3}+` is possessive here and a repeated group there, `^` and `$` are
-# line anchors there, `(?i:ss)` matches "ß" there; and the two engines take
-# their Unicode tables from different Unicode versions.  So an export writes
-# each character class, class escape (\s, \p{L}, ...) and case-insensitive
-# letter as the explicit ranges of code points that `regex` matches for it,
-# a possessive repeat as an atomic group, and anchors by their unambiguous
-# names: the target reads the pattern as this library does, for every code
-# point.  An import reads the Oniguruma syntax it can map exactly (Unicode
-# properties are then read with `regex`'s tables).  Anything else is refused,
-# as is a pattern that can match the empty string (the engines step past an
-# empty match differently).
+# Patterns in tokenizer.json: Hugging Face tokenizers runs them with Oniguruma,
+# which reads some syntax and Unicode otherwise than `regex`.  An export spells
+# every class, property and case-insensitive letter as explicit code point
+# ranges (possessive repeats as atomic groups); an import maps the syntax it
+# can map exactly and refuses the rest, and any pattern matching "".
 # --------------------------------------------------------------------------
 
 
@@ -2638,8 +2725,8 @@ _LOOK = ("ahead", "not_ahead", "behind", "not_behind")
 # Unicode properties an import accepts: general categories and common scripts,
 # which both engines name alike.
 _ONIG_PROPERTIES = frozenset(
-    "L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp Cc Cf Co "
-    "Han Hiragana Katakana Hangul Latin Greek Cyrillic Arabic Hebrew Thai Devanagari".split())
+    "L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp Cc Cf "
+    "Co Han Hiragana Katakana Hangul Latin Greek Cyrillic Arabic Hebrew Thai Devanagari".split())
 _QUANTIFIER = _regex.compile(r"\{(\d{0,6})(?:(,)(\d{0,6}))?\}")
 _GROUP_NAME = _regex.compile(r"\?P?<([A-Za-z_][A-Za-z0-9_]*)>")
 
@@ -2649,7 +2736,8 @@ def _all_chars():
         codes = _array.array("I", range(0xD800))
         codes.extend(range(0xE000, 0x110000))
         if codes.itemsize == 4:
-            text = codes.tobytes().decode("utf-32-le" if _sys.byteorder == "little" else "utf-32-be")
+            order = "utf-32-le" if _sys.byteorder == "little" else "utf-32-be"
+            text = codes.tobytes().decode(order)
         else:  # pragma: no cover
             text = "".join(map(chr, codes))
         _ALL_CHARS.append(text)
@@ -2770,8 +2858,9 @@ class _RegexReader:
     def group(self, icase):
         kind = "group"
         if self.peek("?"):
-            for prefix, name in (("?:", "group"), ("?>", "atomic"), ("?=", "ahead"), ("?!", "not_ahead"),
-                                 ("?<=", "behind"), ("?<!", "not_behind"), ("?i:", "icase")):
+            for prefix, name in (("?:", "group"), ("?>", "atomic"), ("?=", "ahead"),
+                                 ("?!", "not_ahead"), ("?<=", "behind"), ("?<!", "not_behind"),
+                                 ("?i:", "icase")):
                 if self.peek(prefix):
                     self.i += len(prefix)
                     kind = name
@@ -2779,7 +2868,8 @@ class _RegexReader:
             else:
                 m = _GROUP_NAME.match(self.p, self.i)
                 if m is None or (self.onig and self.peek("?P")):
-                    self.fail(f"the group '({_short(self.p[self.i:self.i + 4])[1:-1]}' is not supported")
+                    self.fail(f"the group '({_short(self.p[self.i:self.i + 4])[1:-1]}' is not "
+                              "supported")
                 self.i = m.end()
         alts = self.alternatives(icase or kind == "icase")
         if not self.peek(")"):
@@ -2860,11 +2950,13 @@ class _RegexReader:
         if c == "x":
             if self.onig and self.peek("{"):
                 m = _regex.compile(r"\{([0-9A-Fa-f]{1,6})\}").match(p, self.i)
-                if m is None or int(m.group(1), 16) > 0x10FFFF or 0xD800 <= int(m.group(1), 16) < 0xE000:
+                if (m is None or int(m.group(1), 16) > 0x10FFFF
+                        or 0xD800 <= int(m.group(1), 16) < 0xE000):
                     self.fail("a bad \\x{...}")
                 self.i = m.end()
                 return "char", chr(int(m.group(1), 16))
-            m = _regex.compile(r"[0-9A-Fa-f]{2}" if not self.onig else r"[0-9A-Fa-f]{1,2}").match(p, self.i)
+            hex_digits = r"[0-9A-Fa-f]{2}" if not self.onig else r"[0-9A-Fa-f]{1,2}"
+            m = _regex.compile(hex_digits).match(p, self.i)
             if m is None:
                 self.fail("a bad \\x escape")
             self.i = m.end()
@@ -2873,7 +2965,7 @@ class _RegexReader:
             return "char", chr(int(m.group(), 16))
         if c == "u" or (c == "U" and not self.onig):
             n = 4 if c == "u" else 8
-            m = _regex.compile(r"[0-9A-Fa-f]{%d}" % n).match(p, self.i)
+            m = _regex.compile(rf"[0-9A-Fa-f]{{{n}}}").match(p, self.i)
             if m is None or int(m.group(), 16) > 0x10FFFF or 0xD800 <= int(m.group(), 16) < 0xE000:
                 self.fail(f"a bad \\{c} escape")
             self.i = m.end()
@@ -2883,7 +2975,10 @@ class _RegexReader:
             simple["e"] = "\x1b"
         if c in simple:
             return "char", simple[c]
-        anchors = {"A": "start", "Z": "end", "z": "abs_end"} if self.onig else {"A": "start", "Z": "abs_end"}
+        if self.onig:
+            anchors = {"A": "start", "Z": "end", "z": "abs_end"}
+        else:
+            anchors = {"A": "start", "Z": "abs_end"}
         if c in anchors:
             return "anchor", anchors[c]
         if c.isascii() and c.isalnum():
@@ -2908,7 +3003,8 @@ class _RegexReader:
                 break
             if c == "[":
                 self.fail("'[' inside a class (a nested or POSIX class)")
-            if self.peek("&&") or (not self.onig and (self.peek("--") or self.peek("||") or self.peek("~~"))):
+            if self.peek("&&") or (not self.onig and (self.peek("--") or self.peek("||")
+                                                       or self.peek("~~"))):
                 self.fail("a set operation in a class")
             item = self.class_item()
             if item[0] == "char" and self.peek("-") and p[self.i + 1:self.i + 2] not in ("]", ""):
@@ -2994,7 +3090,8 @@ def _quantifier_text(low, high):
 
 
 def _onig_char(c, in_class=False):
-    if (c.isascii() and (c.isalnum() or c == "_")) or (not c.isascii() and c.isalnum() and not in_class):
+    if ((c.isascii() and (c.isalnum() or c == "_"))
+            or (not c.isascii() and c.isalnum() and not in_class)):
         return c
     return f"\\x{{{ord(c):X}}}"
 
@@ -3019,7 +3116,9 @@ def _onig_text(alts, behind=False):
 def _onig_node(node, behind):
     kind = node[0]
     if kind == "char":
-        return _onig_ranges(_char_ranges(f"(?i:{_regex_char(node[1])})")) if node[2] else _onig_char(node[1])
+        if node[2]:
+            return _onig_ranges(_char_ranges(f"(?i:{_regex_char(node[1])})"))
+        return _onig_char(node[1])
     if kind == "set":
         return _onig_ranges(_char_ranges(f"(?i:{node[1]})" if node[2] else node[1]))
     if kind == "any":
@@ -3029,8 +3128,8 @@ def _onig_node(node, behind):
     if kind == "group":
         if behind:
             raise ValueError("a group inside a look-behind")
-        prefix = {"group": "(?:", "icase": "(?:", "atomic": "(?>", "ahead": "(?=", "not_ahead": "(?!",
-                  "behind": "(?<=", "not_behind": "(?<!"}[node[1]]
+        prefix = {"group": "(?:", "icase": "(?:", "atomic": "(?>", "ahead": "(?=",
+                  "not_ahead": "(?!", "behind": "(?<=", "not_behind": "(?<!"}[node[1]]
         return prefix + _onig_text(node[2], node[1] in ("behind", "not_behind")) + ")"
     _, inner, low, high, mode = node
     if behind and low != high:
@@ -3081,8 +3180,8 @@ def _regex_node(node):
         return {"start": r"\A", "end": "$", "abs_end": r"\Z", "line_start": "(?m:^)",
                 "line_end": "(?m:$)"}[node[1]]
     if kind == "group":
-        prefix = {"group": "(?:", "icase": "(?i:", "atomic": "(?>", "ahead": "(?=", "not_ahead": "(?!",
-                  "behind": "(?<=", "not_behind": "(?<!"}[node[1]]
+        prefix = {"group": "(?:", "icase": "(?i:", "atomic": "(?>", "ahead": "(?=",
+                  "not_ahead": "(?!", "behind": "(?<=", "not_behind": "(?<!"}[node[1]]
         return prefix + _regex_text(node[2]) + ")"
     _, inner, low, high, mode = node
     atom = _regex_node(inner)
@@ -3119,10 +3218,12 @@ def _onig_body(pattern):
                 raise ValueError(f"more than {_MAX_CLASSES} distinct character classes")
             out = _onig_text(tree)
         except RecursionError:
-            raise ValueError(f"cannot write the pattern {_short(pattern)} for Hugging Face tokenizers: "
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for Hugging Face "
+                             "tokenizers: "
                              f"it nests too deeply") from None
         except ValueError as e:
-            raise ValueError(f"cannot write the pattern {_short(pattern)} for Hugging Face tokenizers "
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for Hugging Face "
+                             "tokenizers "
                              f"(Oniguruma) so that it means the same: {e}") from None
         _TO_ONIG[pattern] = out
     return out
@@ -3166,12 +3267,13 @@ def _pattern_from_onig(text):
 # --------------------------------------------------------------------------
 
 
-_HF_FIELDS = frozenset(["version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",
-                        "post_processor", "decoder", "model"])
+_HF_FIELDS = frozenset(["version", "truncation", "padding", "added_tokens", "normalizer",
+                        "pre_tokenizer", "post_processor", "decoder", "model"])
 _HF_MODEL_FIELDS = frozenset(["type", "dropout", "unk_token", "continuing_subword_prefix",
                               "end_of_word_suffix", "fuse_unk", "byte_fallback", "ignore_merges",
                               "vocab", "merges"])
-_HF_ADDED_FIELDS = frozenset(["id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"])
+_HF_ADDED_FIELDS = frozenset(["id", "content", "single_word", "lstrip", "rstrip", "normalized",
+                              "special"])
 _HF_BYTE_LEVEL_FIELDS = frozenset(["type", "add_prefix_space", "trim_offsets", "use_regex"])
 _HF_SPLIT_FIELDS = frozenset(["type", "pattern", "behavior", "invert"])
 
@@ -3182,14 +3284,15 @@ def _hf_dump(tok):
     vocab = {token_to_str(t): i for i, t in sorted(tok._tokens.items())}
     for s in tok._specials:
         if s in vocab:
-            raise ValueError(f"special token {_short(s)} has the same text as token {vocab[s]} in the "
-                             f"byte-level vocabulary; tokenizers would give it that id")
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+            raise ValueError(f"special token {_short(s)} has the same text as token {vocab[s]} in "
+                             "the byte-level vocabulary; tokenizers would give it that id")
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                  "use_regex": False}
     pre = {
         "type": "Sequence",
         "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": _pattern_to_onig(tok._pattern)}, "behavior": "Isolated",
-             "invert": False},
+            {"type": "Split", "pattern": {"Regex": _pattern_to_onig(tok._pattern)},
+             "behavior": "Isolated", "invert": False},
             byte_level,
         ],
     }
@@ -3209,7 +3312,8 @@ def _hf_dump(tok):
         "model": {
             # ignore_merges: a pre-token that is itself a token is that token, as here
             "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+            "ignore_merges": True,
             "vocab": vocab,
             "merges": [[token_to_str(a), token_to_str(b)] for a, b in tok._merges],
         },
@@ -3219,109 +3323,17 @@ def _hf_dump(tok):
 
 def _hf_parse(text, where):
     """(pattern, tokens, merges, specials, ignore_merges) of a tokenizer.json."""
-    def fail(what):
-        raise ValueError(f"{where}: {what}")
-
-    def check(obj, field, allowed):
-        unknown = sorted(set(obj) - allowed)
-        if unknown:
-            fail(f"{field}{'.' if field else ''}{unknown[0]} is not a field this library knows; it "
-                 f"might change the ids")
-
-    def flag(obj, field, key):
-        value = obj.get(key)
-        if value is not None and not isinstance(value, bool):
-            fail(f"{field}.{key} must be true or false, not {_short(value)}")
-        return value
-
+    c = _HfChecks(where)
     doc = _json(text, where)
     if not isinstance(doc, dict):
-        fail(f"not a tokenizer.json: {_json_type(doc)}, not an object")
+        c.fail(f"not a tokenizer.json: {_json_type(doc)}, not an object")
     model = doc.get("model")
     if not isinstance(model, dict):
-        fail(f"not a tokenizer.json: 'model' must be an object, not {_json_type(model)}")
-    check(doc, "", _HF_FIELDS)
-    for key, effect in (("truncation", "cut"), ("padding", "pad")):
-        if doc.get(key) is not None:
-            fail(f"'{key}' is set: tokenizers would {effect} the ids, this library does not")
-    if doc.get("normalizer") is not None:
-        fail(f"the normalizer {_hf_kind(doc['normalizer'])} is not supported (byte-level BPE of the "
-             f"text as it is only)")
-    pattern = _hf_pattern(doc.get("pre_tokenizer"), fail)
-    for key, what in (("post_processor", "it would add or change ids"),
-                      ("decoder", "it would decode otherwise")):
-        value = doc.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, dict) or value.get("type") != "ByteLevel":
-            fail(f"the {key} {_hf_kind(value)} is not supported ({what})")
-        check(value, key, _HF_BYTE_LEVEL_FIELDS)
-        for name in ("add_prefix_space", "trim_offsets", "use_regex"):
-            flag(value, key, name)
-
-    # the model
-    check(model, "model", _HF_MODEL_FIELDS)
-    if model.get("type", "BPE") != "BPE":
-        fail(f"model.type {_short(model.get('type'))} is not BPE")
-    dropout = model.get("dropout")
-    if dropout is not None:
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
-            fail(f"model.dropout must be a number or null, not {_short(dropout)}")
-        if dropout != 0:
-            fail(f"model.dropout = {dropout}: tokenizers would drop merges at random")
-    for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix"):
-        value = model.get(key)
-        if value is not None and not isinstance(value, str):
-            fail(f"model.{key} must be a string or null, not {_short(value)}")
-        if key != "unk_token" and value:
-            fail(f"model.{key} = {_short(value)} is not supported (byte-level BPE has no subword marks)")
-    # unk_token, fuse_unk and byte_fallback act only on a character missing
-    # from the vocabulary: a byte-level one has all 256 (checked when built)
-    for key in ("fuse_unk", "byte_fallback"):
-        flag(model, "model", key)
-    ignore_merges = bool(flag(model, "model", "ignore_merges"))
-    vocab = _json_ids(model.get("vocab"), where, "model.vocab")
-    raw_merges = model.get("merges", [])
-    if not isinstance(raw_merges, list):
-        fail(f"model.merges must be an array, not {_json_type(raw_merges)}")
-    merges = []
-    for k, m in enumerate(raw_merges):
-        if isinstance(m, str):
-            m = m.split(" ")
-        if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)):
-            fail(f"model.merges[{k}] is not a pair of tokens: {_short(m)}")
-        try:
-            merges.append((str_to_token(m[0]), str_to_token(m[1])))
-        except ValueError as e:
-            fail(f"model.merges[{k}]: {e}")
-
-    # added tokens are the special tokens
-    added = doc.get("added_tokens")
-    if added is None:
-        added = []
-    if not isinstance(added, list):
-        fail(f"added_tokens must be an array, not {_json_type(added)}")
-    specials = {}
-    for k, entry in enumerate(added):
-        field = f"added_tokens[{k}]"
-        if not isinstance(entry, dict):
-            fail(f"{field} must be an object, not {_json_type(entry)}")
-        check(entry, field, _HF_ADDED_FIELDS)
-        content, i = entry.get("content"), entry.get("id")
-        if not isinstance(content, str) or not content:
-            fail(f"{field}.content must be a non-empty string, not {_short(content)}")
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
-            fail(f"{field}.id must be an int in [0, 2**31), not {_short(i)}")
-        for key in ("single_word", "lstrip", "rstrip", "normalized", "special"):
-            if flag(entry, field, key) and key in ("single_word", "lstrip", "rstrip"):
-                fail(f"{field} ({_short(content)}) sets {key}, which is not supported")
-        try:
-            _check_special_text(content)
-        except ValueError as e:
-            fail(f"{field}: {e}")
-        if content in specials:
-            fail(f"{field}: {_short(content)} is added twice")
-        specials[content] = i
+        c.fail(f"not a tokenizer.json: 'model' must be an object, not {_json_type(model)}")
+    c.check(doc, "", _HF_FIELDS)
+    pattern = _hf_pipeline(doc, c)
+    vocab, merges, ignore_merges = _hf_model(model, c)
+    specials = _hf_added_tokens(doc.get("added_tokens"), c)
     special_ids = set(specials.values())
     tokens = {}
     for s, i in vocab.items():
@@ -3330,8 +3342,124 @@ def _hf_parse(text, where):
         try:
             tokens[i] = str_to_token(s)
         except ValueError as e:
-            fail(f"model.vocab: {e}")
+            c.fail(f"model.vocab: {e}")
     return pattern, tokens, merges, specials, ignore_merges
+
+
+class _HfChecks:
+    """Checks of a tokenizer.json's fields; a ValueError names the file and the field."""
+
+    def __init__(self, where):
+        self.where = where
+
+    def fail(self, what):
+        raise ValueError(f"{self.where}: {what}")
+
+    def check(self, obj, field, allowed):
+        unknown = sorted(set(obj) - allowed)
+        if unknown:
+            self.fail(f"{field}{'.' if field else ''}{unknown[0]} is not a field this library "
+                      f"knows; it might change the ids")
+
+    def flag(self, obj, field, key):
+        value = obj.get(key)
+        if value is not None and not isinstance(value, bool):
+            self.fail(f"{field}.{key} must be true or false, not {_short(value)}")
+        return value
+
+
+def _hf_pipeline(doc, c):
+    """The pattern; refuse what would change the ids around the model
+    (truncation, padding, a normalizer, a post-processor or decoder other than
+    ByteLevel)."""
+    for key, effect in (("truncation", "cut"), ("padding", "pad")):
+        if doc.get(key) is not None:
+            c.fail(f"'{key}' is set: tokenizers would {effect} the ids, this library does not")
+    if doc.get("normalizer") is not None:
+        c.fail(f"the normalizer {_hf_kind(doc['normalizer'])} is not supported (byte-level BPE "
+               f"of the text as it is only)")
+    pattern = _hf_pattern(doc.get("pre_tokenizer"), c.fail)
+    for key, what in (("post_processor", "it would add or change ids"),
+                      ("decoder", "it would decode otherwise")):
+        value = doc.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict) or value.get("type") != "ByteLevel":
+            c.fail(f"the {key} {_hf_kind(value)} is not supported ({what})")
+        c.check(value, key, _HF_BYTE_LEVEL_FIELDS)
+        for name in ("add_prefix_space", "trim_offsets", "use_regex"):
+            c.flag(value, key, name)
+    return pattern
+
+
+def _hf_model(model, c):
+    """(vocab, merges, ignore_merges) of the model: a plain byte-level BPE."""
+    c.check(model, "model", _HF_MODEL_FIELDS)
+    if model.get("type", "BPE") != "BPE":
+        c.fail(f"model.type {_short(model.get('type'))} is not BPE")
+    dropout = model.get("dropout")
+    if dropout is not None:
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
+            c.fail(f"model.dropout must be a number or null, not {_short(dropout)}")
+        if dropout != 0:
+            c.fail(f"model.dropout = {dropout}: tokenizers would drop merges at random")
+    for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix"):
+        value = model.get(key)
+        if value is not None and not isinstance(value, str):
+            c.fail(f"model.{key} must be a string or null, not {_short(value)}")
+        if key != "unk_token" and value:
+            c.fail(f"model.{key} = {_short(value)} is not supported (byte-level BPE has no "
+                   f"subword marks)")
+    # unk_token, fuse_unk and byte_fallback act only on a character missing
+    # from the vocabulary: a byte-level one has all 256 (checked when built)
+    for key in ("fuse_unk", "byte_fallback"):
+        c.flag(model, "model", key)
+    ignore_merges = bool(c.flag(model, "model", "ignore_merges"))
+    vocab = _json_ids(model.get("vocab"), c.where, "model.vocab")
+    raw_merges = model.get("merges", [])
+    if not isinstance(raw_merges, list):
+        c.fail(f"model.merges must be an array, not {_json_type(raw_merges)}")
+    merges = []
+    for k, m in enumerate(raw_merges):
+        if isinstance(m, str):
+            m = m.split(" ")
+        if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)):
+            c.fail(f"model.merges[{k}] is not a pair of tokens: {_short(m)}")
+        try:
+            merges.append((str_to_token(m[0]), str_to_token(m[1])))
+        except ValueError as e:
+            c.fail(f"model.merges[{k}]: {e}")
+    return vocab, merges, ignore_merges
+
+
+def _hf_added_tokens(added, c):
+    """The added tokens, which are the special tokens: str -> id."""
+    if added is None:
+        added = []
+    if not isinstance(added, list):
+        c.fail(f"added_tokens must be an array, not {_json_type(added)}")
+    specials = {}
+    for k, entry in enumerate(added):
+        field = f"added_tokens[{k}]"
+        if not isinstance(entry, dict):
+            c.fail(f"{field} must be an object, not {_json_type(entry)}")
+        c.check(entry, field, _HF_ADDED_FIELDS)
+        content, i = entry.get("content"), entry.get("id")
+        if not isinstance(content, str) or not content:
+            c.fail(f"{field}.content must be a non-empty string, not {_short(content)}")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+            c.fail(f"{field}.id must be an int in [0, 2**31), not {_short(i)}")
+        for key in ("single_word", "lstrip", "rstrip", "normalized", "special"):
+            if c.flag(entry, field, key) and key in ("single_word", "lstrip", "rstrip"):
+                c.fail(f"{field} ({_short(content)}) sets {key}, which is not supported")
+        try:
+            _check_special_text(content)
+        except ValueError as e:
+            c.fail(f"{field}: {e}")
+        if content in specials:
+            c.fail(f"{field}: {_short(content)} is added twice")
+        specials[content] = i
+    return specials
 
 
 def _hf_kind(value):
@@ -3387,7 +3515,8 @@ def _hf_split(split, fail):
     pat = split.get("pattern")
     if not (isinstance(pat, dict) and len(pat) == 1 and next(iter(pat)) in ("Regex", "String")
             and isinstance(next(iter(pat.values())), str)):
-        fail(f"{field}.pattern must be {{\"Regex\": string}} or {{\"String\": string}}, not {_short(pat)}")
+        fail(f"{field}.pattern must be {{\"Regex\": string}} or {{\"String\": string}}, not "
+             f"{_short(pat)}")
     if "String" in pat:
         if not pat["String"]:
             fail(f"{field}.pattern: an empty String matches nothing")
@@ -3414,10 +3543,13 @@ def _check_merges_rebuild(tok, where):
             continue
         ids = tok._core.merge_bytes(t)
         if ids != [i]:
-            raise ValueError(f"{where}: with model.ignore_merges false, tokenizers never gives token "
-                             f"{_short(t)} (id {i}) for its own text (its merges make {_short(ids)}), "
+            raise ValueError(f"{where}: with model.ignore_merges false, tokenizers never gives "
+                             f"token {_short(t)} (id {i}) for its own text (its merges make "
+                             f"{_short(ids)}), "
                              f"and this library would; not supported")
 
+
+# Reading any format (Tokenizer.from_file)
 
 def _read_sidecar(path):
     """The {"pattern", "special_tokens"} beside a .tiktoken file (`path`.json), or None."""
@@ -3445,7 +3577,8 @@ def _load_any(cls, path, pattern):
         vocab, merges = _os.path.join(path, "vocab.json"), _os.path.join(path, "merges.txt")
         if _os.path.isfile(vocab) and _os.path.isfile(merges):
             return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2")
-        raise ValueError(f"{path} is a directory without tokenizer.json, or vocab.json and merges.txt")
+        raise ValueError(f"{path} is a directory without tokenizer.json, or vocab.json and "
+                         "merges.txt")
     with open(path, "rb") as f:
         head = f.read(64).lstrip()
     if head.startswith(_NATIVE_MAGIC.encode()):
@@ -3527,7 +3660,8 @@ class _FileFormats:
         (['pattern', 'sha256', 'special_tokens'], {'<s>': 257})
         >>> json.load(open(path + ".json", encoding="utf-8")) == meta
         True
-        >>> Tokenizer.from_tiktoken(path, pattern=meta["pattern"], special_tokens=meta["special_tokens"]) == tok
+        >>> Tokenizer.from_tiktoken(path, pattern=meta["pattern"],
+        ...                         special_tokens=meta["special_tokens"]) == tok
         True
         """
         import hashlib
@@ -3538,7 +3672,8 @@ class _FileFormats:
                 "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
         _atomic_write(path, text)
         if sidecar:
-            _atomic_write(_os.fspath(path) + ".json", json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
+            _atomic_write(_os.fspath(path) + ".json",
+                          json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
         return meta
 
     def to_tiktoken(self, name="bpe"):
@@ -3551,7 +3686,8 @@ class _FileFormats:
         for a in self._specials:
             for b in self._specials:
                 if a != b and b.startswith(a):
-                    raise ValueError(f"special tokens {a!r} and {b!r} start alike; tiktoken does not "
+                    raise ValueError(f"special tokens {a!r} and {b!r} start alike; tiktoken does "
+                                     "not "
                                      f"match them longest first, so it would encode differently")
         return tiktoken.Encoding(name=name, pat_str=self._pattern,
                                  mergeable_ranks={t: i for i, t in self._tokens.items()},
@@ -3641,7 +3777,8 @@ class _FileFormats:
         _os.makedirs(directory, exist_ok=True)
         _atomic_write(_os.path.join(directory, "tokenizer.json"), tokenizer_json)
         for name, doc in (("tokenizer_config.json", config), ("special_tokens_map.json", roles)):
-            _atomic_write(_os.path.join(directory, name), json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            _atomic_write(_os.path.join(directory, name),
+                          json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
 
     @classmethod
     def from_file(cls, path, *, pattern=None):
@@ -3802,13 +3939,16 @@ def _read_range(path, start, end):
 
 _COUNT_PIECE = 1 << 20
 
+# train_files' unit of work: count bytes [start, end) of a file with a core's counter
+_CountJob = _collections.namedtuple("_CountJob", "core path start end pattern specials")
+
 
 def _count_job(job):
     """Worker of train_files: count the pre-tokens of bytes [start, end) of
     a file with a core's counter; its packed counts.  The text is read in
     pieces of about _COUNT_PIECE bytes, cut where its pre-tokens do not
     change (as the jobs are): a job's memory is its counter, not its text."""
-    core, path, start, end, pattern, specials = job
+    core, path, start, end, pattern, specials = job  # a _CountJob
     counter = core.counter(pattern)
     special_re = _special_regex(specials)
     with open(path, "rb") as f:
@@ -3897,7 +4037,7 @@ def _file_jobs(core, paths, chunk_size, pattern, specials):
     for path in paths:
         with open(path, "rb") as f:
             size = _os.fstat(f.fileno()).st_size
-            jobs += [(core, path, a, b, pattern, specials)
+            jobs += [_CountJob(core, path, a, b, pattern, specials)
                      for a, b in _ranges(f, size, 0, size, chunk_size, kind)]
     return jobs
 
@@ -3929,7 +4069,7 @@ def _count_files(core, paths, pattern, specials, workers, chunk_size, report=Non
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
     jobs = _file_jobs(core, paths, chunk_size, pattern, specials)
-    sizes = [end - start for _, _, start, end, _, _ in jobs]
+    sizes = [job.end - job.start for job in jobs]
     total = core.counter(pattern)
     if workers == 1 or len(jobs) == 1:
         results = map(_count_job, jobs)
@@ -3958,29 +4098,23 @@ def _reported(results, sizes, report, phase):
 # Worker processes
 
 class _WorkerPool:
-    """Worker processes for train_files and encode_files.
-
-    They are started by a fork server (spawn where there is none), never
-    forked from this process: another thread of it may hold a lock, which a
-    forked child would inherit held.  Like every spawned process, they import
-    the main module, so a script needs ``if __name__ == "__main__":``.  They
-    ignore Ctrl-C: on any error or interrupt the parent stops them all.  A
-    worker that dies (killed, out of memory) is a RuntimeError naming `what`.
-    Warnings raised in a job are raised again in the parent.
-
-    A job's result goes back through a file when it is large: a worker killed
-    while it writes a large result to the pool's pipe would leave half a
-    message there, on which the pool's own thread would wait forever; a small
-    one is written at once.
-
-    `setup(*setup_args)` runs once in each worker, before its first job."""
+    """Worker processes for train_files and encode_files, started by a fork
+    server (spawn where there is none), never forked from this process (a
+    lock another thread holds would stay held in the child); so a script
+    needs ``if __name__ == "__main__":``.  They ignore Ctrl-C: on any error or
+    interrupt the parent stops them all; a worker that dies is a RuntimeError
+    naming `what`.  A job's warnings are raised again in the parent; a large
+    result comes back through a file, not the pipe (a worker killed mid-write
+    would leave the pool waiting forever).  `setup(*setup_args)` runs once in
+    each worker, before its first job."""
 
     def __init__(self, workers, what, preload=(), setup=None, setup_args=()):
         import multiprocessing
         import tempfile
         from concurrent.futures import ProcessPoolExecutor
 
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        methods = multiprocessing.get_all_start_methods()
+        method = "forkserver" if "forkserver" in methods else "spawn"
         context = multiprocessing.get_context(method)
         if method == "forkserver":
             # the server imports these once (when it starts); the workers it forks have them
@@ -4006,7 +4140,7 @@ class _WorkerPool:
             if kind is None:
                 self.pool.shutdown()
             else:
-                self.stop()  # Ctrl-C or a failed job: stop every worker now, leave no process behind
+                self.stop()  # Ctrl-C or a failed job: stop every worker now, leave none behind
         finally:
             shutil.rmtree(self.spool, ignore_errors=True)
         if isinstance(value, (BrokenProcessPool, BrokenPipeError, EOFError)):
@@ -4038,7 +4172,8 @@ class _WorkerPool:
         """fn(job) for each job, in order, with a few jobs per worker submitted
         ahead (not all: their results would wait in memory)."""
         jobs = iter(jobs)
-        ahead = _collections.deque(self.submit(fn, job) for job in _itertools.islice(jobs, 2 * self.workers))
+        ahead = _collections.deque(self.submit(fn, job)
+                                   for job in _itertools.islice(jobs, 2 * self.workers))
         while ahead:
             future = ahead.popleft()
             ahead.extend(self.submit(fn, job) for job in _itertools.islice(jobs, 1))
@@ -4097,6 +4232,15 @@ _DTYPES = {"uint16": 2, "uint32": 4}
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 _IDS_FORMAT = "bpe-ids"
 
+# encode_files' unit of work: bytes [start, end) of a file, "text" or "jsonl", and
+# whether they start / end the file (where a text file's document starts and ends)
+_EncodeJob = _collections.namedtuple("_EncodeJob",
+                                     "path start end kind starts_document ends_document")
+# what every job is encoded with: the special-token policy, the id appended after each
+# document (or None), the bytes per id, and the field of a JSON record that holds its text
+_EncodeOptions = _collections.namedtuple("_EncodeOptions",
+                                         "allowed disallowed eot itemsize text_field")
+
 
 def _ids_dtype(tok, dtype):
     need = "uint16" if tok.vocab_size <= 1 << 16 else "uint32"
@@ -4119,7 +4263,8 @@ def _eot_id(tok, eot):
                              f"(it has {sorted(tok._specials) or 'none'})")
         return tok._specials[eot]
     if isinstance(eot, bool) or not isinstance(eot, int):
-        raise TypeError(f"eot must be a special token (str) or an id (int), not {type(eot).__name__}")
+        raise TypeError("eot must be a special token (str) or an id (int), not "
+                        f"{type(eot).__name__}")
     if eot not in tok._decoder:
         raise ValueError(f"eot {eot} is not an id of this tokenizer")
     return eot
@@ -4151,10 +4296,10 @@ def _encode_inputs(paths):
 
 def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
     """(jobs, the input of each job, the inputs as (path, start, end)); a job
-    is (path, start, end, kind, starts_document, ends_document).  By default
-    each worker gets about 8 chunks, 32 when the workers are threads (a job
-    costs a thread almost nothing, and smaller ones leave less of a last one
-    for one thread to finish alone), of 256 KB to 4 MB."""
+    is an _EncodeJob.  By default each worker gets about 8 chunks, 32 when
+    the workers are threads (a job costs a thread almost nothing, and smaller
+    ones leave less of a last one for one thread to finish alone), of 256 KB
+    to 4 MB."""
     if chunk_size is None:
         total = sum(_os.path.getsize(p) if s is None else e - s for p, s, e in inputs)
         chunk_size = min(max(total // ((32 if threads else 8) * workers), 1 << 18), 1 << 22)
@@ -4177,7 +4322,7 @@ def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
                     raise ValueError(f"{path}: byte {pos} is not a place where the file may be "
                                      f"cut (take the ranges from file_cuts)")
             for a, b in _ranges(f, size, start, end, chunk_size, cut_re):
-                jobs.append((path, a, b, kind, a == 0, b == size))
+                jobs.append(_EncodeJob(path, a, b, kind, a == 0, b == size))
                 owners.append(len(ranges))
         ranges.append((path, start, end))
     return jobs, owners, ranges
@@ -4224,13 +4369,12 @@ def _read_job(job, options):
     """The documents of a job, read: ([text], None) for a text file's range;
     for JSON lines, (the records' texts, the ValueError of a bad line that
     ended them, or None)."""
-    path, start, end, kind = job[:4]
-    if kind != "jsonl":
-        return [_read_range(path, start, end)], None
+    if job.kind != "jsonl":
+        return [_read_range(job.path, job.start, job.end)], None
     texts = []
     try:
-        for text in read_jsonl(_read_bytes(path, start, end), text_field=options[4], name=path,
-                               offset=start):
+        for text in read_jsonl(_read_bytes(job.path, job.start, job.end),
+                               text_field=options.text_field, name=job.path, offset=job.start):
             texts.append(text)
     except ValueError as e:
         return texts, e  # raised after the records before it are encoded
@@ -4242,8 +4386,9 @@ def _encode_read(job, read, tok, options, pack=None):
     ids, document starts).  `pack`: None, or this thread's function text ->
     the packed ids of encode_ordinary(text) (a core's, made without the GIL
     and without a list of ids), used when no special token is allowed."""
-    _, _, _, kind, starts_doc, ends_doc = job
-    allowed, disallowed, eot, itemsize, _ = options
+    kind, starts_doc, ends_doc = job.kind, job.starts_document, job.ends_document
+    allowed, disallowed, eot, itemsize = (options.allowed, options.disallowed, options.eot,
+                                          options.itemsize)
     texts, error = read
     if allowed:
         pack = None  # the tokenizer splits the text on the allowed ones
@@ -4331,20 +4476,26 @@ def _gil_free_core(tok):
 def _encode_jobs(tok, jobs, options, workers):
     """Yield the results of the jobs, in order: encoded here (one worker),
     by threads (a core that encodes without the GIL), or by worker
-    processes, this process being one of them: it encodes jobs itself while
-    they start (a thread starts them), then alongside them, holding a bounded
-    number of results ahead of the one to be written next."""
-    import concurrent.futures
-    import threading
-
+    processes."""
     core = _gil_free_core(tok)
     if workers == 1 or len(jobs) == 1:
-        pack = None if core is None else core.packer(options[3])
+        pack = None if core is None else core.packer(options.itemsize)
         yield from (_encode_job(job, tok, options, pack) for job in jobs)
         return
     if core is not None:
         yield from _encode_in_threads(tok, core, jobs, options, workers)
         return
+    yield from _encode_in_processes(tok, jobs, options, workers)
+
+
+def _encode_in_processes(tok, jobs, options, workers):
+    """Yield the results of the jobs, in order, encoded by worker processes,
+    this process being one of them: it encodes jobs itself while they start
+    (a thread starts them), then alongside them, holding a bounded number of
+    results ahead of the one to be written next."""
+    import concurrent.futures
+    import threading
+
     n = len(jobs)
     procs = min(workers - 1, n - 1)
     window, limit = 2 * procs, 4 * workers
@@ -4376,7 +4527,7 @@ def _encode_jobs(tok, jobs, options, workers):
                             ready.append(pool.submit(_ready, None))
                         _tokenizer_sha256(tok)  # for the sidecar, while the workers start
                         while concurrent.futures.wait(ready, 0.1).not_done and not ended.is_set():
-                            pass  # (a stopped pool may never finish the futures of starting workers)
+                            pass  # (a stopped pool may never finish a starting worker's future)
                         started.append(True)
                     except BaseException as e:  # noqa: B036 - raised again in the caller
                         started.append(e)
@@ -4394,11 +4545,13 @@ def _encode_jobs(tok, jobs, options, workers):
                     if started and started[0] is not True:
                         raise started[0]
                     if started:  # keep every worker process busy
-                        busy = sum(1 for s in slots.values() if not isinstance(s, tuple) and not s.done())
+                        busy = sum(1 for s in slots.values()
+                                   if not isinstance(s, tuple) and not s.done())
                         if busy < window and following < n:
-                            for following in range(following, min(following + window - busy, n)):
-                                slots[following] = pool.submit(_encode_job_in_worker, jobs[following])
-                            following += 1
+                            end = min(following + window - busy, n)
+                            for k in range(following, end):
+                                slots[k] = pool.submit(_encode_job_in_worker, jobs[k])
+                            following = end
                             continue
                     if following < n and following - head < limit:
                         slots[following] = _encode_job(jobs[following], tok, options)
@@ -4432,42 +4585,19 @@ def _encode_in_threads(tok, core, jobs, options, workers):
     n = len(jobs)
     threads = min(workers, n)
     ahead = 2 * threads
-    lock = threading.Condition()
-    todo = _collections.deque()  # (job index, its documents): read, not yet taken
-    done = {}  # job index -> (result, None) or (None, the exception it raised)
-    fed = 0  # jobs read (or failed to read)
-    stop = False  # an error, Ctrl-C or close(): the threads take no more jobs
-
-    def work(pack):  # pack: this thread's encoder, with its own cache
-        nonlocal stop
-        while True:
-            with lock:
-                while not (stop or todo or fed == n):
-                    lock.wait()
-                if stop or not todo:
-                    return
-                k, read = todo.popleft()
-            try:
-                outcome = (_encode_read(jobs[k], read, tok, options, pack), None)
-            except BaseException as e:  # noqa: B036 - raised again by the writer
-                outcome = (None, e)
-            del read
-            with lock:
-                done[k] = outcome
-                if outcome[1] is not None:
-                    stop = True  # the jobs before this one are taken already
-                lock.notify_all()
-
-    pool = [threading.Thread(target=work, args=(core.packer(options[3]),),
+    shared = _JobThreads(tok, jobs, options)
+    lock, done = shared.lock, shared.done
+    pool = [threading.Thread(target=shared.work, args=(core.packer(options.itemsize),),
                              name=f"encode_files-{i}", daemon=True) for i in range(threads)]
-    hashed = failed = False
+    hashed = False
     try:
         for thread in pool:
             thread.start()
         for head in range(n):
             while True:
                 with lock:
-                    feed = not (stop or failed) and fed < n and fed - head < ahead
+                    feed = (not (shared.stop or shared.failed) and shared.fed < n
+                            and shared.fed - head < ahead)
                     if not feed:
                         if head in done:
                             result, error = done.pop(head)
@@ -4479,29 +4609,71 @@ def _encode_in_threads(tok, core, jobs, options, workers):
                     _tokenizer_sha256(tok)
                     hashed = True
                     continue
-                try:
-                    read, bad = _read_job(jobs[fed], options), None
-                except Exception as e:  # noqa: BLE001 - raised in its turn, by the writer
-                    read, bad = None, e
-                with lock:
-                    if bad is None:
-                        todo.append((fed, read))
-                    else:
-                        done[fed] = (None, bad)
-                        failed = True  # the jobs before it are read already
-                    fed += 1
-                    lock.notify_all()
-                del read
+                shared.feed()
             if error is not None:
                 raise error
             yield result
     finally:
         with lock:
-            stop = True
+            shared.stop = True
             lock.notify_all()
         for thread in pool:
             if thread.ident is not None:  # started
                 thread.join()
+
+
+class _JobThreads:
+    """What encode_files' encoding threads share with the thread that reads
+    the jobs and writes their results (see _encode_in_threads)."""
+
+    def __init__(self, tok, jobs, options):
+        import threading
+
+        self.tok, self.jobs, self.options = tok, jobs, options
+        self.lock = threading.Condition()
+        self.todo = _collections.deque()  # (job index, its documents): read, not yet taken
+        self.done = {}  # job index -> (result, None) or (None, the exception it raised)
+        self.fed = 0  # jobs read (or failed to read)
+        self.failed = False  # reading a job failed: no more are read
+        self.stop = False  # an error, Ctrl-C or close(): the threads take no more jobs
+
+    def work(self, pack):
+        """An encoding thread; `pack`: its encoder, with its own cache."""
+        lock, todo, n = self.lock, self.todo, len(self.jobs)
+        while True:
+            with lock:
+                while not (self.stop or todo or self.fed == n):
+                    lock.wait()
+                if self.stop or not todo:
+                    return
+                k, read = todo.popleft()
+            try:
+                outcome = (_encode_read(self.jobs[k], read, self.tok, self.options, pack), None)
+            except BaseException as e:  # noqa: B036 - raised again by the writer
+                outcome = (None, e)
+            del read
+            with lock:
+                self.done[k] = outcome
+                if outcome[1] is not None:
+                    self.stop = True  # the jobs before this one are taken already
+                lock.notify_all()
+
+    def feed(self):
+        """Read the next job (in the writer's thread) and hand it to the
+        encoding threads; a job that fails to read is an outcome of its own."""
+        k = self.fed
+        try:
+            read, bad = _read_job(self.jobs[k], self.options), None
+        except Exception as e:  # noqa: BLE001 - raised in its turn, by the writer
+            read, bad = None, e
+        with self.lock:
+            if bad is None:
+                self.todo.append((k, read))
+            else:
+                self.done[k] = (None, bad)
+                self.failed = True  # the jobs before it are read already
+            self.fed += 1
+            self.lock.notify_all()
 
 
 def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_special,
@@ -4521,20 +4693,12 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         total = sum(_os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
         workers = max(1, min(_os.cpu_count() or 1, total >> (20 if threads else 23)))
     workers = _check_workers(workers)
-    out = _os.path.abspath(_os.fspath(out))
+    out = _check_ids_output(out, inputs)
     directory = _os.path.dirname(out)
-    if _os.path.isdir(out):
-        raise ValueError(f"cannot write {out}: it is a directory")
-    if not _os.path.isdir(directory):
-        raise ValueError(f"cannot write {out}: no directory {directory}")
-    for path, _, _ in inputs:
-        for target in (out, out + ".json"):
-            if _os.path.exists(target) and _os.path.samefile(path, target):
-                raise ValueError(f"the output {target} is the input {path}")
     jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
                                         threads and workers > 1)
-    options = (allowed, disallowed, eot, _DTYPES[dtype], text_field)
-    sizes = [job[2] - job[1] for job in jobs]
+    options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field)
+    sizes = [job.end - job.start for job in jobs]
 
     fd, tmp = _open_temporary(directory, _os.path.basename(out))
     try:
@@ -4577,6 +4741,22 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     return meta
 
 
+def _check_ids_output(out, inputs):
+    """The absolute path of encode_files' output, checked: in a directory
+    that exists, and neither it nor its sidecar an input."""
+    out = _os.path.abspath(_os.fspath(out))
+    directory = _os.path.dirname(out)
+    if _os.path.isdir(out):
+        raise ValueError(f"cannot write {out}: it is a directory")
+    if not _os.path.isdir(directory):
+        raise ValueError(f"cannot write {out}: no directory {directory}")
+    for path, _, _ in inputs:
+        for target in (out, out + ".json"):
+            if _os.path.exists(target) and _os.path.samefile(path, target):
+                raise ValueError(f"the output {target} is the input {path}")
+    return out
+
+
 def _sidecar_text(meta):
     """JSON, one key per line and one input per line (lists of numbers on one line)."""
     import json
@@ -4584,7 +4764,8 @@ def _sidecar_text(meta):
     lines = []
     for key, value in meta.items():
         if key == "inputs":
-            text = "[\n" + ",\n".join("  " + json.dumps(v) for v in value) + "\n ]" if value else "[]"
+            text = ("[\n" + ",\n".join("  " + json.dumps(v) for v in value) + "\n ]"
+                    if value else "[]")
         else:
             text = json.dumps(value)
         lines.append(f" {json.dumps(key)}: {text}")
@@ -4617,7 +4798,8 @@ class _CorpusWork:
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
         progress = _reporter(progress)
-        counts = _count_files(cls.core_class, paths, pattern, specials, workers, chunk_size, progress)
+        counts = _count_files(cls.core_class, paths, pattern, specials, workers, chunk_size,
+                              progress)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
@@ -4684,7 +4866,6 @@ class Tokenizer(_CoreTokenizer, _TiktokenMethods, _FileFormats, _CorpusWork):
     """
 
 
-
 count_pretokens = Tokenizer.count_pretokens
 
 
@@ -4720,10 +4901,23 @@ def _cli_parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
 
+    t = _cli_train_parser(sub)
+    e = _cli_encode_parser(sub)
+    for c in (t, e):
+        c.add_argument("-q", "--quiet", action="store_true",
+                       help="no summary, no automatic progress")
+        c.add_argument("--progress", action="store_true",
+                       help="show progress on stderr even when it is not a terminal")
+    return p
+
+
+def _cli_train_parser(sub):
+    """The options of `bpe train`."""
     t = sub.add_parser("train", help="train a tokenizer and write it",
                        description="Train a tokenizer on UTF-8 text files (each one document; - is "
                                    "standard input): Tokenizer.train_files with these options.")
-    t.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files; - reads standard input")
+    t.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="UTF-8 text files; - reads standard input")
     t.add_argument("--vocab-size", type=int, required=True, metavar="N",
                    help="256 bytes + merges + special tokens")
     t.add_argument("--pattern", default="gpt2", metavar="P",
@@ -4733,7 +4927,8 @@ def _cli_parser():
     t.add_argument("--min-frequency", type=int, default=2, metavar="N",
                    help="stop when the best pair occurs fewer than N times (default 2)")
     t.add_argument("--max-token-bytes", type=int, metavar="N", help="never learn a longer token")
-    t.add_argument("--workers", type=int, metavar="N", help="counting processes (default: the CPUs)")
+    t.add_argument("--workers", type=int, metavar="N",
+                   help="counting processes (default: the CPUs)")
     t.add_argument("-o", "--output", metavar="OUT", help="default by format: " + ", ".join(
         f"{v}{'/' if k == 'gpt2' else ''} ({k})" for k, v in _FORMATS.items()))
     t.add_argument("--format", choices=list(_FORMATS), default="native",
@@ -4741,7 +4936,11 @@ def _cli_parser():
                         "tokens); huggingface (tokenizer.json); gpt2 (vocab.json + merges.txt)")
     t.add_argument("--eval", action="append", default=[], metavar="FILE",
                    help="also report bytes per token on this held-out file (repeatable)")
+    return t
 
+
+def _cli_encode_parser(sub):
+    """The options of `bpe encode`."""
     e = sub.add_parser("encode", help="encode a corpus into a flat array of ids",
                        description="Encode text files (each one document) or JSON lines (each "
                                    "record one) into OUT, a flat little-endian uint16/uint32 array "
@@ -4750,9 +4949,10 @@ def _cli_parser():
     e.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="text files, .jsonl/.ndjson files, - for standard input")
     e.add_argument("--tokenizer", "-t", required=True, metavar="T",
-                   help="a tokenizer file in any format bpe train writes (or a directory of GPT-2's "
-                        "vocab.json and merges.txt)")
-    e.add_argument("-o", "--output", required=True, metavar="OUT", help="the array of ids, e.g. train.bin")
+                   help="a tokenizer file in any format bpe train writes (or a directory of "
+                        "GPT-2's vocab.json and merges.txt)")
+    e.add_argument("-o", "--output", required=True, metavar="OUT", help="the array of ids, e.g. "
+                                                                        "train.bin")
     e.add_argument("--eot", metavar="TOKEN", help="a special token to append after every document")
     e.add_argument("--allowed-special", action="append", default=[], metavar="TOKEN",
                    help="encode this special token's text as the special token (repeatable; `all` "
@@ -4764,15 +4964,12 @@ def _cli_parser():
     e.add_argument("--jsonl", action="store_true", help="read every input as JSON lines")
     e.add_argument("--text-field", default="text", metavar="FIELD",
                    help="the field of a JSON record that holds its text (default text)")
-    e.add_argument("--pattern", metavar="P", help="the pattern, for a .tiktoken file without sidecar "
+    e.add_argument("--pattern", metavar="P", help="the pattern, for a .tiktoken file without "
+                                                  "sidecar "
                    "or GPT-2 files of another pattern than gpt2")
-    e.add_argument("--workers", type=int, metavar="N", help="encoding processes (default: the CPUs)")
-    for c in (t, e):
-        c.add_argument("-q", "--quiet", action="store_true", help="no summary, no automatic progress")
-        c.add_argument("--progress", action="store_true",
-                       help="show progress on stderr even when it is not a terminal")
-    return p
-
+    e.add_argument("--workers", type=int, metavar="N",
+                   help="encoding processes (default: the CPUs)")
+    return e
 
 def _cli_backend():
     """The module the command runs on: the compiled `bpe` when importable."""
@@ -4787,7 +4984,9 @@ def _cli_backend():
         bpe = None
     if want == "cython" and getattr(bpe, "BACKEND", None) != "cython":
         raise _Usage("BPE_BACKEND=cython, but the compiled bpe is not installed", 1)
-    return bpe if bpe is not None and issubclass(bpe.Tokenizer, Tokenizer) else _sys.modules[__name__]
+    if bpe is not None and issubclass(bpe.Tokenizer, Tokenizer):
+        return bpe
+    return _sys.modules[__name__]
 
 
 def _cli_error_text(e):
@@ -4819,7 +5018,8 @@ def main(argv=None):
     with _warnings.catch_warnings():
         def show(message, category, filename, lineno, file=None, line=None):
             out = file or _sys.stderr
-            out.write(("\r\x1b[K" if _isatty(out) else "") + f"bpe: warning: {' '.join(str(message).split())}\n")
+            out.write(("\r\x1b[K" if _isatty(out) else "") + "bpe: warning: "
+                                                             f"{' '.join(str(message).split())}\n")
 
         _warnings.showwarning = show
         try:
@@ -4966,8 +5166,22 @@ def _cli_train(args, mod):
         written = _save_as(tok, out, args.format)
         if args.quiet:
             return 0
-        nbytes, ntokens, whole = _measure(tok, paths)
-        evals = [(path, *_measure(tok, [path])) for path in args.eval]
+        rows = _train_summary(args, mod, tok, paths, phases, size, start, took)
+    rows.append(("wrote", f"{', '.join(written)} ({args.format})"))
+    for key, value in rows:
+        print(f"{key:<12} {value}")
+    for line in _how_to_load(tok, out, args.format, mod):
+        print(line)
+    return 0
+
+
+def _train_summary(args, mod, tok, paths, phases, size, start, took):
+    """The rows of bpe train's summary: what was trained on, what was
+    learned, how long it took, and the compression on the training text and
+    on each --eval file."""
+    least = 256 + len(args.special)
+    nbytes, ntokens, whole = _measure(tok, paths)
+    evals = [(path, *_measure(tok, [path])) for path in args.eval]
     names = ["standard input" if p == "-" else p for p in args.inputs]
     names = names[:3] + ([f"... ({len(names) - 3} more)"] if len(names) > 3 else [])
     n_target, n_merges = args.vocab_size - least, len(tok.merges)
@@ -5003,12 +5217,7 @@ def _cli_train(args, mod):
     if made:
         rows.append(("longest", ", ".join(f"{t.decode('utf-8', 'backslashreplace')!r} ({len(t)})"
                                           for t in made)))
-    rows.append(("wrote", f"{', '.join(written)} ({args.format})"))
-    for key, value in rows:
-        print(f"{key:<12} {value}")
-    for line in _how_to_load(tok, out, args.format, mod):
-        print(line)
-    return 0
+    return rows
 
 
 def _measure(tok, paths, limit=_MEASURE_LIMIT):
@@ -5071,10 +5280,12 @@ def _how_to_load(tok, out, fmt, mod):
         f"    enc = tiktoken.Encoding({name!r}, pat_str=meta['pattern'], mergeable_ranks=ranks,",
         "                            special_tokens=meta['special_tokens'])",
     ]
-    alike = [(a, b) for a in tok.special_tokens for b in tok.special_tokens if a != b and b.startswith(a)]
+    alike = [(a, b) for a in tok.special_tokens for b in tok.special_tokens
+             if a != b and b.startswith(a)]
     if alike:
-        lines.append(f"note: special tokens {alike[0][0]!r} and {alike[0][1]!r} start alike; tiktoken "
-                     f"does not match them longest first, so it encodes such text differently")
+        lines.append(f"note: special tokens {alike[0][0]!r} and {alike[0][1]!r} start alike; "
+                     "tiktoken does not match them longest first, so it encodes such text "
+                     "differently")
     return lines
 
 
