@@ -3263,7 +3263,7 @@ def _pattern_from_onig(text):
 
 
 # --------------------------------------------------------------------------
-# Hugging Face tokenizer.json
+# Hugging Face tokenizer.json; reading any format; the _FileFormats mixin
 # --------------------------------------------------------------------------
 
 
@@ -3595,6 +3595,8 @@ def _load_any(cls, path, pattern):
     return cls.from_tiktoken(path, pattern=pattern if pattern is not None else "gpt2",
                              special_tokens=specials)
 
+
+# The file formats as Tokenizer methods
 
 class _FileFormats:
     """Reading and writing the files of GPT-2, tiktoken and Hugging Face."""
@@ -4785,6 +4787,8 @@ def _write_ids(f, owners, n_inputs, results):
         spans[owner][1] += n
     return count, documents, spans
 
+
+# Corpus work as Tokenizer methods
 
 class _CorpusWork:
     """Training on files and encoding a corpus to a flat array of ids."""
