@@ -272,8 +272,7 @@ cdef class Core:
             self.rx_findall = _py.pretokenizer(pattern)
         self.spare = []
         self.max_spare = (os.cpu_count() or 1) + 1
-        self.build(ranks, [(a, b) for a, b, _ in merges], [m for _, _, m in merges],
-                   [ranks[bytes([b])] for b in range(256)])
+        self.build(ranks, merges, [ranks[bytes([b])] for b in range(256)])
         decoder = {i: t for t, i in ranks.items()}
         for name, i in specials.items():
             decoder[i] = name.encode("utf-8")
@@ -340,23 +339,23 @@ cdef class Core:
             off += n
         return 0
 
-    cdef int build(self, dict encoder, list rank_pair, list rank_id, list byte_ids) except -1:
+    cdef int build(self, dict encoder, list merges, list byte_ids) except -1:
         """The trie and the core's tables from the vocabulary (bytes -> id),
-        the merges as pairs of ids in rank order, their ids, and the byte ids."""
-        cdef Py_ssize_t n_tok = len(encoder), n_merges = len(rank_id), total = 0, k, r, m
+        the merges in rank order ((left id, right id, merged id) each), and
+        the byte ids."""
+        cdef Py_ssize_t n_tok = len(encoder), n_merges = len(merges), total = 0, k, r, m
         cdef Py_ssize_t n_core = 256 + n_merges, max_id = 0
         cdef uint8_t *arena = NULL
         cdef int64_t *off = NULL
         cdef int32_t *lens = NULL
         cdef int32_t *ids = NULL
         cdef int32_t *vals = NULL
-        cdef int32_t *merge_ids = NULL
+        cdef MergeRec *merge_ids = NULL
         cdef uint8_t *ok = NULL
         cdef int32_t byte_id[256]
         cdef IdMap by_id, core_of
         cdef TrieBuild tb
         cdef bytes t
-        cdef tuple pair
         cdef int err = 0
         cdef CoreT *T = &self.T
         memset(&tb, 0, sizeof(TrieBuild))
@@ -378,7 +377,7 @@ cdef class Core:
         lens = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
         ids = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
         vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
-        merge_ids = <int32_t *> malloc((3 * n_merges + 1) * sizeof(int32_t))
+        merge_ids = <MergeRec *> malloc((n_merges + 1) * sizeof(MergeRec))
         try:
             if (ok == NULL or arena == NULL
                     or off == NULL or lens == NULL or ids == NULL or vals == NULL or merge_ids == NULL
@@ -394,10 +393,10 @@ cdef class Core:
                 m += lens[k]
                 k += 1
             for r in range(n_merges):
-                pair = <tuple> rank_pair[r]
-                merge_ids[3 * r] = <object> PyTuple_GET_ITEM(pair, 0)
-                merge_ids[3 * r + 1] = <object> PyTuple_GET_ITEM(pair, 1)
-                merge_ids[3 * r + 2] = rank_id[r]
+                left, right, merged = merges[r]
+                merge_ids[r].left = left
+                merge_ids[r].right = right
+                merge_ids[r].id = merged
             for r in range(256):
                 byte_id[r] = byte_ids[r]
             with nogil:

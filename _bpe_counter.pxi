@@ -2,10 +2,6 @@
 # -> count that the trainer reads directly.
 # Needs: the scanners and utf8_of (_bpe_scanner.pxi), hashes (_bpe_common.pxi).
 
-# ===========================================================================
-# Counting pre-tokens
-# ===========================================================================
-
 cdef struct CEntry:
     int64_t key_off     # into the counter's keys, which hold them end to end
     int64_t count

@@ -4,45 +4,20 @@
 # Needs: IVec, hashes, big_alloc, prefetch, STAT (_bpe_common.pxi); the
 # scanners (_bpe_scanner.pxi).  The tables are built in _bpe_tables.pxi.
 
-# ===========================================================================
-# Encoding: a double-array trie over the token bytes, and backtracking
-# ===========================================================================
+# Token numbers: the core numbers tokens its own way, 0..255 the single bytes
+# and 256 + r the token merge r makes.  A token is *buildable* when merge by
+# rank of its own bytes gives that token alone; only those can appear in a
+# result, so the encoder walks only them (the trie also holds the others, the
+# orphans, for the rule that a pre-token which is a token is that one id).
 #
-# The core numbers tokens its own way: 0..255 are the single bytes and 256 + r
-# is the token that merge r makes, so a smaller number is a token that exists
-# earlier in the merge-by-rank process.  A token is *buildable* when
-# merge-by-rank of its own bytes gives that token alone.  Only buildable tokens
-# can appear in a merge-by-rank result (a token that its own bytes do not
-# build never forms inside a longer text either: until it forms, its bytes
-# merge exactly as they do alone), so the encoder walks only those.  Every
-# other token of the vocabulary -- one that no merge makes, or one whose merge
-# never fires -- is an *orphan*: the trie still holds it, for the rule that a
-# pre-token which is itself a token is that one id.
-#
-# Encoding a pre-token: the longest buildable token that starts the text is
-# taken if it is compatible with the token before it (merge-by-rank of the two
-# tokens' bytes gives exactly those two tokens); if not, the next shorter
-# buildable prefix is tried; when none fits, the previous token is taken back
-# and that position is remembered as a dead end.  The first sequence found
-# this way is the merge-by-rank result: it is the only sequence of buildable
-# tokens whose neighbours are all compatible.
-#
-# Most pre-tokens never get that far.  The scanner runs 16 pre-tokens ahead of
-# the encoder; per thread (a _Cache), in this order: a direct-mapped table of
-# the recent pre-tokens of up to 8 bytes that are one token (hot8: probed while
-# scanning; for a miss the next two tables' slots are asked for at once), a
-# 4-way table of the recent other pre-tokens of up to 16 bytes and their ids
-# (hot, 8 MB; a full bucket's least recently used slot moves to the cache
-# below, and the bucket remembers that it did), the read-only table of every
-# token of up to 8 bytes (shorts), and a cache of the pre-tokens of more than
-# 16 bytes or 3 ids (slots, growing to 2**CACHE_BITS; a hit reads its slot and
-# one record).  Only a pre-token seen for the first time walks the trie: the
-# whole-token rule for more than 8 bytes from the first walk, then the
-# backtracking, whose compatibility checks are remembered (memo) and whose
-# "is this pair a merge" questions a small filter mostly answers (bloom).
-# Everything here is memory-bound: a pre-token seen for the first time touches
-# some twenty cache lines of tables of several MB (the tables sit on 2 MB pages
-# where the system offers them), one seen recently one or two.
+# Encoding a pre-token (backtrack): take the longest buildable prefix that is
+# compatible with the token before it (merge by rank of the two gives exactly
+# those two), else the next shorter one; when none fits, take the previous
+# token back and remember the dead end.  The first sequence found is the
+# merge-by-rank result.  Most pre-tokens never get there: per thread (a
+# _Cache) they are looked up first in hot8 (one-token pre-tokens of up to 8
+# bytes), hot (4-way, up to 16 bytes and 3 ids), the read-only shorts table,
+# and a cache of longer results (slots).  All of it is memory-bound.
 
 cdef enum: CACHE_BITS = 18
 cdef enum: CACHE_MAX_BYTES = 255

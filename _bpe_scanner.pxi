@@ -1,11 +1,9 @@
 # The native pre-tokenizer of the named patterns (gpt2, cl100k, o200k, words)
 # on UTF-8: character classes, one scanner per pattern, str -> UTF-8, and the
 # surrogate scan of Core.repair.
+# Each scanner returns the end of the pre-token that starts at a byte offset;
+# they equal regex.findall on the pattern (the tests compare them).
 # Needs: the cimports of bpe.pyx and le64/ctz64 (_bpe_common.pxi).
-
-# ===========================================================================
-# Native pre-tokenizer for the named patterns
-# ===========================================================================
 
 cdef enum: F_L = 1      # \p{L}
 cdef enum: F_N = 2      # \p{N}

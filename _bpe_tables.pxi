@@ -1,5 +1,7 @@
 # Building the encoder's tables from a vocabulary and its merges: the
 # double-array trie, the pair table, the table of short tokens (Core.build).
+# Everything here runs once per Core, without the GIL; the encoder only reads
+# what it builds.
 # Needs: CoreT and its slot types (_bpe_encoder.pxi), U64Map and big_alloc
 # (_bpe_common.pxi).
 
@@ -284,6 +286,12 @@ cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
     return <int32_t> u64map_get(&m.sparse, <uint64_t> i, -1)
 
 
+cdef struct MergeRec:   # one merge, by the tokenizer's ids
+    int32_t left
+    int32_t right
+    int32_t id
+
+
 cdef int alloc_core(CoreT *T, Py_ssize_t n_core, Py_ssize_t n_merges) noexcept nogil:
     """Size and allocate the tables by core number, the pair table (buckets of
     8 slots, or wide slots for 2**21 tokens or more) and the bloom filter."""
@@ -348,7 +356,7 @@ cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
 
 cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
                       const int32_t *lens, const int32_t *ids, int32_t *vals,
-                      Py_ssize_t n_merges, const int32_t *merge_ids, const int32_t *byte_id,
+                      Py_ssize_t n_merges, const MergeRec *merge_ids, const int32_t *byte_id,
                       uint8_t *ok, IdMap *by_id, IdMap *core_of, TrieBuild *tb) noexcept nogil:
     """Core numbers, the pair table, which tokens are buildable, then the trie."""
     cdef Py_ssize_t k, r, i
@@ -367,13 +375,13 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
             return -1
     for r in range(n_merges):
         t = <int32_t> (256 + r)
-        T.t_id[t] = merge_ids[3 * r + 2]
-        if idmap_put(core_of, merge_ids[3 * r + 2], t) < 0:
+        T.t_id[t] = merge_ids[r].id
+        if idmap_put(core_of, merge_ids[r].id, t) < 0:
             return -1
     for r in range(n_merges):
         t = <int32_t> (256 + r)
-        a = idmap_get(core_of, merge_ids[3 * r])
-        b = idmap_get(core_of, merge_ids[3 * r + 1])
+        a = idmap_get(core_of, merge_ids[r].left)
+        b = idmap_get(core_of, merge_ids[r].right)
         T.tok[t].left = a
         T.tok[t].right = b
         if a < 0 or b < 0 or a >= t or b >= t:

@@ -1,11 +1,9 @@
-# Training: the compiled merge loop (Core.learn_merges).
-# Needs from the others: IVec, U64Map-free helpers and release_memory
-# (_bpe_common.pxi); _Counter and CEntry (_bpe_counter.pxi) to read a counter
-# without Python objects.
-
-# ===========================================================================
-# Training: the merge loop
-# ===========================================================================
+# Training: the compiled merge loop (Core.learn_merges = _learn_merges, at the
+# end, in the steps bpe_fallback's loop has too: load_words, next_pair,
+# apply_merge).  Below: the trainer's arrays, the heap of pairs, the pair index
+# and the positions of each pair, then the two passes that load the words.
+# Needs: IVec and release_memory (_bpe_common.pxi); _Counter and CEntry
+# (_bpe_counter.pxi), read without a Python object per pre-token.
 #
 # Memory, per symbol of the distinct pre-tokens, is one int32 and one bit.
 # Each pre-token's bytes are a run of positions in `sym`; a token covering
@@ -355,11 +353,15 @@ cdef int merge_step(Trainer *t, int32_t pair, int32_t new, int32_t step, IVec *b
 
 cdef enum: SMALL_COUNT = 4096   # counts below: a group cursor by direct index
 
+cdef struct CountGroup:
+    int64_t count
+    int64_t n           # symbols of that count, then where the next one goes
+
 cdef struct Loader:
     # where the next pre-token of each count goes: small counts by index,
     # the others (sorted, distinct) by binary search
     int64_t *small      # [SMALL_COUNT]
-    int64_t *big        # pairs (count, symbols), then (count, cursor) once grouped
+    CountGroup *big     # (count, symbols), then (count, cursor) once grouped
     Py_ssize_t nbig
     Py_ssize_t bigcap
     int32_t *bpocc      # [65536] occurrences of each pair of bytes
@@ -367,7 +369,7 @@ cdef struct Loader:
 cdef int loader_note(Loader *L, const uint8_t *w, Py_ssize_t n, int64_t c) noexcept nogil:
     """First pass: a pre-token of n >= 2 bytes and count c > 0."""
     cdef Py_ssize_t i
-    cdef int64_t *p
+    cdef CountGroup *p
     for i in range(n - 1):
         L.bpocc[(<int32_t> w[i] << 8) | w[i + 1]] += 1
     if c < SMALL_COUNT:
@@ -375,12 +377,12 @@ cdef int loader_note(Loader *L, const uint8_t *w, Py_ssize_t n, int64_t c) noexc
         return 0
     if L.nbig == L.bigcap:
         L.bigcap = L.bigcap * 2 if L.bigcap else 256
-        p = <int64_t *> realloc(L.big, L.bigcap * 2 * sizeof(int64_t))
+        p = <CountGroup *> realloc(L.big, L.bigcap * sizeof(CountGroup))
         if p == NULL:
             return -1
         L.big = p
-    L.big[2 * L.nbig] = c
-    L.big[2 * L.nbig + 1] = n
+    L.big[L.nbig].count = c
+    L.big[L.nbig].n = n
     L.nbig += 1
     return 0
 
@@ -392,13 +394,12 @@ cdef int loader_group(Loader *L, Trainer *t) noexcept nogil:
     """Lay out the count groups: small counts ascending, then the big ones."""
     cdef Py_ssize_t i, k = 0, g = 0
     cdef int64_t pos = 0, n
-    qsort(L.big, L.nbig, 2 * sizeof(int64_t), cmp_int64_first)
+    qsort(L.big, L.nbig, sizeof(CountGroup), cmp_int64_first)
     for i in range(L.nbig):       # merge equal counts: (count, symbols) distinct
-        if k > 0 and L.big[2 * (k - 1)] == L.big[2 * i]:
-            L.big[2 * (k - 1) + 1] += L.big[2 * i + 1]
+        if k > 0 and L.big[k - 1].count == L.big[i].count:
+            L.big[k - 1].n += L.big[i].n
         else:
-            L.big[2 * k] = L.big[2 * i]
-            L.big[2 * k + 1] = L.big[2 * i + 1]
+            L.big[k] = L.big[i]
             k += 1
     L.nbig = k
     for i in range(SMALL_COUNT):
@@ -418,11 +419,11 @@ cdef int loader_group(Loader *L, Trainer *t) noexcept nogil:
             t.gcnt[g] = i
             g += 1
     for i in range(k):
-        n = L.big[2 * i + 1]
-        L.big[2 * i + 1] = pos
+        n = L.big[i].n
+        L.big[i].n = pos
         pos += n
         t.gend[g] = pos
-        t.gcnt[g] = L.big[2 * i]
+        t.gcnt[g] = L.big[i].count
         g += 1
     if t.ngroups == 0:      # nothing to learn from: one empty group
         t.ngroups = 1
@@ -444,11 +445,11 @@ cdef int load_word(Trainer *t, Loader *L, const uint8_t *w, Py_ssize_t n, int64_
         hi = L.nbig - 1
         while lo < hi:
             mid = (lo + hi) >> 1
-            if L.big[2 * mid] < c:
+            if L.big[mid].count < c:
                 lo = mid + 1
             else:
                 hi = mid
-        cur = &L.big[2 * lo + 1]
+        cur = &L.big[lo].n
     b = <int32_t> cur[0]
     cur[0] += n
     t.start[b >> 6] |= (<uint64_t> 1) << (b & 63)

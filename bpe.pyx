@@ -20,7 +20,6 @@ from libc.string cimport memcpy, memcmp, memset
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint16_t, uint8_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.ref cimport Py_INCREF, PyObject
 
 import array
