@@ -12,6 +12,7 @@ Installs two top-level modules:
 Metadata lives in pyproject.toml.
 """
 
+import glob
 import os
 import re
 import sys
@@ -22,6 +23,8 @@ from setuptools.errors import CCompilerError, ExecError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYX = "bpe.pyx"
+# bpe.pyx includes these (one per subsystem); a change to any of them rebuilds the module
+PXI = sorted(os.path.basename(p) for p in glob.glob(os.path.join(HERE, "_bpe_*.pxi")))
 PLACEHOLDER_MARKER = "# bpe-placeholder"
 
 SHIM_DOC = (
@@ -65,9 +68,9 @@ def _failure_reason(exc, compiler):
             cc, " with exit code " + code.group(1) if code else ""
         )
     lines = str(exc).strip().splitlines()
-    text = "{}: {}".format(type(exc).__name__, lines[0]) if lines else type(exc).__name__
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
     text = text if len(text) <= 120 else text[:117] + "..."
-    return "building {} failed: {}".format(PYX, text)
+    return f"building {PYX} failed: {text}"
 
 
 def _is_generated_shim(path):
@@ -96,9 +99,7 @@ class build_ext_or_fallback(build_ext):
             self._remove_stale_shims()
         else:
             sys.stderr.write(
-                "bpe: C extension not built ({}); installing the pure-Python backend\n".format(
-                    reason
-                )
+                f"bpe: C extension not built ({reason}); installing the pure-Python backend\n"
             )
             sys.stderr.flush()
             self._write_shims()
@@ -123,6 +124,7 @@ class build_ext_or_fallback(build_ext):
                 [ext],
                 compiler_directives={"language_level": "3"},
                 build_dir=c_dir,
+                include_path=[HERE],
                 force=self.force,
                 quiet=True,
             )
@@ -161,7 +163,7 @@ class build_ext_or_fallback(build_ext):
                 os.remove(path)
         for path in self._shim_targets():
             if os.path.exists(path) and not _is_generated_shim(path):
-                raise RuntimeError("refusing to overwrite {}: not a generated shim".format(path))
+                raise RuntimeError(f"refusing to overwrite {path}: not a generated shim")
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             with open(path, "w", encoding="utf-8") as f:
                 f.write(SHIM_SOURCE)
@@ -189,6 +191,6 @@ class build_ext_or_fallback(build_ext):
 
 setup(
     py_modules=["bpe_fallback"],
-    ext_modules=[Extension("bpe", sources=[PYX])],
+    ext_modules=[Extension("bpe", sources=[PYX], depends=PXI)],
     cmdclass={"build_ext": build_ext_or_fallback},
 )

@@ -1,0 +1,673 @@
+# The Python-facing core: Core (what bpe_fallback.Tokenizer holds), its
+# results (_Ids and the _Flatten iterator of encode_iterable), the per-thread
+# _Packer, and the small helpers Core exposes (repair, pack_ids).
+# Needs: everything included before it.
+
+def _repair(text):
+    """Core.repair: bpe_fallback.Core.repair after a scan for surrogates
+    without the GIL (none, the common case: the text as it is)."""
+    cdef int kind
+    cdef bint bad
+    cdef const void *data
+    cdef Py_ssize_t n
+    if type(text) is not str:
+        return _py.Core.repair(text)
+    kind = PyUnicode_KIND(text)
+    if kind == 1:
+        return text
+    data = PyUnicode_DATA(text)
+    n = PyUnicode_GET_LENGTH(text)
+    with nogil:
+        if kind == 2:
+            bad = has_surrogate(<const uint16_t *> data, n)
+        else:
+            bad = has_surrogate(<const uint32_t *> data, n)
+    return _py.Core.repair(text) if bad else text
+
+
+def _pack_ids(list ids, int itemsize):
+    """Core.pack_ids: a list of ids as little-endian unsigned ints of
+    `itemsize` (2 or 4) bytes."""
+    cdef Py_ssize_t n = len(ids), i
+    cdef unsigned long v, limit = 0xFFFF if itemsize == 2 else 0xFFFFFFFF
+    out = PyBytes_FromStringAndSize(NULL, n * itemsize)
+    cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
+    for i in range(n):
+        v = PyLong_AsUnsignedLong(<object> PyList_GET_ITEM(ids, i))
+        if v > limit:
+            raise OverflowError(f"id {v} does not fit {itemsize} bytes")
+        put_le(p, <uint32_t> v, itemsize)
+        p += itemsize
+    return out
+
+
+cdef inline void put_le(uint8_t *p, uint32_t v, int itemsize) noexcept nogil:
+    p[0] = v & 0xFF
+    p[1] = (v >> 8) & 0xFF
+    if itemsize == 4:
+        p[2] = (v >> 16) & 0xFF
+        p[3] = v >> 24
+
+
+cdef Py_ssize_t pack_le(const int32_t *ids, Py_ssize_t n, int itemsize, uint8_t *p) noexcept nogil:
+    """Write ids as little-endian unsigned ints of `itemsize` bytes; the index
+    of the first id that does not fit, or -1."""
+    cdef Py_ssize_t i
+    cdef uint32_t limit = 0xFFFF if itemsize == 2 else 0xFFFFFFFF
+    for i in range(n):
+        if <uint32_t> ids[i] > limit:
+            return i
+        put_le(p, <uint32_t> ids[i], itemsize)
+        p += itemsize
+    return -1
+
+
+cdef class _Ids:
+    """Ids in an int32 buffer (encode_prefix's result): a sequence for len(),
+    iteration and list(); flatten() reads the buffer without a list."""
+    cdef IVec v
+    cdef list objs   # the core's int object per id, or None (sparse ids)
+
+    def __dealloc__(self):
+        ivec_free(&self.v)
+
+    def __len__(self):
+        return self.v.len
+
+    def __getitem__(self, k):
+        return self.tolist()[k]
+
+    def __iter__(self):
+        return _Flatten((self,))
+
+    def __eq__(self, other):
+        return self.tolist() == (other.tolist() if isinstance(other, _Ids) else other)
+
+    def tolist(self):
+        cdef Py_ssize_t i
+        return [self.item(i) for i in range(self.v.len)]
+
+    cdef inline object item(self, Py_ssize_t i):
+        if self.objs is None:
+            return self.v.data[i]
+        return <object> PyList_GET_ITEM(self.objs, self.v.data[i])
+
+
+cdef extern from *:
+    """
+    /* encode_iterable's iterator: while a window of ids lasts, an item is a
+       pointer read (its reference was added in bulk when the window came);
+       refill (Cython, below) takes the next window. */
+    typedef struct {
+        const int32_t *data;  /* an _Ids window: its ids, */
+        Py_ssize_t i, n;      /* the next one to hand out and how many */
+        PyObject **objs;      /* the int objects by id */
+        PyObject *list;       /* or a list window (borrowed: the _Flatten holds it) */
+    } BpeFlatState;
+    static Py_ssize_t bpe_flat_offset;  /* where the state lives in a _Flatten */
+    static PyObject *(*bpe_flat_refill)(PyObject *);
+    static PyObject *bpe_flat_next(PyObject *self) {
+        BpeFlatState *st = (BpeFlatState *) ((char *) self + bpe_flat_offset);
+        if (st->i < st->n)
+            return st->objs[st->data[st->i++]];
+        if (st->list != NULL && st->i < PyList_GET_SIZE(st->list)) {
+            PyObject *o = PyList_GET_ITEM(st->list, st->i++);
+            Py_INCREF(o);
+            return o;
+        }
+        return bpe_flat_refill(self);
+    }
+    """
+    ctypedef struct BpeFlatState:
+        const int32_t *data
+        Py_ssize_t i
+        Py_ssize_t n
+        PyObject **objs
+        PyObject *list
+    Py_ssize_t bpe_flat_offset
+    PyObject *(*bpe_flat_refill)(PyObject *) except? NULL
+    PyObject *bpe_flat_next(PyObject *) except? NULL
+
+
+cdef object _END = object()
+
+
+cdef class _Flatten:
+    """The items of an iterable of id sequences, one after another (what
+    itertools.chain.from_iterable does), reading _Ids buffers directly: a
+    window's references are added in one tight loop when it comes, so
+    handing out an item is a pointer read."""
+    cdef BpeFlatState st
+    cdef object windows
+    cdef _Ids ids        # the window st reads
+    cdef list win        # or the list window st reads
+    cdef object it       # or an iterator over a window of another kind
+
+    def __cinit__(self, windows):
+        self.windows = iter(windows)
+
+    def __dealloc__(self):
+        self.drop()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):  # bpe_flat_next is the type's slot in most builds (set_iternext)
+        cdef PyObject *o = bpe_flat_next(<PyObject *> self)
+        if o == NULL:
+            raise StopIteration
+        r = <object> o
+        Py_DECREF(o)  # r holds it now
+        return r
+
+    cdef void drop(self) noexcept:
+        """Give back the references of the window's items not handed out."""
+        cdef Py_ssize_t k
+        for k in range(self.st.i, self.st.n):
+            Py_DECREF(self.st.objs[self.st.data[k]])
+        self.st.i = self.st.n = 0
+        self.st.list = NULL
+        self.ids = None
+        self.win = None
+
+    cdef int load(self, _Ids ids) except -1:
+        """Read `ids` next, adding the reference of each item it will hand out."""
+        cdef Py_ssize_t n = ids.v.len, k
+        cdef const int32_t *data = ids.v.data
+        cdef PyObject **objs = list_items(ids.objs)
+        for k in range(n):  # a tight loop: the increments overlap
+            incref(objs[data[k]])
+        self.ids = ids
+        self.st.data = data
+        self.st.objs = objs
+        self.st.n = n
+        self.st.i = 0
+        return 0
+
+
+cdef PyObject *_flat_refill(PyObject *selfp) except? NULL:
+    """The next item after a window ends (NULL, no error: the end)."""
+    cdef _Flatten self = <_Flatten> selfp
+    cdef _Ids ids
+    cdef object item
+    while True:
+        if self.it is not None:
+            item = next(self.it, _END)
+            if item is not _END:
+                Py_INCREF(item)
+                return <PyObject *> item
+            self.it = None
+        self.drop()
+        window = next(self.windows, _END)
+        if window is _END:
+            return NULL
+        if type(window) is _Ids and (<_Ids> window).objs is not None:
+            ids = <_Ids> window
+            if ids.v.len:
+                self.load(ids)
+                self.st.i = 1
+                return self.st.objs[self.st.data[0]]
+        elif type(window) is _Ids:
+            self.it = iter((<_Ids> window).tolist())
+        elif type(window) is list:
+            if PyList_GET_SIZE(window):
+                self.win = window
+                self.st.list = <PyObject *> window
+                self.st.i = 1
+                item = <object> PyList_GET_ITEM(window, 0)
+                Py_INCREF(item)
+                return <PyObject *> item
+        else:
+            self.it = iter(window)
+
+
+cdef void _install_flat_next():
+    """Let C code find a _Flatten's state, and make bpe_flat_next its next()."""
+    global bpe_flat_offset, bpe_flat_refill
+    cdef _Flatten probe = _Flatten.__new__(_Flatten, ())
+    bpe_flat_offset = <char *> &probe.st - <char *> <PyObject *> probe
+    bpe_flat_refill = _flat_refill
+    set_iternext(<PyTypeObject *> _Flatten, bpe_flat_next)
+
+
+_install_flat_next()
+
+
+cdef class Core:
+    """The compiled core: the hot work of one tokenizer, in C.  The same
+    interface as ``bpe_fallback.Core`` (whose docstring describes it); a
+    ``bpe.Tokenizer`` holds one.
+
+    Its tables (CoreT: the trie over every token's bytes, the core's token
+    numbers, the merges by pair; the id tables for decoding) are read-only
+    once built, so threads share them; each call borrows a cache (pre-token
+    -> ids) from a small pool, so threads encode at once, without the GIL.
+
+    >>> core = Core(PATTERNS["gpt2"], {bytes([b]): b for b in range(256)} | {b"hi": 256},
+    ...             [(104, 105, 256)], {})
+    >>> core.encode_text("hi hi"), core.encode_pieces(["hi", " hi"]), core.decode_bytes([256, 33])
+    ([256, 32, 256], [256, 32, 256], b'hi!')
+    """
+    cdef CoreT T
+    cdef object rx_findall
+    cdef str pattern
+    cdef list id_objs          # the int object of every id, shared by all results
+    cdef bytes dec_buf         # every token's bytes, end to end
+    cdef int64_t *dec_off      # id -> offset in dec_buf
+    cdef int32_t *dec_len      # id -> length (-1: no such id)
+    cdef Py_ssize_t n_ids
+    cdef dict sparse           # id -> bytes, when the ids are too sparse for the byte table
+    cdef list spare            # caches not in use, the most recently used last
+    cdef Py_ssize_t max_spare
+
+    releases_gil = True
+
+    def __cinit__(self, str pattern, dict ranks, list merges, dict specials):
+        cdef dict decoder
+        self.pattern = pattern
+        self.T.which = _which(pattern)
+        if self.T.which != P_NONE:
+            _build_flags()
+        else:
+            self.rx_findall = _py.pretokenizer(pattern)
+        self.spare = []
+        self.max_spare = (os.cpu_count() or 1) + 1
+        self.build(ranks, merges, [ranks[bytes([b])] for b in range(256)])
+        decoder = {i: t for t, i in ranks.items()}
+        for name, i in specials.items():
+            decoder[i] = name.encode("utf-8")
+        self.build_decoder(decoder)
+
+    counter = _Counter
+    learn_merges = staticmethod(_learn_merges)
+    repair = staticmethod(_repair)
+    pack_ids = staticmethod(_pack_ids)
+
+    cdef _Cache take(self):
+        """A cache for one call: a spare one (the warmest), or a new one."""
+        if self.spare:
+            return self.spare.pop()
+        return _Cache()
+
+    cdef void give(self, _Cache cache):
+        """Back to the pool, which keeps at most a few (one per CPU, and one)."""
+        if len(self.spare) < self.max_spare:
+            self.spare.append(cache)
+
+    def __dealloc__(self):
+        free(self.T.da)
+        free(self.T.leaf)
+        free(self.T.tok)
+        free(self.T.t_id)
+        free(self.T.pairs)
+        free(self.T.bloom)
+        free(self.T.wide_pairs)
+        free(self.T.shorts)
+        free(self.dec_off)
+        free(self.dec_len)
+
+    cdef int build_decoder(self, dict decoder) except -1:
+        """Dense tables by id (every token's bytes end to end), unless the ids
+        are sparse: then the reference paths decode."""
+        cdef Py_ssize_t total = 0, off = 0, n
+        cdef int32_t i
+        cdef bytes t
+        cdef char *p
+        self.n_ids = max(decoder) + 1
+        if self.n_ids > 8 * len(decoder) + (1 << 20):
+            self.n_ids = 0
+            self.id_objs = None
+            self.sparse = decoder
+            self.dec_buf = b""
+            return 0
+        self.id_objs = list(range(self.n_ids))
+        self.dec_off = <int64_t *> malloc(self.n_ids * sizeof(int64_t))
+        self.dec_len = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
+        if self.dec_off == NULL or self.dec_len == NULL:
+            raise MemoryError()
+        for i in range(self.n_ids):
+            self.dec_len[i] = -1
+        for t in decoder.values():
+            total += PyBytes_GET_SIZE(t)
+        self.dec_buf = PyBytes_FromStringAndSize(NULL, total)
+        p = PyBytes_AS_STRING(self.dec_buf)
+        for i, t in decoder.items():
+            n = PyBytes_GET_SIZE(t)
+            memcpy(p + off, PyBytes_AS_STRING(t), n)
+            self.dec_off[i] = off
+            self.dec_len[i] = <int32_t> n
+            off += n
+        return 0
+
+    cdef int build(self, dict encoder, list merges, list byte_ids) except -1:
+        """The trie and the core's tables from the vocabulary (bytes -> id),
+        the merges in rank order ((left id, right id, merged id) each), and
+        the byte ids."""
+        cdef Py_ssize_t n_tok = len(encoder), n_merges = len(merges), total = 0, k, r, m
+        cdef Py_ssize_t n_core = 256 + n_merges, max_id = 0
+        cdef uint8_t *arena = NULL
+        cdef int64_t *off = NULL
+        cdef int32_t *lens = NULL
+        cdef int32_t *ids = NULL
+        cdef int32_t *vals = NULL
+        cdef MergeRec *merge_ids = NULL
+        cdef uint8_t *ok = NULL
+        cdef int32_t byte_id[256]
+        cdef IdMap by_id, core_of
+        cdef TrieBuild tb
+        cdef bytes t
+        cdef int err = 0
+        cdef CoreT *T = &self.T
+        memset(&tb, 0, sizeof(TrieBuild))
+        tb.free_head = -1
+        tb.free_tail = -1
+        memset(&by_id, 0, sizeof(IdMap))
+        memset(&core_of, 0, sizeof(IdMap))
+        for t, i in encoder.items():
+            total += PyBytes_GET_SIZE(t)
+            if i > max_id:
+                max_id = i
+        if total > 0x0FFFFFFF or n_core > 0x0FFFFFFF:
+            raise MemoryError("vocabulary too large for the compiled core")
+        if alloc_core(T, n_core, n_merges) < 0:
+            raise MemoryError()
+        ok = <uint8_t *> calloc(n_core, 1)
+        arena = <uint8_t *> malloc(total + 1)
+        off = <int64_t *> malloc((n_tok + 1) * sizeof(int64_t))
+        lens = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        ids = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        merge_ids = <MergeRec *> malloc((n_merges + 1) * sizeof(MergeRec))
+        try:
+            if (ok == NULL or arena == NULL
+                    or off == NULL or lens == NULL or ids == NULL or vals == NULL or merge_ids == NULL
+                    or idmap_init(&by_id, max_id, n_tok) < 0 or idmap_init(&core_of, max_id, n_core) < 0):
+                raise MemoryError()
+            k = 0
+            m = 0
+            for t, i in encoder.items():
+                memcpy(arena + m, PyBytes_AS_STRING(t), PyBytes_GET_SIZE(t))
+                off[k] = m
+                lens[k] = <int32_t> PyBytes_GET_SIZE(t)
+                ids[k] = i
+                m += lens[k]
+                k += 1
+            for r in range(n_merges):
+                left, right, merged = merges[r]
+                merge_ids[r].left = left
+                merge_ids[r].right = right
+                merge_ids[r].id = merged
+            for r in range(256):
+                byte_id[r] = byte_ids[r]
+            with nogil:
+                err = build_tables(T, n_tok, arena, off, lens, ids, vals, n_merges, merge_ids,
+                                   byte_id, ok, &by_id, &core_of, &tb)
+            if err < 0:
+                raise MemoryError()
+        finally:
+            free(ok)
+            free(arena)
+            free(off)
+            free(lens)
+            free(ids)
+            free(vals)
+            free(merge_ids)
+            free(tb.next_free)
+            free(tb.prev_free)
+            idmap_free(&by_id)
+            idmap_free(&core_of)
+            free(tb.da)
+        return 0
+
+    def decode_bytes(self, list ids):
+        """The bytes of `ids` through the byte table, or None when an id is not
+        a plain int of the vocabulary (the caller then reports it)."""
+        cdef Py_ssize_t k, n = len(ids), total = 0
+        cdef long v
+        cdef bytes out
+        cdef char *p
+        cdef const char *src = PyBytes_AS_STRING(self.dec_buf)
+        if self.id_objs is None:  # sparse ids: no byte table
+            try:
+                return b"".join(map(self.sparse.__getitem__, ids))
+            except KeyError:
+                return None
+        for k in range(n):
+            o = ids[k]
+            if type(o) is not int:
+                return None
+            try:
+                v = o
+            except OverflowError:
+                return None
+            if v < 0 or v >= self.n_ids or self.dec_len[v] < 0:
+                return None
+            total += self.dec_len[v]
+        out = PyBytes_FromStringAndSize(NULL, total)
+        p = PyBytes_AS_STRING(out)
+        for k in range(n):
+            v = ids[k]
+            memcpy(p, src + self.dec_off[v], self.dec_len[v])
+            p += self.dec_len[v]
+        return out
+
+    cdef list to_list(self, IVec *out, PCache *cache):
+        """The ids as a list of the shared int objects (ids_to_list)."""
+        cdef Py_ssize_t i
+        if self.id_objs is None:
+            return [out.data[i] for i in range(out.len)]
+        if cache.id_count == NULL:
+            cache.id_count = <Py_ssize_t *> big_alloc(self.n_ids * sizeof(Py_ssize_t), 1)
+            cache.id_seen = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
+            if cache.id_count == NULL or cache.id_seen == NULL:
+                raise MemoryError()
+        return ids_to_list(self.id_objs, out.data, out.len, cache.id_count, cache.id_seen)
+
+    def encode_pieces(self, pieces):
+        """Ids of pre-tokens already split (str each)."""
+        cdef _Cache cache = self.take()
+        try:
+            return self.pieces_with(pieces, cache)
+        finally:
+            self.give(cache)
+
+    cdef list pieces_with(self, pieces, _Cache cache):
+        cdef IVec out
+        cdef Scratch sc
+        cdef bytes b
+        memset(&out, 0, sizeof(IVec))
+        memset(&sc, 0, sizeof(Scratch))
+        sc.memo = cache.c.memo
+        try:
+            for p in pieces:
+                b = p.encode("utf-8")
+                if piece(&self.T, <const uint8_t *> PyBytes_AS_STRING(b), len(b), False, &cache.c, &out, &sc):
+                    raise MemoryError()
+            return self.to_list(&out, &cache.c)
+        finally:
+            ivec_free(&out)
+            scratch_free(&sc)
+
+    def encode_text(self, str text):
+        """Ids of text that holds no special tokens (lone surrogates already
+        repaired).  The GIL is released while the named patterns scan."""
+        cdef _Cache cache = self.take()
+        try:
+            if self.T.which == P_NONE:
+                return self.pieces_with(self.rx_findall(text), cache)
+            return self.prefix_with(text, PyUnicode_GET_LENGTH(text), cache)[1]
+        finally:
+            self.give(cache)
+
+    def encode_prefix(self, str text, Py_ssize_t limit):
+        """(end, ids) of the pre-tokens of `text` that end at or before
+        `limit`; for a named pattern, scanned without the GIL.  The ids are
+        a compact sequence (len, iteration, list()), not a list."""
+        cdef _Cache cache
+        if self.T.which == P_NONE:
+            raise ValueError("encode_prefix needs the gpt2, cl100k, o200k or words pattern")
+        cache = self.take()
+        try:
+            return self.prefix_with(text, limit, cache, False)
+        finally:
+            self.give(cache)
+
+    cdef tuple prefix_with(self, str text, Py_ssize_t limit, _Cache cache, bint as_list=True):
+        """(cut, ids) of encode_prefix; ids a list, or else an _Ids (its
+        buffer, not copied) for flatten()."""
+        cdef IVec out
+        cdef int err = 0
+        cdef Utf8 u
+        cdef Py_ssize_t n, byte_limit, cut = 0, chars = 0, i
+        cdef bint ascii = PyUnicode_IS_ASCII(text)
+        cdef _Ids ids
+        memset(&out, 0, sizeof(IVec))
+        n = PyUnicode_GET_LENGTH(text)
+        utf8_of(text, &u)
+        try:
+            with nogil:
+                if limit >= n:
+                    byte_limit = (<Py_ssize_t> 1) << 62
+                elif ascii:
+                    byte_limit = limit
+                else:  # the bytes of the first `limit` code points
+                    byte_limit = 0
+                    while byte_limit < u.len:
+                        if (u.data[byte_limit] & 0xC0) != 0x80:
+                            if chars == limit:
+                                break
+                            chars += 1
+                        byte_limit += 1
+                    chars = 0
+                err = scan_text(&self.T, u.data, u.len, &cache.c, &out, byte_limit, &cut)
+                if ascii:
+                    chars = cut
+                else:
+                    for i in range(cut):  # code points: the bytes that start one
+                        chars += (u.data[i] & 0xC0) != 0x80
+            if err:
+                raise MemoryError()
+            if as_list:
+                return chars, self.to_list(&out, &cache.c)
+            ids = _Ids.__new__(_Ids)
+            ids.v = out  # the buffer moves to the _Ids
+            ids.objs = self.id_objs
+            memset(&out, 0, sizeof(IVec))
+            return chars, ids
+        finally:
+            free(u.owned)
+            ivec_free(&out)
+
+    @staticmethod
+    def flatten(windows):
+        """An iterator over the ids of an iterable of id sequences (lists, or
+        what encode_prefix returns): encode_iterable's output, read straight
+        from the windows' int32 buffers."""
+        return _Flatten(windows)
+
+    cdef bytes encode_packed(self, str text, int itemsize, _Cache cache, IVec *out):
+        """The ids of encode_text as little-endian unsigned ints of `itemsize`
+        (2 or 4) bytes: for a named pattern, scanned and written without the
+        GIL, with no list of ids.  `out`: scratch space for the ids, kept by
+        the caller from call to call (no allocation per call to grow it)."""
+        cdef int err = 0
+        cdef Utf8 u
+        cdef Py_ssize_t cut = 0, bad
+        cdef bytes packed
+        cdef uint8_t *p
+        if self.T.which == P_NONE:
+            return _pack_ids(self.pieces_with(self.rx_findall(text), cache), itemsize)
+        out.len = 0
+        utf8_of(text, &u)
+        try:
+            with nogil:
+                err = scan_text(&self.T, u.data, u.len, &cache.c, out, (<Py_ssize_t> 1) << 62, &cut)
+            if err:
+                raise MemoryError()
+            packed = PyBytes_FromStringAndSize(NULL, out.len * itemsize)
+            p = <uint8_t *> PyBytes_AS_STRING(packed)
+            with nogil:
+                bad = pack_le(out.data, out.len, itemsize, p)
+            if bad >= 0:
+                raise OverflowError(f"id {out.data[bad]} does not fit {itemsize} bytes")
+            return packed
+        finally:
+            free(u.owned)
+            out.len = 0
+
+    def packer(self, int itemsize):
+        """A function text -> the ids of encode_ordinary(text) as little-endian
+        unsigned ints of `itemsize` (2 or 4) bytes, for one thread: it has its
+        own cache, and encodes without the GIL (text with no special tokens in
+        it, lone surrogates repaired)."""
+        if itemsize != 2 and itemsize != 4:
+            raise ValueError(f"itemsize must be 2 or 4, not {itemsize}")
+        return _Packer(self, itemsize)
+
+    def merge_bytes(self, bytes data):
+        """Ids of `data` by merge rank alone over its bytes (no pre-tokens, no
+        trie, no whole-token rule)."""
+        return self.by(data, False)
+
+    @staticmethod
+    def pretokenize(pattern, text):
+        """The pre-tokens of text (lone surrogates repaired): the native scanner
+        for a named pattern, else the regex (what encode_text splits by; both
+        equal regex.findall)."""
+        cdef int which = _which(pattern)
+        text = _repair(text)
+        if which == P_NONE:
+            return _py.pretokenizer(pattern)(text)
+        return native_pretokens(text, which)
+
+    def trie_ids(self, bytes data):
+        """Ids of `data` by the trie alone (no whole-token rule, no cache): for tests."""
+        return self.by(data, True)
+
+    cdef list by(self, bytes data, bint trie):
+        cdef IVec out
+        cdef Scratch sc
+        cdef int err
+        memset(&out, 0, sizeof(IVec))
+        memset(&sc, 0, sizeof(Scratch))
+        try:
+            if trie:
+                err = backtrack(&self.T, <const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc)
+            else:
+                err = rank_merge(&self.T, <const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc)
+            if err == -2:
+                raise AssertionError("the trie found no encoding")
+            if err < 0:
+                raise MemoryError()
+            return [out.data[i] for i in range(out.len)]
+        finally:
+            ivec_free(&out)
+            scratch_free(&sc)
+
+
+cdef class _Packer:
+    """Core.packer's function: one thread's encoder of text to packed ids,
+    with its own cache and its own buffer for the ids (kept from call to
+    call: a worker thread does not allocate and free it for every chunk)."""
+    cdef Core core
+    cdef _Cache cache
+    cdef IVec ids
+    cdef int itemsize
+
+    def __cinit__(self, Core core, int itemsize):
+        self.core = core
+        self.cache = _Cache()
+        self.itemsize = itemsize
+        memset(&self.ids, 0, sizeof(IVec))
+
+    def __dealloc__(self):
+        ivec_free(&self.ids)
+
+    def __call__(self, str text):
+        if self.cache.busy:  # taken and given back under the GIL
+            raise RuntimeError("a packer encodes for one thread at a time")
+        self.cache.busy = True
+        try:
+            return self.core.encode_packed(text, self.itemsize, self.cache, &self.ids)
+        finally:
+            self.cache.busy = False

@@ -1,0 +1,420 @@
+# Building the encoder's tables from a vocabulary and its merges: the
+# double-array trie, the pair table, the table of short tokens (Core.build).
+# Everything here runs once per Core, without the GIL; the encoder only reads
+# what it builds.
+# Needs: CoreT and its slot types (_bpe_encoder.pxi), U64Map and big_alloc
+# (_bpe_common.pxi).
+
+# ---- building the double-array trie --------------------------------------
+
+cdef struct TrieBuild:
+    DABuild *da
+    int32_t *next_free     # a doubly linked list of the free slots, in index order
+    int32_t *prev_free
+    Py_ssize_t cap
+    Py_ssize_t free_head   # -1: no free slot below cap
+    Py_ssize_t free_tail
+    Py_ssize_t high        # one past the highest slot in use
+
+
+cdef int resize(void **p, Py_ssize_t size) noexcept nogil:
+    """realloc in place of the pointer; -1 (and the block untouched) if no memory."""
+    cdef void *q = realloc(p[0], size)
+    if q == NULL:
+        return -1
+    p[0] = q
+    return 0
+
+
+cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:
+    """Make slots [0, need) exist; new slots are free, linked at the tail."""
+    cdef Py_ssize_t cap = b.cap, i
+    if need <= cap:
+        return 0
+    if need > 0x7FFFFF00:
+        return -1
+    cap = cap + cap // 2
+    if cap < need:
+        cap = need
+    if cap > 0x7FFFFF00:
+        cap = 0x7FFFFF00
+    if (resize(<void **> &b.da, cap * sizeof(DABuild)) < 0
+            or resize(<void **> &b.next_free, cap * sizeof(int32_t)) < 0
+            or resize(<void **> &b.prev_free, cap * sizeof(int32_t)) < 0):
+        return -1
+    for i in range(b.cap, cap):
+        b.da[i].base = 0
+        b.da[i].check = -1
+        b.da[i].val = -1
+        b.da[i].id = -1
+        b.prev_free[i] = <int32_t> (i - 1) if i > b.cap else <int32_t> b.free_tail
+        b.next_free[i] = <int32_t> (i + 1) if i + 1 < cap else -1
+    if b.free_tail >= 0:
+        b.next_free[b.free_tail] = <int32_t> b.cap
+    else:
+        b.free_head = b.cap
+    b.free_tail = cap - 1
+    b.cap = cap
+    return 0
+
+
+cdef inline void tb_take(TrieBuild *b, Py_ssize_t s, int32_t parent) noexcept nogil:
+    cdef int32_t p = b.prev_free[s], q = b.next_free[s]
+    if p >= 0:
+        b.next_free[p] = q
+    else:
+        b.free_head = q
+    if q >= 0:
+        b.prev_free[q] = p
+    else:
+        b.free_tail = p
+    b.da[s].check = parent
+    if s + 1 > b.high:
+        b.high = s + 1
+
+
+cdef Py_ssize_t tb_find_base(TrieBuild *b, const uint8_t *labels, int k) noexcept nogil:
+    """A base such that base + label is free for every label (ascending); -1: no memory."""
+    cdef Py_ssize_t f = b.free_head, base
+    cdef int j, tries = 0
+    while True:
+        if f < 0 or tries > 256:
+            # past every slot in use, everything is free
+            base = b.high - labels[0]
+            if base < 1:
+                base = 1
+            if tb_grow(b, base + 257) < 0:
+                return -1
+            return base
+        base = f - labels[0]
+        if base >= 1:
+            if tb_grow(b, base + 257) < 0:
+                return -1
+            j = 1
+            while j < k and b.da[base + labels[j]].check == -1:
+                j += 1
+            if j == k:
+                return base
+            tries += 1
+        f = b.next_free[f]
+
+
+cdef void sort_tokens(int32_t *order, Py_ssize_t n, const uint8_t *arena, const int64_t *off,
+                      const int32_t *lens, int32_t *tmp, Py_ssize_t *stack) noexcept nogil:
+    """Sort token numbers by their bytes: most-significant-byte radix sort,
+    insertion sort for small ranges.  `stack` holds 3 * (n + 1) entries."""
+    cdef Py_ssize_t top = 0, lo, hi, d, i, j, x, y
+    cdef Py_ssize_t count[258]
+    cdef int c
+    cdef int32_t v
+    cdef int r
+    stack[0] = 0
+    stack[1] = n
+    stack[2] = 0
+    top = 3
+    while top > 0:
+        top -= 3
+        lo = stack[top]
+        hi = stack[top + 1]
+        d = stack[top + 2]
+        if hi - lo <= 16:
+            for i in range(lo + 1, hi):
+                v = order[i]
+                j = i
+                while j > lo:
+                    x = order[j - 1]
+                    # compare from byte d on (the first d bytes are equal)
+                    r = memcmp(arena + off[x] + d, arena + off[v] + d,
+                               (lens[x] if lens[x] < lens[v] else lens[v]) - d)
+                    if r < 0 or (r == 0 and lens[x] <= lens[v]):
+                        break
+                    order[j] = x
+                    j -= 1
+                order[j] = v
+            continue
+        memset(count, 0, sizeof(count))
+        for i in range(lo, hi):
+            x = order[i]
+            c = arena[off[x] + d] + 1 if lens[x] > d else 0
+            count[c + 1] += 1
+        for c in range(1, 258):
+            count[c] += count[c - 1]
+        for i in range(lo, hi):
+            x = order[i]
+            c = arena[off[x] + d] + 1 if lens[x] > d else 0
+            tmp[count[c]] = <int32_t> x
+            count[c] += 1
+        memcpy(order + lo, tmp, (hi - lo) * sizeof(int32_t))
+        # after the scatter, count[c] is the end of bucket c; bucket 0 (ended) holds at most one
+        for c in range(1, 257):
+            y = lo + (count[c - 1] if c > 0 else 0)
+            x = lo + count[c]
+            if x - y > 1:
+                stack[top] = y
+                stack[top + 1] = x
+                stack[top + 2] = d + 1
+                top += 3
+
+
+cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int64_t *off,
+                    const int32_t *lens, const int32_t *vals, const int32_t *ids) noexcept nogil:
+    """Place every token in a double array (root at slot 0); -1: no memory."""
+    cdef int32_t *order = <int32_t *> malloc((n + 1) * sizeof(int32_t))
+    cdef int32_t *tmp = <int32_t *> malloc((n + 1) * sizeof(int32_t))
+    cdef Py_ssize_t *stack = <Py_ssize_t *> malloc(3 * (n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t i
+    cdef int err = -1
+    if order != NULL and tmp != NULL and stack != NULL:
+        for i in range(n):
+            order[i] = <int32_t> i
+        sort_tokens(order, n, arena, off, lens, tmp, stack)
+        err = place_nodes(b, n, order, arena, off, lens, vals, ids)
+    free(order)
+    free(tmp)
+    free(stack)
+    return err
+
+
+cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uint8_t *arena,
+                     const int64_t *off, const int32_t *lens, const int32_t *vals,
+                     const int32_t *ids) noexcept nogil:
+    """Depth first over the sorted tokens: each node takes the first base at
+    which all its children's slots are free."""
+    cdef Py_ssize_t *todo
+    cdef Py_ssize_t todo_len, todo_cap = 1024, lo, hi, d, slot, base, g, i, m = 0
+    cdef Py_ssize_t glo[256]
+    cdef uint8_t labels[256]
+    cdef int k, j
+    cdef int32_t x, v
+    cdef void *p
+    for i in range(n):
+        m += lens[i]
+    if tb_grow(b, m + m // 8 + 1024) < 0:  # at most one node per byte, and a few holes
+        return -1
+    tb_take(b, 0, -2)
+    # (slot, lo, hi, depth): the tokens order[lo:hi] share this node's prefix
+    # of `depth` bytes
+    todo = <Py_ssize_t *> malloc(todo_cap * 4 * sizeof(Py_ssize_t))
+    if todo == NULL:
+        return -1
+    todo[0] = 0
+    todo[1] = 0
+    todo[2] = n
+    todo[3] = 0
+    todo_len = 1
+    while todo_len > 0:
+        todo_len -= 1
+        slot = todo[4 * todo_len]
+        lo = todo[4 * todo_len + 1]
+        hi = todo[4 * todo_len + 2]
+        d = todo[4 * todo_len + 3]
+        if lo < hi and lens[order[lo]] == d:
+            v = vals[order[lo]]
+            b.da[slot].val = v
+            b.da[slot].id = ids[order[lo]]
+            if v >= 0:
+                b.da[slot].base = DA_OK
+            lo += 1
+        if lo == hi:
+            continue
+        k = 0
+        for i in range(lo, hi):
+            x = order[i]
+            if k == 0 or arena[off[x] + d] != labels[k - 1]:
+                labels[k] = arena[off[x] + d]
+                glo[k] = i
+                k += 1
+        base = tb_find_base(b, labels, k)
+        if base < 0:
+            free(todo)
+            return -1
+        b.da[slot].base |= <int32_t> base
+        for j in range(k):
+            tb_take(b, base + labels[j], <int32_t> slot)
+        if todo_len + k > todo_cap:
+            todo_cap = 2 * (todo_len + k)
+            p = realloc(todo, todo_cap * 4 * sizeof(Py_ssize_t))
+            if p == NULL:
+                free(todo)
+                return -1
+            todo = <Py_ssize_t *> p
+        for j in range(k - 1, -1, -1):
+            g = 4 * todo_len
+            todo[g] = base + labels[j]
+            todo[g + 1] = glo[j]
+            todo[g + 2] = glo[j + 1] if j + 1 < k else hi
+            todo[g + 3] = d + 1
+            todo_len += 1
+    free(todo)
+    return 0
+
+
+# ---- id -> number maps for the build (dense unless the ids are sparse) ----
+
+cdef struct IdMap:
+    int32_t *dense     # NULL: sparse, in the hash map
+    Py_ssize_t n
+    U64Map sparse
+
+cdef int idmap_init(IdMap *m, Py_ssize_t max_id, Py_ssize_t count) noexcept nogil:
+    cdef Py_ssize_t i
+    if max_id < 8 * count + (1 << 20):
+        m.n = max_id + 1
+        m.dense = <int32_t *> malloc(m.n * sizeof(int32_t))
+        if m.dense == NULL:
+            return -1
+        for i in range(m.n):
+            m.dense[i] = -1
+        return 0
+    return u64map_init(&m.sparse, count)
+
+cdef void idmap_free(IdMap *m) noexcept nogil:
+    free(m.dense)
+    m.dense = NULL
+    u64map_free(&m.sparse)
+
+cdef inline int idmap_put(IdMap *m, int32_t i, int32_t v) noexcept nogil:
+    if m.dense != NULL:
+        m.dense[i] = v
+        return 0
+    return u64map_put(&m.sparse, <uint64_t> i, v)
+
+cdef inline int32_t idmap_get(const IdMap *m, int32_t i) noexcept nogil:
+    """The number put for id i; -1 if none."""
+    if m.dense != NULL:
+        return m.dense[i] if 0 <= i < m.n else -1
+    return <int32_t> u64map_get(&m.sparse, <uint64_t> i, -1)
+
+
+cdef struct MergeRec:   # one merge, by the tokenizer's ids
+    int32_t left
+    int32_t right
+    int32_t id
+
+
+cdef int alloc_core(CoreT *T, Py_ssize_t n_core, Py_ssize_t n_merges) noexcept nogil:
+    """Size and allocate the tables by core number, the pair table (buckets of
+    8 slots, or wide slots for 2**21 tokens or more) and the bloom filter."""
+    cdef Py_ssize_t cap = 16, m = 64, k
+    T.n_core = n_core
+    T.tok = <Tok *> big_alloc(n_core * sizeof(Tok), 0)
+    T.t_id = <int32_t *> big_alloc(n_core * sizeof(int32_t), 0)
+    while cap < 2 * n_merges:
+        cap *= 2
+    if n_core < NARROW_LIMIT - 1:
+        cap //= 8   # buckets of 8 slots
+    T.pair_mask = cap - 1
+    T.pair_shift = 64
+    while (<Py_ssize_t> 1 << (64 - T.pair_shift)) < cap:
+        T.pair_shift -= 1
+    while 3 * m < n_merges:
+        m *= 2
+    T.bloom_shift = 64
+    while (<Py_ssize_t> 1 << (64 - T.bloom_shift)) < m:
+        T.bloom_shift -= 1
+    T.bloom = <uint64_t *> calloc(m, sizeof(uint64_t))
+    if n_core < NARROW_LIMIT - 1:
+        T.pairs = <uint64_t *> big_alloc(8 * cap * sizeof(uint64_t), 1)
+    else:
+        T.wide_pairs = <PairSlot *> big_alloc(cap * sizeof(PairSlot), 0)
+        if T.wide_pairs != NULL:
+            for k in range(cap):
+                T.wide_pairs[k].key = EMPTY_KEY
+    if T.tok == NULL or T.t_id == NULL or T.bloom == NULL or (T.pairs == NULL and T.wide_pairs == NULL):
+        return -1
+    return 0
+
+
+cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
+                      const int32_t *lens, const int32_t *ids) noexcept nogil:
+    """The table of the tokens of at most 8 bytes, at most half full."""
+    cdef Py_ssize_t k, count = 0, cap = 16, j
+    cdef uint64_t key
+    for k in range(n_tok):
+        if lens[k] <= 8:
+            count += 1
+    while 2 * cap < 3 * count:
+        cap *= 2
+    T.short_mask = cap - 1
+    T.short_shift = 64
+    while (<Py_ssize_t> 1 << (64 - T.short_shift)) < cap:
+        T.short_shift -= 1
+    T.shorts = <ShortSlot *> big_alloc(cap * sizeof(ShortSlot), 1)
+    if T.shorts == NULL:
+        return -1
+    for k in range(n_tok):
+        if lens[k] <= 8:
+            key = short_key(arena + off[k], lens[k], False)
+            j = short_home(key, lens[k], T.short_shift)
+            while T.shorts[j].len != 0:
+                j = (j + 1) & T.short_mask
+            T.shorts[j].key = key
+            T.shorts[j].len = lens[k]
+            T.shorts[j].id = ids[k]
+    return 0
+
+
+cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
+                      const int32_t *lens, const int32_t *ids, int32_t *vals,
+                      Py_ssize_t n_merges, const MergeRec *merge_ids, const int32_t *byte_id,
+                      uint8_t *ok, IdMap *by_id, IdMap *core_of, TrieBuild *tb) noexcept nogil:
+    """Core numbers, the pair table, which tokens are buildable, then the trie."""
+    cdef Py_ssize_t k, r, i
+    cdef int32_t a, b, t, x
+    cdef uint64_t key
+    for k in range(n_tok):
+        if idmap_put(by_id, ids[k], <int32_t> k) < 0:
+            return -1
+    # core numbers: the bytes, then one per merge
+    for r in range(256):
+        T.tok[r].left = -1
+        T.tok[r].right = -1
+        T.t_id[r] = byte_id[r]
+        ok[r] = 1
+        if idmap_put(core_of, byte_id[r], <int32_t> r) < 0:
+            return -1
+    for r in range(n_merges):
+        t = <int32_t> (256 + r)
+        T.t_id[t] = merge_ids[r].id
+        if idmap_put(core_of, merge_ids[r].id, t) < 0:
+            return -1
+    for r in range(n_merges):
+        t = <int32_t> (256 + r)
+        a = idmap_get(core_of, merge_ids[r].left)
+        b = idmap_get(core_of, merge_ids[r].right)
+        T.tok[t].left = a
+        T.tok[t].right = b
+        if a < 0 or b < 0 or a >= t or b >= t:
+            continue  # a part that no earlier merge makes: this merge never fires
+        pair_put(T, a, b, t)
+    # buildable: both parts are, and the boundary between them survives until
+    # this merge (nothing across it merges first)
+    for r in range(n_merges):
+        t = <int32_t> (256 + r)
+        a = T.tok[t].left
+        b = T.tok[t].right
+        if a >= 0 and b >= 0 and a < t and b < t and ok[a] and ok[b]:
+            ok[t] = compatible(T, a, b, t)
+    for k in range(n_tok):
+        x = idmap_get(core_of, ids[k])
+        vals[k] = x if x >= 0 and ok[x] else -1
+    if build_shorts(T, n_tok, arena, off, lens, ids) < 0:
+        return -1
+    if build_trie(tb, n_tok, arena, off, lens, vals, ids) < 0:
+        return -1
+    # every base + byte stays inside the arrays: keep up to the last base + 255
+    T.da_len = tb.high + 256 if tb.high + 256 < tb.cap else tb.cap
+    T.da = <DANode *> big_alloc(T.da_len * sizeof(DANode), 0)
+    T.leaf = <DALeaf *> big_alloc(T.da_len * sizeof(DALeaf), 0)
+    if T.da == NULL or T.leaf == NULL:
+        free(T.da)
+        free(T.leaf)
+        T.da = NULL
+        T.leaf = NULL
+        return -1
+    for k in range(T.da_len):
+        T.da[k].base = tb.da[k].base
+        T.da[k].check = tb.da[k].check
+        T.leaf[k].val = tb.da[k].val
+        T.leaf[k].id = tb.da[k].id
+    return 0
