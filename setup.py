@@ -65,9 +65,9 @@ def _failure_reason(exc, compiler):
             cc, " with exit code " + code.group(1) if code else ""
         )
     lines = str(exc).strip().splitlines()
-    text = "{}: {}".format(type(exc).__name__, lines[0]) if lines else type(exc).__name__
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
     text = text if len(text) <= 120 else text[:117] + "..."
-    return "building {} failed: {}".format(PYX, text)
+    return f"building {PYX} failed: {text}"
 
 
 def _is_generated_shim(path):
@@ -96,9 +96,7 @@ class build_ext_or_fallback(build_ext):
             self._remove_stale_shims()
         else:
             sys.stderr.write(
-                "bpe: C extension not built ({}); installing the pure-Python backend\n".format(
-                    reason
-                )
+                f"bpe: C extension not built ({reason}); installing the pure-Python backend\n"
             )
             sys.stderr.flush()
             self._write_shims()
@@ -161,7 +159,7 @@ class build_ext_or_fallback(build_ext):
                 os.remove(path)
         for path in self._shim_targets():
             if os.path.exists(path) and not _is_generated_shim(path):
-                raise RuntimeError("refusing to overwrite {}: not a generated shim".format(path))
+                raise RuntimeError(f"refusing to overwrite {path}: not a generated shim")
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             with open(path, "w", encoding="utf-8") as f:
                 f.write(SHIM_SOURCE)

@@ -5,7 +5,8 @@ BPE_TEST_BACKENDS=bpe_fallback (comma-separated) restricts the run to some backe
 
 Where no compiler built the core, `bpe` is the pure-Python module itself (the installed
 bpe.py re-exports bpe_fallback), so a test run with `mod=bpe` would run the same code a
-second time: those items are deselected (test_core's test_shim_is_the_fallback checks the re-export).
+second time: those items are deselected (test_core's test_shim_is_the_fallback checks the
+re-export).
 """
 
 import faulthandler
@@ -21,7 +22,7 @@ from hypothesis import settings
 settings.register_profile("bpe", database=None, deadline=None, print_blob=True)
 settings.load_profile("bpe")
 
-from helpers import GPT2_MERGES, GPT2_VOCAB, SPECIALS, corpus_with_specials
+from helpers import GPT2_MERGES, GPT2_VOCAB, SPECIALS, corpus_with_specials  # noqa: E402
 
 ALL_BACKENDS = ("bpe", "bpe_fallback")
 BACKENDS = tuple(
@@ -60,8 +61,11 @@ def pytest_collection_modifyitems(config, items):
         return
     if import_backend("bpe").BACKEND != "python":
         return
-    same = [item for item in items
-            if getattr(item, "callspec", None) is not None and item.callspec.params.get("mod") == "bpe"]
+    same = [
+        item
+        for item in items
+        if getattr(item, "callspec", None) is not None and item.callspec.params.get("mod") == "bpe"
+    ]
     if same:
         config.hook.pytest_deselected(items=same)
         drop = set(same)

@@ -23,6 +23,7 @@ import subprocess
 import sys
 
 import pytest
+
 from test_cli import BPE, REPO, tool_env
 
 README = REPO / "README.md"

@@ -1,7 +1,6 @@
 """Hostile input on both backends: a clear exception of the promised type, or a correct
 result; never a crash, a hang or a wrong answer."""
 
-import os
 import pickle
 import subprocess
 import sys

@@ -33,7 +33,9 @@ def test_native_scanner_equals_regex(name, text):
 
 
 @pytest.mark.parametrize("name", NAMED)
-@pytest.mark.parametrize("data", ["corpus.en", "german.txt", "address.txt", "tinystories_sample.txt"])
+@pytest.mark.parametrize(
+    "data", ["corpus.en", "german.txt", "address.txt", "tinystories_sample.txt"]
+)
 def test_native_scanner_on_corpora(name, data):
     from helpers import DATA
 
