@@ -151,7 +151,13 @@ def run_doc(path, mod, workdir, monkeypatch):
     return ran
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+# the quick loop runs the README and the short docs; the tools' docs and tiktoken's real
+# vocabularies take tens of seconds (their behaviour has fast tests of its own)
+SLOW_DOCS = {"analyze.md", "cli.md", "dask.md", "tiktoken.md"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.name in SLOW_DOCS
+                                  else p for p in DOCS], ids=lambda p: p.name)
 def test_every_command_and_example(path, mod, workdir, monkeypatch):
     if BPE is None:
         pytest.skip(f"the bpe command is not installed beside {sys.executable} (pip install .)")

@@ -563,6 +563,7 @@ MEMORY = PEAK_MB_SOURCE + TREE_PEAK_SOURCE + textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_memory_follows_the_chunks_not_the_corpus(mod, tmp_path):
     """Encoding 16 MB or 80 MB with chunks of 256 KB: the peak memory of this process and of the
     workers is the same (within a quarter of the 64 MB more text; what memory followed the
@@ -620,6 +621,7 @@ LOCKED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_workers_start_while_other_threads_hold_locks(mod, tmp_path):
     """Worker processes are not forked from this (multi-threaded) process: no inherited
     lock can hang them."""

@@ -321,6 +321,7 @@ def sparse_base():
     return _SPARSE_BASE
 
 
+@pytest.mark.slow
 @settings(
     max_examples=max(EXAMPLES // 4, 4),
     deadline=None,

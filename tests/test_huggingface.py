@@ -503,6 +503,7 @@ def test_wrong_json_shapes(mod, tmp_path, where, value, field):
     assert field in str(err.value), str(err.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "onig", [r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[\s\S]", r"'(?i:[sdmt]|ll|ve|re)|[\s\S]"]
 )

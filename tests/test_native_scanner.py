@@ -24,6 +24,7 @@ CORNERS = list("aZ'sStTdDmMlLvVeErRkK ſ\t\n\r\x0b\x0c\x85\xa0\u2028\u2029\u3000
 corner_text = st.lists(st.sampled_from(CORNERS), max_size=40).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(text=st.one_of(corner_text, st.text(max_size=40)))
 @pytest.mark.parametrize("name", NAMED)

@@ -146,6 +146,7 @@ def training_case(draw):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, **SETTINGS)
 @given(case=training_case())
 def test_backend_parity(both, case):
@@ -200,6 +201,7 @@ def export_case(draw):
     return case
 
 
+@pytest.mark.slow
 @settings(max_examples=60, **SETTINGS)
 @given(case=export_case(), probe=with_specials_strategy(SPECIAL_POOL))
 def test_exports_random_models(mod, tmp_path_factory, case, probe):

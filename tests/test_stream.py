@@ -153,6 +153,7 @@ def test_encode_iterable_surrogate_pair_across_chunks(gpt2):
         assert list(gpt2.encode_iterable(chunks)) == gpt2.encode(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "words", "bytes", CUSTOM],
                          ids=["gpt2", "cl100k", "o200k", "words", "bytes", "custom"])
 def test_train_files_long_tricky(mod, tmp_path, pattern):

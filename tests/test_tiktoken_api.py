@@ -158,6 +158,7 @@ def test_properties(pair):
     assert tok.pattern == enc._pat_str or ORACLE_NAME[tok.name] == "r50k_base"
 
 
+@pytest.mark.slow
 def test_names(ours, oracle):
     for name in NAMES:
         assert ours(name).name == name
@@ -598,6 +599,7 @@ except ImportError as e:
     assert run.stdout.strip() == "ok", run.stderr
 
 
+@pytest.mark.slow
 def test_a_megabyte_of_spaces(mod):
     """tiktoken's regex overflows its stack on a megabyte of spaces before a letter (it raises
     a PanicException); ours encodes it, in a subprocess with a time limit. The expected ids
@@ -624,6 +626,7 @@ print("ok", len(ids))
 # get_encoding: offline, from a path or tiktoken's cache, checked
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_get_encoding_sources_agree(mod, ours, tiktoken_cache, tmp_path):
     ref = ours("gpt2")
     with environ(TIKTOKEN_CACHE_DIR=str(tiktoken_cache)):
@@ -666,6 +669,7 @@ def test_get_encoding_never_downloads(mod, tmp_path):
         mod.get_encoding("cl100k_base", path=tmp_path)  # a directory without it
 
 
+@pytest.mark.slow
 def test_get_encoding_checks_the_file(mod, tiktoken_cache, tmp_path):
     # the wrong ranks for the name: refused, also via the cache
     with pytest.raises(ValueError, match="sha256"):

@@ -71,6 +71,7 @@ def text_of(alphabet, max_size):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, **SETTINGS)
 @given(
     merges=random_merges(),
@@ -126,6 +127,7 @@ def tiktoken_ranks(draw):
     return ranks
 
 
+@pytest.mark.slow
 @settings(max_examples=200, **SETTINGS)
 @given(ranks=tiktoken_ranks(), texts=st.lists(text_of("abc ", 2500), min_size=1, max_size=3))
 def test_random_tiktoken_files_equal_tiktoken(mod, ranks, texts, tmp_path_factory):
@@ -199,6 +201,7 @@ def test_real_vocabularies_equal_tiktoken(mod, name, tmp_path_factory):
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text[:10]
 
 
+@pytest.mark.slow
 def test_many_distinct_pretokens_equal_tiktoken(mod, tmp_path_factory):
     """More distinct pre-tokens than the compiled core's per-thread tables hold, each seen
     again later and in a second call: what those tables keep, move to the cache of longer

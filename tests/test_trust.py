@@ -46,6 +46,7 @@ def test_sparse_ids_encode_in_a_fresh_process(mod, layout):
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(ids=st.lists(st.integers(256, 2**31 - 1), min_size=1, max_size=4, unique=True),
        pattern=st.sampled_from(["gpt2", "cl100k", "o200k", "words", None]))
