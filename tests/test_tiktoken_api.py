@@ -374,6 +374,7 @@ ALLOWED = [set(), "all", {EOT}, {"<|endofprompt|>"}, {EOT, "<|endofprompt|>"}, f
 DISALLOWED = ["all", (), {EOT}, ["<|endofprompt|>"], frozenset({EOT, "<|endofprompt|>"})]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("allowed", ALLOWED, ids=repr)
 @pytest.mark.parametrize("disallowed", DISALLOWED, ids=repr)
 def test_every_special_policy(ours, oracle, allowed, disallowed):
@@ -398,6 +399,7 @@ def test_every_special_policy(ours, oracle, allowed, disallowed):
                 completions(outcome(enc.encode_with_unstable, text, **policy))
 
 
+@pytest.mark.slow
 def test_disallowed_error_names_the_token(ours):
     tok = ours("o200k_base")
     for call in (tok.encode, tok.encode_to_numpy, tok.encode_with_unstable,
@@ -546,6 +548,7 @@ def test_eot_token_missing_is_keyerror(mod):
     assert tok.name == "bpe" and tok.n_vocab == 257 and tok.max_token_value == 256
 
 
+@pytest.mark.slow
 def test_numpy_ids_are_ids(ours):
     np = pytest.importorskip("numpy")
     tok = ours("cl100k_base")
@@ -556,6 +559,7 @@ def test_numpy_ids_are_ids(ours):
     assert tok.decode_with_offsets(ids) == ("hello world", [0, 5])
 
 
+@pytest.mark.slow
 def test_threads_give_the_same_ids(ours, oracle):
     tok, enc = ours("o200k_base"), oracle("o200k_base")
     texts = [read_data("corpus.en", 4000)[i:i + 400] for i in range(0, 4000, 400)]
@@ -643,6 +647,7 @@ def test_get_encoding_sources_agree(mod, ours, tiktoken_cache, tmp_path):
     assert type(ref) is mod.Tokenizer
 
 
+@pytest.mark.slow
 def test_get_encoding_from_the_cache_matches_tiktoken(mod, oracle, tiktoken_cache):
     with environ(TIKTOKEN_CACHE_DIR=str(tiktoken_cache)):
         tok = mod.get_encoding("cl100k_base")
