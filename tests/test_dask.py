@@ -215,6 +215,7 @@ def _run(*args, timeout=120):
                           text=True, timeout=timeout, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_cli_local_cluster(tmp_path, text_files):
     import bpe
 
@@ -297,6 +298,7 @@ def test_cli_bad_record_is_one_line(capsys, client, tmp_path):
     assert not (tmp_path / "x.bpe").exists()
 
 
+@pytest.mark.slow
 def test_cli_worker_error_is_one_line(tmp_path):
     """An error raised in a worker of the tool's own local cluster: one line, no worker log."""
     path = tmp_path / "x.jsonl"
@@ -361,6 +363,7 @@ def test_encode_equals_encode_files(client, mod, text_files, jsonl_files, tmp_pa
         s["path"] + suffix for s in index["shards"] for suffix in ("", ".json")])
 
 
+@pytest.mark.slow
 def test_cli_encode_local_cluster(tmp_path, text_files):
     import bpe
 
