@@ -5,7 +5,14 @@ BPE_TEST_BACKENDS=bpe_fallback (comma-separated) restricts the run to some backe
 
 Where no compiler built the core, `bpe` is the pure-Python module itself (the installed
 bpe.py re-exports bpe_fallback), so a test run with `mod=bpe` would run the same code a
-second time: those items are deselected (test_core's test_shim_is_the_fallback checks the re-export).
+second time: those items are deselected (test_core's test_shim_is_the_fallback checks the
+re-export).
+
+The quick loop, `python -m pytest -m "not slow"`, leaves out the items marked `slow`: whole
+tests marked `@pytest.mark.slow` where they are defined, and the items chosen here (see
+mark_slow_cases): every case of OpenAI's real cl100k_base / o200k_base vocabularies (seconds to
+load on each backend; gpt2 stays), and all but one case of the parametrized tests in
+QUICK_CASES. One fast test of each behaviour stays in the quick loop.
 """
 
 import faulthandler
@@ -21,7 +28,7 @@ from hypothesis import settings
 settings.register_profile("bpe", database=None, deadline=None, print_blob=True)
 settings.load_profile("bpe")
 
-from helpers import GPT2_MERGES, GPT2_VOCAB, SPECIALS, corpus_with_specials
+from helpers import GPT2_MERGES, GPT2_VOCAB, SPECIALS, corpus_with_specials  # noqa: E402
 
 ALL_BACKENDS = ("bpe", "bpe_fallback")
 BACKENDS = tuple(
@@ -55,13 +62,74 @@ def pytest_sessionfinish(session, exitstatus):
     faulthandler.dump_traceback_later(300, exit=True)
 
 
+# Parametrized tests whose cases repeat one behaviour: the case named here (its id, or the
+# first case where none matches) stays in the quick loop, the others are `slow`; a number k
+# keeps every k-th case instead (many cheap cases of one oracle comparison).
+QUICK_CASES = {
+    "test_matches_naive_options": 8,
+    "test_matches_naive_patterns": 4,
+    "test_every_format_loads_in_its_library_with_the_ids_of_train_files": 2,
+    "test_import_oniguruma_syntax": 3,
+    "test_export_custom_patterns": 3,
+    "test_encode_equals_encode_files": 2,
+    "test_pretokens_random": 2,
+    "test_tiktoken_merge_recovery_is_fast": None,
+    "test_catastrophic_pattern_is_stopped": None,
+    "test_export_pre_tokenizes_every_code_point_alike": "bpe-words",
+    "test_every_code_point_round_trips": "bpe-trained-o200k",
+    "test_ids_equal_encode_of_each_file": "bpe-cl100k-ordinary",
+    "test_sparse_ids_encode_in_a_fresh_process": None,
+    "test_encode_iterable_small_blocks": "bpe-disallowed-absent-cl100k",
+    "test_encode_iterable_long_runs": "bpe",
+    "test_encode_iterable_any_split": "bpe-words",
+    "test_encode_iterable_long_tricky": "bpe-bytes-2",
+    "test_json_lines": "bpe-part.jsonl-all",
+    "test_saved_files_get_the_mode_open_gives": "bpe-named-63",
+    "test_encode_iterable_memory_is_bounded": "bpe",
+    "test_native_corrupt_fields": "bpe",
+    "test_gpt2_extra_entries_that_look_special_or_join_nothing": "bpe",
+    "test_from_huggingface_gpt2_style_json": "bpe",
+    "test_stream_references_exact": "bpe",
+    "test_random_merges_every_pretoken": None,
+    "test_gpt2_save_tiktoken": "bpe",
+    "test_gpt2_save_huggingface": "bpe",
+}
+# parameter values whose cases are `slow`: OpenAI's large vocabularies
+SLOW_VALUES = {"cl100k_base", "o200k_base"}
+
+
+def mark_slow_cases(items):
+    """Adds the `slow` mark to the cases chosen by QUICK_CASES and SLOW_VALUES."""
+    cases = {}
+    for item in items:
+        params = getattr(item, "callspec", None)
+        if params is not None and SLOW_VALUES & {v for v in params.params.values()
+                                                 if isinstance(v, str)}:
+            item.add_marker(pytest.mark.slow)
+        elif getattr(item, "originalname", None) in QUICK_CASES:
+            cases.setdefault(item.originalname, []).append(item)
+    for name, group in cases.items():
+        rule = QUICK_CASES[name]
+        if isinstance(rule, int):
+            keep = group[::rule]
+        else:
+            keep = [i for i in group if i.callspec.id == rule][:1] or group[:1]
+        for item in group:
+            if item not in keep:
+                item.add_marker(pytest.mark.slow)
+
+
 def pytest_collection_modifyitems(config, items):
+    mark_slow_cases(items)
     if "bpe" not in BACKENDS or "bpe_fallback" not in BACKENDS:
         return
     if import_backend("bpe").BACKEND != "python":
         return
-    same = [item for item in items
-            if getattr(item, "callspec", None) is not None and item.callspec.params.get("mod") == "bpe"]
+    same = [
+        item
+        for item in items
+        if getattr(item, "callspec", None) is not None and item.callspec.params.get("mod") == "bpe"
+    ]
     if same:
         config.hook.pytest_deselected(items=same)
         drop = set(same)

@@ -22,7 +22,7 @@ def read_data(name, limit=None):
     return text
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bytes_to_unicode():
     """GPT-2's reversible byte -> printable unicode character mapping (encoder.py)."""
     printable = (
@@ -41,7 +41,7 @@ def bytes_to_unicode():
     return mapping
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def unicode_to_bytes():
     return {c: b for b, c in bytes_to_unicode().items()}
 
@@ -51,14 +51,14 @@ def gpt2_token_to_bytes(token):
     return bytes(table[c] for c in token)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpt2_ranks():
     """GPT-2's mergeable ranks (bytes -> id) from vocab.json, without the special token."""
     vocab = json.loads(GPT2_VOCAB.read_text(encoding="utf-8"))
     return {gpt2_token_to_bytes(tok): i for tok, i in vocab.items() if tok != EOT}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpt2_tiktoken():
     """A tiktoken Encoding for GPT-2 built offline from tests/data (the reference)."""
     import tiktoken
@@ -120,13 +120,15 @@ if __name__ == "__main__":
 
 # Texts without special tokens, used by the encode and export comparisons.
 PLAIN_TEXTS = {
-    "english": "The quick brown fox jumps over the lazy dog. It's 12:30, isn't it? I'm sure we'll've.",
+    "english": "The quick brown fox jumps over the lazy dog. "
+               "It's 12:30, isn't it? I'm sure we'll've.",
     "address": read_data("address.txt"),
     "tinystories": read_data("tinystories_sample.txt").replace(EOT, "\n"),
     "corpus_en": read_data("corpus.en", 3000),
     "german": read_data("german.txt"),
     "code": CODE,
-    "emoji": "I \u2764\ufe0f tokenizers \U0001f389\U0001f44d\U0001f3fd family: \U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466!",
+    "emoji": "I \u2764\ufe0f tokenizers \U0001f389\U0001f44d\U0001f3fd family: "
+             "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466!",
     "cjk": "日本語のテキストです。中文测试，你好世界！한국어 텍스트도 있습니다.",
     "newlines": "\n\n\n",
     "lead_spaces": "   x",
@@ -137,7 +139,8 @@ PLAIN_TEXTS = {
     "contractions": "I'm you're he'll we've it's I'd DON'T 'S 'tis",
     "single_space": " ",
     "empty": "",
-    "unicode_mix": "naïve café Ünïcödé — “quotes” ‘single’ … € ¥ © ™ ½ Ωμέγα кириллица العربية עברית हिन्दी",
+    "unicode_mix": "naïve café Ünïcödé — “quotes” ‘single’ … € ¥ © ™ ½ "
+                   "Ωμέγα кириллица العربية עברית हिन्दी",
     "control": "\x00\x01\x7f\x1b[31mred\x1b[0m \u200b zero width",
 }
 

@@ -124,7 +124,9 @@ def train_from_counts(counts, vocab_size, special_tokens=(), min_frequency=2, ma
     return merges
 
 
-def train(texts, vocab_size, pattern="gpt2", special_tokens=(), min_frequency=2, max_token_bytes=None):
+def train(
+    texts, vocab_size, pattern="gpt2", special_tokens=(), min_frequency=2, max_token_bytes=None
+):
     counts = count_pretokens(texts, pattern=pattern, special_tokens=special_tokens)
     return train_from_counts(
         counts,

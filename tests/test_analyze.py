@@ -253,6 +253,7 @@ def test_compare_with_tiktoken_and_tokenizers(small):
     assert summary[3].startswith("tokenizers: ") and summary[3].endswith("same ids")
 
 
+@pytest.mark.slow
 def test_compare_default_is_gpt2_from_tests_data(small):
     pytest.importorskip("tiktoken")
     tok, where = small

@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import types
-import warnings
 from pathlib import Path
 
 import pytest
@@ -310,60 +309,108 @@ def bad_invocations(tmp_path, setup=True):
         (tmp_path / "junk.bpe").write_text("#bpe-tokenizer 1\npattern oops\n")
         import bpe_fallback
 
-        bpe_fallback.Tokenizer.from_merges([], special_tokens=[EOT]).save(str(tmp_path / "good.bpe"))
+        bpe_fallback.Tokenizer.from_merges([], special_tokens=[EOT]).save(
+            str(tmp_path / "good.bpe")
+        )
     good = tmp_path / "good.bpe"
     return {
         "missing input": (["train", tmp_path / "nope.txt", "--vocab-size", 300], "no such file"),
         "input is a directory": (["train", tmp_path, "--vocab-size", 300], "is a directory"),
         "vocab below 256": (["train", german, "--vocab-size", 100], "at least 256"),
-        "vocab below 256 + specials": (["train", german, "--vocab-size", 257, "--special", "<a>",
-                                        "--special", "<b>"], "at least 258"),
+        "vocab below 256 + specials": (
+            ["train", german, "--vocab-size", 257, "--special", "<a>", "--special", "<b>"],
+            "at least 258",
+        ),
         "vocab huge": (["train", german, "--vocab-size", "99999999999999999999"], "at most"),
         "no vocab size": (["train", german], "--vocab-size"),
         "vocab not a number": (["train", german, "--vocab-size", "many"], "invalid int"),
-        "invalid regex": (["train", german, "--vocab-size", 300, "--pattern", "(unclosed"],
-                          "invalid pattern"),
-        "unknown format": (["train", german, "--vocab-size", 300, "--format", "xml"],
-                           "invalid choice"),
-        "output dir missing": (["train", german, "--vocab-size", 300, "-o",
-                                tmp_path / "no" / "t.bpe"], "does not exist"),
-        "output under a file": (["train", german, "--vocab-size", 300, "-o", afile / "t.bpe"],
-                                "not a directory"),
-        "output is a directory": (["train", german, "--vocab-size", 300, "-o", tmp_path / "a-dir"],
-                                  "is a directory"),
-        "gpt2 output is a file": (["train", german, "--vocab-size", 300, "--format", "gpt2", "-o",
-                                   afile], "not a directory"),
+        "invalid regex": (
+            ["train", german, "--vocab-size", 300, "--pattern", "(unclosed"],
+            "invalid pattern",
+        ),
+        "unknown format": (
+            ["train", german, "--vocab-size", 300, "--format", "xml"],
+            "invalid choice",
+        ),
+        "output dir missing": (
+            ["train", german, "--vocab-size", 300, "-o", tmp_path / "no" / "t.bpe"],
+            "does not exist",
+        ),
+        "output under a file": (
+            ["train", german, "--vocab-size", 300, "-o", afile / "t.bpe"],
+            "not a directory",
+        ),
+        "output is a directory": (
+            ["train", german, "--vocab-size", 300, "-o", tmp_path / "a-dir"],
+            "is a directory",
+        ),
+        "gpt2 output is a file": (
+            ["train", german, "--vocab-size", 300, "--format", "gpt2", "-o", afile],
+            "not a directory",
+        ),
         "output is the input": (["train", afile, "--vocab-size", 300, "-o", afile], "is the input"),
-        "missing eval": (["train", german, "--vocab-size", 300, "--eval", tmp_path / "nope"],
-                         "no such eval file"),
+        "missing eval": (
+            ["train", german, "--vocab-size", 300, "--eval", tmp_path / "nope"],
+            "no such eval file",
+        ),
         "workers 0": (["train", german, "--vocab-size", 300, "--workers", 0], "--workers"),
-        "special twice": (["train", german, "--vocab-size", 300, "--special", "x", "--special", "x"],
-                          "twice"),
+        "special twice": (
+            ["train", german, "--vocab-size", 300, "--special", "x", "--special", "x"],
+            "twice",
+        ),
         "empty special": (["train", german, "--vocab-size", 300, "--special", ""], "empty"),
-        "negative min frequency": (["train", german, "--vocab-size", 300, "--min-frequency", -1],
-                                   "--min-frequency"),
+        "negative min frequency": (
+            ["train", german, "--vocab-size", 300, "--min-frequency", -1],
+            "--min-frequency",
+        ),
         "unknown option": (["train", german, "--vocab-size", 300, "--colour"], "unrecognized"),
         # refused by the library when writing, after training
-        "special equals a byte token": (["train", german, "--vocab-size", 300, "--special", "a",
-                                         "--format", "huggingface", "-o", tmp_path / "t.json"],
-                                        "special token 'a'"),
+        "special equals a byte token": (
+            [
+                "train",
+                german,
+                "--vocab-size",
+                300,
+                "--special",
+                "a",
+                "--format",
+                "huggingface",
+                "-o",
+                tmp_path / "t.json",
+            ],
+            "special token 'a'",
+        ),
         "stdin twice": (["train", "-", "-", "--vocab-size", 300], "only once"),
         "no command": ([], "required"),
-        "encode: missing tokenizer": (["encode", "--tokenizer", tmp_path / "nope.bpe", german,
-                                       "-o", tmp_path / "x.bin"], "no such tokenizer"),
-        "encode: corrupt tokenizer": (["encode", "-t", tmp_path / "junk.bpe", german, "-o",
-                                       tmp_path / "x.bin"], "junk.bpe"),
+        "encode: missing tokenizer": (
+            ["encode", "--tokenizer", tmp_path / "nope.bpe", german, "-o", tmp_path / "x.bin"],
+            "no such tokenizer",
+        ),
+        "encode: corrupt tokenizer": (
+            ["encode", "-t", tmp_path / "junk.bpe", german, "-o", tmp_path / "x.bin"],
+            "junk.bpe",
+        ),
         "encode: no output": (["encode", "-t", tmp_path / "junk.bpe", german], "-o/--output"),
-        "encode: missing input": (["encode", "-t", good, tmp_path / "nope",
-                                   "-o", tmp_path / "x.bin"], "no such file"),
-        "encode: output dir missing": (["encode", "-t", tmp_path / "junk.bpe", german, "-o",
-                                        tmp_path / "no" / "x.bin"], "does not exist"),
-        "encode: unknown eot": (["encode", "-t", good, german, "-o", tmp_path / "x.bin", "--eot",
-                                 "<|nope|>"], "eot '<|nope|>' is not a special token"),
-        "encode: special in the text": (["encode", "-t", good, DATA / "tinystories_sample.txt",
-                                         "-o", tmp_path / "x.bin"], "--allowed-special"),
-        "encode: bad dtype": (["encode", "-t", good, german, "-o", tmp_path / "x.bin", "--dtype",
-                               "int8"], "invalid choice"),
+        "encode: missing input": (
+            ["encode", "-t", good, tmp_path / "nope", "-o", tmp_path / "x.bin"],
+            "no such file",
+        ),
+        "encode: output dir missing": (
+            ["encode", "-t", tmp_path / "junk.bpe", german, "-o", tmp_path / "no" / "x.bin"],
+            "does not exist",
+        ),
+        "encode: unknown eot": (
+            ["encode", "-t", good, german, "-o", tmp_path / "x.bin", "--eot", "<|nope|>"],
+            "eot '<|nope|>' is not a special token",
+        ),
+        "encode: special in the text": (
+            ["encode", "-t", good, DATA / "tinystories_sample.txt", "-o", tmp_path / "x.bin"],
+            "--allowed-special",
+        ),
+        "encode: bad dtype": (
+            ["encode", "-t", good, german, "-o", tmp_path / "x.bin", "--dtype", "int8"],
+            "invalid choice",
+        ),
     }
 
 
@@ -459,8 +506,10 @@ def test_encode_options(mod, saved, tmp_path):
     tok, where = saved
     story = DATA / "tinystories_sample.txt"
     text = read_data("tinystories_sample.txt")
-    r = bpe(["encode", "-t", where / "tok.bpe", story, "-o", tmp_path / "o.bin", "--ordinary", "-q"],
-            mod=mod)
+    r = bpe(
+        ["encode", "-t", where / "tok.bpe", story, "-o", tmp_path / "o.bin", "--ordinary", "-q"],
+        mod=mod,
+    )
     assert_ok(r)
     assert r.stdout == "" and read_ids(tmp_path / "o.bin") == tok.encode_ordinary(text)
     r = bpe(["encode", "-t", where / "tok.bpe", story, "-o", tmp_path / "a.bin", "-q",
@@ -473,7 +522,9 @@ def test_encode_options(mod, saved, tmp_path):
              "--eot", "<|pad|>", "-o", tmp_path / "j.bin", "-q"], mod=mod)
     assert_ok(r)
     pad = tok.special_tokens["<|pad|>"]
-    assert read_ids(tmp_path / "j.bin") == tok.encode("one doc") + [pad] + tok.encode("two docs") + [pad]
+    assert read_ids(tmp_path / "j.bin") == tok.encode("one doc") + [pad] + tok.encode(
+        "two docs"
+    ) + [pad]
     r = bpe(["encode", "-t", where / "tok.bpe", "-", "-o", tmp_path / "s.bin", "-q", "--progress"],
             mod=mod, stdin="read from standard input")
     assert_ok(r)
@@ -487,10 +538,14 @@ def test_python_dash_m_without_the_command(mod, tmp_path):
     r = run_tool([sys.executable, "-m", "bpe_fallback"],
                  ["train", DATA / "german.txt", "--vocab-size", 300, "-o", out, "-q"], mod=mod)
     assert_ok(r)
-    assert mod.Tokenizer.load(str(out)) == mod.Tokenizer.train_files([str(DATA / "german.txt")], 300)
-    r = run_tool([sys.executable, "-m", "bpe_fallback"],
-                 ["encode", "-t", out, DATA / "german.txt", "-o", tmp_path / "g.bin", "--workers", 2,
-                  "-q"], mod=mod)
+    assert mod.Tokenizer.load(str(out)) == mod.Tokenizer.train_files(
+        [str(DATA / "german.txt")], 300
+    )
+    r = run_tool(
+        [sys.executable, "-m", "bpe_fallback"],
+        ["encode", "-t", out, DATA / "german.txt", "-o", tmp_path / "g.bin", "--workers", 2, "-q"],
+        mod=mod,
+    )
     assert_ok(r)
     tok = mod.Tokenizer.load(str(out))
     assert read_ids(tmp_path / "g.bin") == tok.encode(read_data("german.txt"))

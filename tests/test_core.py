@@ -5,7 +5,8 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bpe_fallback
 import naive
@@ -27,8 +28,9 @@ _TOK = {}
 
 def trained(pattern="gpt2"):
     if pattern not in _TOK:
-        _TOK[pattern] = bpe_fallback.Tokenizer.train(read_data("corpus.en", 20000), 500, pattern=pattern,
-                                                     special_tokens=["<|s|>"])
+        _TOK[pattern] = bpe_fallback.Tokenizer.train(
+            read_data("corpus.en", 20000), 500, pattern=pattern, special_tokens=["<|s|>"]
+        )
     return _TOK[pattern]
 
 
@@ -90,7 +92,9 @@ def test_core_interface(mod, pattern):
     assert core.decode_bytes(ids + [10**6]) is None
     assert core.decode_bytes([tok.special_tokens["<|s|>"]]) == b"<|s|>"
     # the oracle: the merges replayed in order over the whole text (no pre-tokens)
-    assert core.merge_bytes(b"hello world") == naive.encode_ordinary("hello world", tok.merges, pattern=None)
+    assert core.merge_bytes(b"hello world") == naive.encode_ordinary(
+        "hello world", tok.merges, pattern=None
+    )
     if pattern in ("gpt2", "cl100k", "o200k", "words"):
         for limit in (0, 7, 100, len(clean), len(clean) + 5):
             cut, got = core.encode_prefix(clean, limit)

@@ -100,8 +100,11 @@ def test_plan_cuts_where_the_library_cuts(text_files):
         rx = bpe_fallback.resolve_pattern(pattern)
         ours = [(j[3], j[4], j[5]) for j in
                 td.plan_jobs(td.resolve_inputs(text_files), BLOCK, rx, SPECIAL, bpe_fallback)]
-        lib = [(os.path.abspath(p), a, b) for p in text_files
-               for a, b in bpe_fallback.file_cuts(p, BLOCK, pattern=pattern, special_tokens=SPECIAL)]
+        lib = [
+            (os.path.abspath(p), a, b)
+            for p in text_files
+            for a, b in bpe_fallback.file_cuts(p, BLOCK, pattern=pattern, special_tokens=SPECIAL)
+        ]
         assert ours == lib
         assert len(lib) > len(text_files) or pattern == r"\w+|\W"
 
@@ -184,7 +187,9 @@ def test_jsonl_other_field_and_errors(client, tmp_path):
     path.write_text('{"body": "hello hello world", "text": 1}\n{"body": "hello"}\n')
     counted = td.count_on_dask([path], client=client, text_field="body")
     assert counted.counts == {b"hello": 2, b" hello": 1, b" world": 1}
-    with pytest.raises(ValueError, match=r"a\.jsonl: the line at byte 0 has no string field 'text' \(it is 1\)"):
+    with pytest.raises(
+        ValueError, match=r"a\.jsonl: the line at byte 0 has no string field 'text' \(it is 1\)"
+    ):
         td.count_on_dask([path], client=client)
     path.write_text('{"text": "ok"}\n{"body": "x"}\n')
     with pytest.raises(ValueError, match=r"the line at byte 15 has no string field 'text'"):
@@ -210,6 +215,7 @@ def _run(*args, timeout=120):
                           text=True, timeout=timeout, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_cli_local_cluster(tmp_path, text_files):
     import bpe
 
@@ -292,6 +298,7 @@ def test_cli_bad_record_is_one_line(capsys, client, tmp_path):
     assert not (tmp_path / "x.bpe").exists()
 
 
+@pytest.mark.slow
 def test_cli_worker_error_is_one_line(tmp_path):
     """An error raised in a worker of the tool's own local cluster: one line, no worker log."""
     path = tmp_path / "x.jsonl"
@@ -300,7 +307,9 @@ def test_cli_worker_error_is_one_line(tmp_path):
              tmp_path / "x.bpe")
     assert r.returncode == 1
     assert r.stdout == ""
-    assert r.stderr == f"train_dask: error: {path}: the line at byte 17 has no string field 'text'\n"
+    assert (
+        r.stderr == f"train_dask: error: {path}: the line at byte 17 has no string field 'text'\n"
+    )
 
 
 def test_cli_without_dask_says_what_to_install(capsys, monkeypatch):
@@ -354,6 +363,7 @@ def test_encode_equals_encode_files(client, mod, text_files, jsonl_files, tmp_pa
         s["path"] + suffix for s in index["shards"] for suffix in ("", ".json")])
 
 
+@pytest.mark.slow
 def test_cli_encode_local_cluster(tmp_path, text_files):
     import bpe
 

@@ -31,6 +31,7 @@ SAVER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["native"])
 def test_kill_during_save_leaves_a_whole_file(mod, tmp_path, fmt):
     path = tmp_path / "tok.bpe"

@@ -3,8 +3,6 @@ batches, and decoding."""
 
 import pytest
 
-from naive import GPT2_PATTERN
-
 from helpers import (
     EOT,
     PLAIN_TEXTS,
@@ -15,6 +13,7 @@ from helpers import (
     texts_with,
     tiktoken_of,
 )
+from naive import GPT2_PATTERN
 
 PLAIN = list(PLAIN_TEXTS)
 SPECIAL_TEXTS = texts_with([EOT])
@@ -99,7 +98,9 @@ def test_special_policy_partial(trained):
     # disallowed only b: a is ordinary text, b raises
     with pytest.raises(ValueError, match=r"<\|pad\|>"):
         tok.encode(text, disallowed_special={b})
-    assert tok.encode(f"x{a}y", disallowed_special={b}) == enc.encode(f"x{a}y", disallowed_special={b})
+    assert tok.encode(f"x{a}y", disallowed_special={b}) == enc.encode(
+        f"x{a}y", disallowed_special={b}
+    )
     assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
     # text without any special is fine under the default policy
     assert tok.encode("plain <| text |>") == enc.encode("plain <| text |>")
@@ -110,7 +111,10 @@ def test_special_longest_first(mod):
     s = tok.special_tokens
     assert tok.encode("<s><s>", allowed_special="all") == [s["<s><s>"]]
     assert tok.encode("<s><s><s>", allowed_special="all") == [s["<s><s>"], s["<s>"]]
-    assert tok.encode("<s><s>", allowed_special={"<s>"}, disallowed_special=()) == [s["<s>"], s["<s>"]]
+    assert tok.encode("<s><s>", allowed_special={"<s>"}, disallowed_special=()) == [
+        s["<s>"],
+        s["<s>"],
+    ]
 
 
 def test_lone_surrogates(gpt2, mod):
@@ -137,7 +141,9 @@ def test_encode_batch(gpt2, num_threads):
     texts = [PLAIN_TEXTS[n] for n in PLAIN] * 3
     assert gpt2.encode_batch(texts, num_threads=num_threads) == [gpt2.encode(t) for t in texts]
     assert gpt2.encode_batch([], num_threads=num_threads) == []
-    assert gpt2.encode_batch(iter(texts[:3]), num_threads=num_threads) == [gpt2.encode(t) for t in texts[:3]]
+    assert gpt2.encode_batch(iter(texts[:3]), num_threads=num_threads) == [
+        gpt2.encode(t) for t in texts[:3]
+    ]
 
 
 def test_encode_batch_policy(gpt2):
@@ -167,7 +173,9 @@ def test_encode_iterable_every_split(gpt2):
     for i in range(len(text) + 1):
         chunks = [text[:i], text[i:]]
         assert list(gpt2.encode_iterable(chunks, allowed_special="all")) == expected, i
-        assert list(gpt2.encode_iterable(iter(chunks), disallowed_special=())) == gpt2.encode_ordinary(text), i
+        assert list(
+            gpt2.encode_iterable(iter(chunks), disallowed_special=())
+        ) == gpt2.encode_ordinary(text), i
     assert list(gpt2.encode_iterable([])) == []
     assert list(gpt2.encode_iterable(["", "", ""])) == []
 
@@ -175,7 +183,9 @@ def test_encode_iterable_every_split(gpt2):
 def test_encode_iterable_special_split_across_chunks(gpt2):
     chunks = ["Hello<|endo", "ftext|>World", "<", "|endoftext|", ">"]
     text = "".join(chunks)
-    assert list(gpt2.encode_iterable(chunks, allowed_special="all")) == gpt2.encode(text, allowed_special="all")
+    assert list(gpt2.encode_iterable(chunks, allowed_special="all")) == gpt2.encode(
+        text, allowed_special="all"
+    )
     assert list(gpt2.encode_iterable(chunks, allowed_special="all")).count(50256) == 2
     with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
         list(gpt2.encode_iterable(chunks))
@@ -250,7 +260,9 @@ def test_trained_matches_tiktoken_from_vocab(trained, pattern):
     tok = trained(pattern)
     enc = tiktoken_of(tok)
     for name, text in list(PLAIN_TEXTS.items()) + list(texts_with(SPECIALS).items()):
-        assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all"), name
+        assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all"), (
+            name
+        )
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), name
         assert tok.decode(tok.encode(text, allowed_special="all")) == text
 
@@ -275,9 +287,15 @@ def test_non_ascii_specials(both):
     enc = tiktoken_of(a)
     for text in [corpus, "x<|é|>y日本<|>z<|😀|>", "<|é|<|é|>>", "日本<|>日本<|>"]:
         ids = a.encode(text, allowed_special="all")
-        assert ids == b.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+        assert (
+            ids == b.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+        )
         assert a.decode(ids) == text
-        assert a.encode(text, disallowed_special=()) == b.encode(text, disallowed_special=()) == enc.encode_ordinary(text)
+        assert (
+            a.encode(text, disallowed_special=())
+            == b.encode(text, disallowed_special=())
+            == enc.encode_ordinary(text)
+        )
         with pytest.raises(ValueError, match=r"<\|é\|>|日本<\|>|<\|😀\|>"):
             b.encode(text)
         assert list(b.encode_iterable(list(text), allowed_special="all")) == ids
@@ -294,7 +312,9 @@ def test_imported_ids_with_gaps(mod, trained):
     top = max(ranks.values())
     specials = {name: top + 5 + k for k, name in enumerate(src.special_tokens)}
     tok = mod.Tokenizer.from_tiktoken(ranks, pattern="gpt2", special_tokens=specials)
-    enc = tiktoken.Encoding(name="gaps", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=specials)
+    enc = tiktoken.Encoding(
+        name="gaps", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=specials
+    )
     assert len(tok.vocab) == len(ranks) + len(specials)
     assert max(tok.vocab) < tok.vocab_size  # len(vocab) or, as tiktoken's n_vocab, max id + 1
     assert tok.merges == src.merges
@@ -302,7 +322,9 @@ def test_imported_ids_with_gaps(mod, trained):
         ids = tok.encode(text, allowed_special="all")
         assert ids == enc.encode(text, allowed_special="all")
         assert tok.decode(ids) == text
-    assert tok.encode_batch(list(PLAIN_TEXTS.values()), num_threads=2) == [enc.encode(t) for t in PLAIN_TEXTS.values()]
+    assert tok.encode_batch(list(PLAIN_TEXTS.values()), num_threads=2) == [
+        enc.encode(t) for t in PLAIN_TEXTS.values()
+    ]
     for missing in (256, 265, top + 1, top + 4, top + 5 + len(specials)):
         with pytest.raises(ValueError, match=str(missing)):
             tok.decode([missing])

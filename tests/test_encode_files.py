@@ -18,8 +18,14 @@ import time
 
 import pytest
 
-from helpers import (DATA, EOT, PEAK_MB_SOURCE, SPECIALS, TREE_PEAK_SOURCE, read_data,
-                     steady_malloc_env)
+from helpers import (
+    DATA,
+    EOT,
+    PEAK_MB_SOURCE,
+    TREE_PEAK_SOURCE,
+    read_data,
+    steady_malloc_env,
+)
 
 TYPECODE = {"uint16": "H", "uint32": "I" if array.array("I").itemsize == 4 else "L"}
 
@@ -109,7 +115,9 @@ def test_ids_equal_encode_of_each_file(mod, trained, corpus, tmp_path, pattern, 
         assert json.loads((tmp_path / "train.bin.json").read_text()) == meta
     assert meta["dtype"] == "uint16" and meta["byteorder"] == "little" and meta["eot"] == eot
     tok.save(str(tmp_path / "tok.bpe"))
-    assert meta["tokenizer_sha256"] == hashlib.sha256((tmp_path / "tok.bpe").read_bytes()).hexdigest()
+    assert (
+        meta["tokenizer_sha256"] == hashlib.sha256((tmp_path / "tok.bpe").read_bytes()).hexdigest()
+    )
     assert [(i["path"], i["start"], i["end"]) for i in meta["inputs"]] == [
         (str(p), 0, os.path.getsize(p)) for p in paths]
     assert [i["ids_start"] for i in meta["inputs"]] == starts
@@ -197,7 +205,9 @@ def test_json_lines_field_and_text_mode(mod, trained, tmp_path):
     path = tmp_path / "a.jsonl"
     path.write_text('{"body": "hello hello world", "text": 1}\n{"body": "hi"}\n')
     tok.encode_files([path], tmp_path / "a.bin", text_field="body")
-    assert read_ids(tmp_path / "a.bin", "uint16") == tok.encode("hello hello world") + tok.encode("hi")
+    assert read_ids(tmp_path / "a.bin", "uint16") == tok.encode("hello hello world") + tok.encode(
+        "hi"
+    )
     # jsonl=False: the file is one text document like any other
     tok.encode_files([path], tmp_path / "b.bin", jsonl=False)
     assert read_ids(tmp_path / "b.bin", "uint16") == tok.encode(path.read_text())
@@ -340,7 +350,7 @@ def test_byte_ranges_from_file_cuts(mod, trained, corpus, tmp_path):
     assert parts["documents"] == whole["documents"] == [0]
     # the ranges one by one, concatenated: the same ids
     joined = b""
-    for k, (a, b) in enumerate(ranges):
+    for a, b in ranges:
         tok.encode_files([(path, a, b)], tmp_path / "one.bin", eot=EOT, allowed_special="all")
         joined += (tmp_path / "one.bin").read_bytes()
     assert joined == (tmp_path / "whole.bin").read_bytes()
@@ -353,7 +363,9 @@ def test_byte_ranges_from_file_cuts(mod, trained, corpus, tmp_path):
 
 def test_file_cuts_of_an_open_file_and_json_lines(mod, tmp_path):
     path = tmp_path / "a.jsonl"
-    path.write_text("".join(json.dumps({"text": f"record {i} " * (i % 7)}) + "\n" for i in range(300)))
+    path.write_text(
+        "".join(json.dumps({"text": f"record {i} " * (i % 7)}) + "\n" for i in range(300))
+    )
     with open(path, "rb") as f:
         ranges = mod.file_cuts(f, 500, jsonl=True)
     data = path.read_bytes()
@@ -551,6 +563,7 @@ MEMORY = PEAK_MB_SOURCE + TREE_PEAK_SOURCE + textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_memory_follows_the_chunks_not_the_corpus(mod, tmp_path):
     """Encoding 16 MB or 80 MB with chunks of 256 KB: the peak memory of this process and of the
     workers is the same (within a quarter of the 64 MB more text; what memory followed the
@@ -608,6 +621,7 @@ LOCKED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_workers_start_while_other_threads_hold_locks(mod, tmp_path):
     """Worker processes are not forked from this (multi-threaded) process: no inherited
     lock can hang them."""

@@ -78,7 +78,9 @@ def test_train_files_not_utf8(mod, tmp_path):
             tok = mod.Tokenizer.train_files([path], 256 + 5, min_frequency=1)
     except ValueError:
         return
-    assert tok == mod.Tokenizer.train([path.read_bytes().decode("utf-8", "replace")], 256 + 5, min_frequency=1)
+    assert tok == mod.Tokenizer.train(
+        [path.read_bytes().decode("utf-8", "replace")], 256 + 5, min_frequency=1
+    )
 
 
 def test_count_pretokens_wrong_type(mod):
@@ -109,7 +111,9 @@ def test_pickle(mod, small, gpt2):
         assert back == tok
         assert type(back) is type(tok)
         for text in texts_with(list(tok.special_tokens)).values():
-            assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+            assert back.encode(text, allowed_special="all") == tok.encode(
+                text, allowed_special="all"
+            )
 
 
 def test_equality(mod, small):
@@ -118,7 +122,9 @@ def test_equality(mod, small):
     assert not (same != small)
     assert mod.Tokenizer.train(TEXT, 256 + 59 + 2, special_tokens=SPECIALS) != small
     assert mod.Tokenizer.train(TEXT, 256 + 60 + 2, special_tokens=SPECIALS[::-1]) != small
-    assert mod.Tokenizer.train(TEXT, 256 + 60 + 2, special_tokens=SPECIALS, pattern="cl100k") != small
+    assert (
+        mod.Tokenizer.train(TEXT, 256 + 60 + 2, special_tokens=SPECIALS, pattern="cl100k") != small
+    )
     assert small != "not a tokenizer"
     assert small != None  # noqa: E711
 
@@ -266,10 +272,16 @@ def test_huggingface_corrupt(mod, small, tmp_path):
         "truncated": path.read_text(encoding="utf-8")[:1000],
         "wordpiece": variant(lambda d: d["model"].__setitem__("type", "WordPiece")),
         "no model": variant(lambda d: d.pop("model")),
-        "lowercase normalizer": variant(lambda d: d.__setitem__("normalizer", {"type": "Lowercase"})),
-        "merge of unknown token": variant(lambda d: d["model"]["merges"].append(["zzzq", "qqqz"])
-                                          if isinstance(d["model"]["merges"][0], list)
-                                          else d["model"]["merges"].append("zzzq qqqz")),
+        "lowercase normalizer": variant(
+            lambda d: d.__setitem__("normalizer", {"type": "Lowercase"})
+        ),
+        "merge of unknown token": variant(
+            lambda d: (
+                d["model"]["merges"].append(["zzzq", "qqqz"])
+                if isinstance(d["model"]["merges"][0], list)
+                else d["model"]["merges"].append("zzzq qqqz")
+            )
+        ),
         "dropout": variant(lambda d: d["model"].__setitem__("dropout", 0.5)),
     }
     for name, text in cases.items():
@@ -373,7 +385,9 @@ def test_construction_arguments(both, call, error, words):
         assert words in str(err.value), (mod.__name__, str(err.value))
 
 
-@pytest.mark.parametrize("specials", [{"<a>", "<b>"}, frozenset(["<a>"]), {"<a>": 1}.keys() & {"<a>"}])
+@pytest.mark.parametrize(
+    "specials", [{"<a>", "<b>"}, frozenset(["<a>"]), {"<a>": 1}.keys() & {"<a>"}]
+)
 def test_special_tokens_as_a_set_are_refused(both, specials, tmp_path):
     """A set has no order: the ids it would give change with PYTHONHASHSEED. Every entry
     point that takes names refuses it, saying to pass a list; dict keys (ordered) are fine."""
@@ -383,7 +397,9 @@ def test_special_tokens_as_a_set_are_refused(both, specials, tmp_path):
             lambda: T.train("abc abc", 300, special_tokens=specials),
             lambda: T.train_from_counts({b"ab": 3}, 300, special_tokens=specials),
             lambda: T.from_merges([], special_tokens=specials),
-            lambda: T.from_tiktoken({bytes([b]): b for b in range(256)}, pattern="gpt2", special_tokens=specials),
+            lambda: T.from_tiktoken(
+                {bytes([b]): b for b in range(256)}, pattern="gpt2", special_tokens=specials
+            ),
             lambda: T.from_gpt2(GPT2_VOCAB, GPT2_MERGES, special_tokens=specials),
             lambda: mod.count_pretokens("abc", special_tokens=specials),
         ]
@@ -409,7 +425,9 @@ def test_special_token_with_a_lone_surrogate(both, special, tmp_path):
                 call()
         tok = T.from_merges([], special_tokens=["<x>"])
         tok.save(tmp_path / "t.bpe")
-        text = (tmp_path / "t.bpe").read_text(encoding="utf-8").replace('"<x>"', json.dumps(special))
+        text = (
+            (tmp_path / "t.bpe").read_text(encoding="utf-8").replace('"<x>"', json.dumps(special))
+        )
         (tmp_path / "t.bpe").write_text(text, encoding="utf-8")
         with pytest.raises(ValueError, match="surrogate"):
             T.load(tmp_path / "t.bpe")

@@ -48,8 +48,9 @@ def loaders(mod, small):
     return {
         "load": T.load,
         "from_huggingface": T.from_huggingface,
-        "from_tiktoken": lambda p: T.from_tiktoken(p, pattern="gpt2",
-                                                   special_tokens=small.special_tokens if small else None),
+        "from_tiktoken": lambda p: T.from_tiktoken(
+            p, pattern="gpt2", special_tokens=small.special_tokens if small else None
+        ),
         "from_gpt2 vocab": lambda p: T.from_gpt2(p, GPT2_MERGES),
         "from_gpt2 merges": lambda p: T.from_gpt2(GPT2_VOCAB, p),
     }
@@ -59,9 +60,17 @@ def run_script(mod, code, *args, timeout=60):
     """Run `code` in a fresh Python with the backend under test importable as `mod`."""
     where = os.path.dirname(os.path.abspath(mod.__file__))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([where] + [os.environ.get("PYTHONPATH", "")]))
-    script = f"import importlib, sys\nmod = importlib.import_module({mod.__name__!r})\n" + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    script = (
+        f"import importlib, sys\nmod = importlib.import_module({mod.__name__!r})\n"
+        + textwrap.dedent(code)
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -127,7 +136,9 @@ def test_loaders_refuse_what_is_not_a_regular_file(mod, tmp_path, kind):
     finally:
         if sock is not None:
             sock.close()
-    want = {"directory": "directory", "dev_zero": "character device", "socket": "socket"}.get(kind, "FIFO")
+    want = {"directory": "directory", "dev_zero": "character device", "socket": "socket"}.get(
+        kind, "FIFO"
+    )
     for name, got in outcome.items():
         assert got != "loaded" and got[0] == "ValueError", (name, got)
         assert want in got[1] and "regular file" in got[1], (name, got)
@@ -146,13 +157,13 @@ def test_loaders_refuse_a_file_above_the_size_limit(mod, tmp_path):
 
 def test_loaders_wrong_path_types(mod):
     for bad in (None, 3, 2.5, ["x"]):  # 3 would be a file descriptor to os.stat
-        for name, load in loaders(mod, None).items():
+        for load in loaders(mod, None).values():
             with pytest.raises(TypeError):
                 load(bad)
 
 
 def test_missing_file_is_an_oserror(mod, tmp_path):
-    for name, load in loaders(mod, None).items():
+    for load in loaders(mod, None).values():
         with pytest.raises(FileNotFoundError):
             load(tmp_path / "missing")
 
@@ -163,8 +174,12 @@ def test_missing_file_is_an_oserror(mod, tmp_path):
 
 @pytest.mark.parametrize("fmt", ["native", "tiktoken", "gpt2", "huggingface"])
 def test_crlf_and_bom_are_read(mod, small, saved, tmp_path, fmt):
-    files = {"native": ["tok.bpe"], "tiktoken": ["tok.tiktoken"], "gpt2": ["gpt2/vocab.json", "gpt2/merges.txt"],
-             "huggingface": ["tokenizer.json"]}[fmt]
+    files = {
+        "native": ["tok.bpe"],
+        "tiktoken": ["tok.tiktoken"],
+        "gpt2": ["gpt2/vocab.json", "gpt2/merges.txt"],
+        "huggingface": ["tokenizer.json"],
+    }[fmt]
     for variant in ("crlf", "bom", "both"):
         paths = []
         for name in files:
@@ -185,7 +200,10 @@ def test_crlf_and_bom_are_read(mod, small, saved, tmp_path, fmt):
         assert back == small, (fmt, variant)
 
 
-@pytest.mark.parametrize("bad_id", ["\u0662\u0665\u0666", "\uff11", "\u00b2", "1\u0660", "+1", " 1", "1_0", "12345678901"])
+@pytest.mark.parametrize(
+    "bad_id",
+    ["\u0662\u0665\u0666", "\uff11", "\u00b2", "1\u0660", "+1", " 1", "1_0", "12345678901"],
+)
 def test_native_ids_are_ascii_digits(mod, small, saved, tmp_path, bad_id):
     """str.isdigit() takes Arabic-Indic and full-width digits and superscripts: the native
     format and tiktoken's take ASCII digits only."""
@@ -240,9 +258,19 @@ def test_saved_files_get_the_mode_open_gives(mod, tmp_path, umask, tmpfile):
     result = run_script(mod, code, tmp_path, oct(umask)[2:])
     assert result.returncode == 0, result.stderr
     modes = json.loads(result.stdout)
-    assert sorted(modes) == sorted(["tok.bpe", "tokenizer.json", "tok.tiktoken", "tok.tiktoken.json",
-                                    "gpt2/vocab.json", "gpt2/merges.txt", "hf/tokenizer.json",
-                                    "hf/tokenizer_config.json", "hf/special_tokens_map.json"])
+    assert sorted(modes) == sorted(
+        [
+            "tok.bpe",
+            "tokenizer.json",
+            "tok.tiktoken",
+            "tok.tiktoken.json",
+            "gpt2/vocab.json",
+            "gpt2/merges.txt",
+            "hf/tokenizer.json",
+            "hf/tokenizer_config.json",
+            "hf/special_tokens_map.json",
+        ]
+    )
     for name, mode in modes.items():
         assert mode == 0o666 & ~umask, (name, oct(mode))
 
@@ -265,7 +293,9 @@ def test_stale_temporary_files_are_never_read(mod, small, saved, tmp_path):
     stale.write_text("{half a file", encoding="utf-8")
     small.save_huggingface(path)
     assert mod.Tokenizer.from_huggingface(path) == small
-    assert sorted(os.listdir(tmp_path)) == sorted([".tokenizer.json.0123456789ab.tmp", "tokenizer.json"])
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [".tokenizer.json.0123456789ab.tmp", "tokenizer.json"]
+    )
     assert stale.read_text(encoding="utf-8") == "{half a file"
 
 
@@ -294,8 +324,10 @@ def test_killed_save_leaves_no_temporary_file(mod, small, tmp_path):
     before = path.read_bytes()
     where = os.path.dirname(os.path.abspath(mod.__file__))
     env = dict(os.environ, PYTHONPATH=where)
-    script = f"import importlib, sys\nmod = importlib.import_module({mod.__name__!r})\n" + textwrap.dedent(
-        KILLED_SAVER)
+    script = (
+        f"import importlib, sys\nmod = importlib.import_module({mod.__name__!r})\n"
+        + textwrap.dedent(KILLED_SAVER)
+    )
     proc = subprocess.Popen([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
@@ -360,7 +392,9 @@ def test_gpt2_mixed_saves_are_refused(mod, tmp_path):
         assert back.special_tokens == tok.special_tokens
     for vocab, merges in (("a", "b"), ("b", "a")):
         with pytest.raises(ValueError, match="do not belong together"):
-            mod.Tokenizer.from_gpt2(tmp_path / vocab / "vocab.json", tmp_path / merges / "merges.txt")
+            mod.Tokenizer.from_gpt2(
+                tmp_path / vocab / "vocab.json", tmp_path / merges / "merges.txt"
+            )
     # an edit of either file breaks the fingerprint too
     merges = (tmp_path / "a" / "merges.txt").read_text(encoding="utf-8").split("\n")
     (tmp_path / "a" / "merges.txt").write_text("\n".join(merges[:-5]) + "\n", encoding="utf-8")
@@ -441,8 +475,12 @@ def test_tiktoken_recovery_matches_tiktoken(mod, trained, tmp_path):
                                        special_tokens=tok.special_tokens)
     assert back.merges == tok.merges
     special_ids = set(tok.special_tokens.values())
-    enc = tiktoken.Encoding("t", pat_str=tok.pattern, special_tokens=tok.special_tokens,
-                            mergeable_ranks={b: i for i, b in tok.vocab.items() if i not in special_ids})
+    enc = tiktoken.Encoding(
+        "t",
+        pat_str=tok.pattern,
+        special_tokens=tok.special_tokens,
+        mergeable_ranks={b: i for i, b in tok.vocab.items() if i not in special_ids},
+    )
     for name, text in PLAIN_TEXTS.items():
         assert back.encode(text) == enc.encode(text), name
 
@@ -453,8 +491,12 @@ def test_error_messages_quote_tokens_briefly(mod, tmp_path):
     vocab = {chr(c) if 0x21 <= c <= 0x7E else f"b{c}": c for c in range(256)}
     (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (tmp_path / "merges.txt").write_text(f"{long} y\n", encoding="utf-8")
-    (tmp_path / "m.bpe").write_text(f"#bpe-tokenizer 1\npattern \"a\"\ntokens 1\n0 {long}\u0100\n", encoding="utf-8")
-    (tmp_path / "m.tiktoken").write_text(base64.b64encode(long.encode()).decode() + " 0\n", encoding="utf-8")
+    (tmp_path / "m.bpe").write_text(
+        f'#bpe-tokenizer 1\npattern "a"\ntokens 1\n0 {long}\u0100\n', encoding="utf-8"
+    )
+    (tmp_path / "m.tiktoken").write_text(
+        base64.b64encode(long.encode()).decode() + " 0\n", encoding="utf-8"
+    )
     for call in (lambda: mod.Tokenizer.from_gpt2(tmp_path / "vocab.json", tmp_path / "merges.txt"),
                  lambda: mod.Tokenizer.load(tmp_path / "m.bpe"),
                  lambda: mod.Tokenizer.from_tiktoken(tmp_path / "m.tiktoken", pattern="gpt2"),

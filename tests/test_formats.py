@@ -120,7 +120,9 @@ def test_save_tiktoken(mod, trained, tmp_path, pattern):
     assert_same_ids(tok, lambda t: enc.encode(t, allowed_special="all"))
     # and back into bpe, from the file and from the ranks
     for source in (path, str(path), ranks):
-        back = mod.Tokenizer.from_tiktoken(source, pattern=tok.pattern, special_tokens=tok.special_tokens)
+        back = mod.Tokenizer.from_tiktoken(
+            source, pattern=tok.pattern, special_tokens=tok.special_tokens
+        )
         assert back.vocab == tok.vocab
         assert back.special_tokens == tok.special_tokens
         assert back.merges == tok.merges
@@ -234,7 +236,9 @@ def test_gpt2_to_tiktoken(gpt2):
     enc = gpt2.to_tiktoken()
     ref = gpt2_tiktoken()
     for name, text in GPT2_TEXTS.items():
-        assert enc.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all"), name
+        assert enc.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all"), (
+            name
+        )
     assert enc.n_vocab == 50257
 
 
@@ -243,7 +247,9 @@ def test_gpt2_save_tiktoken(gpt2, tmp_path, mod):
 
     gpt2.save_tiktoken(tmp_path / "gpt2.tiktoken")
     assert load_tiktoken_bpe(str(tmp_path / "gpt2.tiktoken")) == gpt2_ranks()
-    back = mod.Tokenizer.from_tiktoken(tmp_path / "gpt2.tiktoken", pattern="gpt2", special_tokens={EOT: 50256})
+    back = mod.Tokenizer.from_tiktoken(
+        tmp_path / "gpt2.tiktoken", pattern="gpt2", special_tokens={EOT: 50256}
+    )
     ref = gpt2_tiktoken()
     assert back.vocab == gpt2.vocab
     for name, text in GPT2_TEXTS.items():
@@ -297,8 +303,14 @@ AWKWARD_PATTERN = "\n|\t|[^\n\t]+"
 
 def awkward(mod):
     text = "😀😀😀 é é é\n\n\tab ab\r\n" * 5 + "".join(AWKWARD_SPECIALS) + " \\\" \"\\ " * 4
-    return mod.Tokenizer.train(text, 256 + 5 + 40, pattern=AWKWARD_PATTERN, special_tokens=AWKWARD_SPECIALS,
-                               min_frequency=1, max_token_bytes=3)
+    return mod.Tokenizer.train(
+        text,
+        256 + 5 + 40,
+        pattern=AWKWARD_PATTERN,
+        special_tokens=AWKWARD_SPECIALS,
+        min_frequency=1,
+        max_token_bytes=3,
+    )
 
 
 def test_awkward_model_has_partial_utf8_tokens(mod):
@@ -388,7 +400,9 @@ def test_exports_other_patterns(mod, trained, tmp_path, pattern):
     import tiktoken
     import tokenizers
 
-    tok = mod.Tokenizer.train(PLAIN_TEXTS["tinystories"], 256 + 2 + 100, pattern=pattern, special_tokens=SPECIALS)
+    tok = mod.Tokenizer.train(
+        PLAIN_TEXTS["tinystories"], 256 + 2 + 100, pattern=pattern, special_tokens=SPECIALS
+    )
     enc = tok.to_tiktoken()
     assert_same_ids(tok, lambda t: enc.encode(t, allowed_special="all"))
     try:
@@ -456,7 +470,8 @@ def test_from_huggingface_split_bytelevel(mod, trained, tmp_path, pattern):
 
 
 @pytest.mark.parametrize(
-    "variant", ["prefix_space", "removed", "nfc", "lowercase", "suffix", "ignore_merges", "byte_fallback"]
+    "variant",
+    ["prefix_space", "removed", "nfc", "lowercase", "suffix", "ignore_merges", "byte_fallback"],
 )
 def test_from_huggingface_reproduce_or_refuse(mod, trained, tmp_path, variant):
     tok = trained("cl100k")
@@ -484,6 +499,8 @@ def test_from_huggingface_old_merges_format(mod, trained, tmp_path):
     path = tmp_path / "tokenizer.json"
     tok.save_huggingface(path)
     data = json.loads(path.read_text(encoding="utf-8"))
-    data["model"]["merges"] = [" ".join(m) if isinstance(m, list) else m for m in data["model"]["merges"]]
+    data["model"]["merges"] = [
+        " ".join(m) if isinstance(m, list) else m for m in data["model"]["merges"]
+    ]
     path.write_text(json.dumps(data), encoding="utf-8")
     assert mod.Tokenizer.from_huggingface(path) == tok

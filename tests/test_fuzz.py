@@ -53,8 +53,22 @@ def files(tmp_path_factory, request):
 
 @st.composite
 def mutated(draw, data):
-    kind = draw(st.sampled_from(["truncate", "bytes", "drop", "double", "swap", "random", "json", "shape",
-                                 "shape", "crlf"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "truncate",
+                "bytes",
+                "drop",
+                "double",
+                "swap",
+                "random",
+                "json",
+                "shape",
+                "shape",
+                "crlf",
+            ]
+        )
+    )
     if kind == "crlf":
         return (b"\xef\xbb\xbf" if draw(st.booleans()) else b"") + data.replace(b"\n", b"\r\n")
     if kind == "shape":
@@ -74,8 +88,21 @@ def mutated(draw, data):
     if kind == "random":
         return draw(st.binary(max_size=300))
     if kind == "json":
-        return draw(st.sampled_from([b"{}", b"[]", b"null", b'{"model": 3}', b'{"model": {"vocab": []}}',
-                                     b'{"a": 1}', b'"x"', b"1e999", b'{"model": {"type": "BPE", "vocab": {"a": -1}}}']))
+        return draw(
+            st.sampled_from(
+                [
+                    b"{}",
+                    b"[]",
+                    b"null",
+                    b'{"model": 3}',
+                    b'{"model": {"vocab": []}}',
+                    b'{"a": 1}',
+                    b'"x"',
+                    b"1e999",
+                    b'{"model": {"type": "BPE", "vocab": {"a": -1}}}',
+                ]
+            )
+        )
     lines = data.split(b"\n")
     i = draw(st.integers(0, len(lines) - 1))
     j = draw(st.integers(0, len(lines) - 1))
@@ -88,9 +115,20 @@ def mutated(draw, data):
     return b"\n".join(lines)
 
 
-JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.floats(allow_nan=False),
-                        st.text(max_size=5), st.just([]), st.just({}), st.just([1, "a"]), st.just({"a": 1}),
-                        st.just({"type": "BPE"}), st.just({"Regex": 5}), st.just([["a", "b"]]))
+JSON_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.just([]),
+    st.just({}),
+    st.just([1, "a"]),
+    st.just({"a": 1}),
+    st.just({"type": "BPE"}),
+    st.just({"Regex": 5}),
+    st.just([["a", "b"]]),
+)
 
 
 @st.composite
@@ -145,7 +183,9 @@ def test_fuzz_gpt2(mod, files, tmp_path, data, which):
     blobs[which] = data.draw(mutated(blobs[which]))
     for name, blob in blobs.items():
         (tmp_path / name).write_bytes(blob)
-    load_or_reject(mod, lambda: mod.Tokenizer.from_gpt2(tmp_path / "vocab.json", tmp_path / "merges.txt"))
+    load_or_reject(
+        mod, lambda: mod.Tokenizer.from_gpt2(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    )
 
 
 @FUZZ
@@ -178,8 +218,19 @@ def test_fuzz_encode_decode(gpt2, text):
 
 
 @settings(max_examples=EXAMPLES * 5, deadline=None)
-@given(ids=st.lists(st.one_of(st.integers(-5, 50300), st.integers(), st.floats(), st.text(max_size=2),
-                              st.none(), st.booleans()), max_size=20))
+@given(
+    ids=st.lists(
+        st.one_of(
+            st.integers(-5, 50300),
+            st.integers(),
+            st.floats(),
+            st.text(max_size=2),
+            st.none(),
+            st.booleans(),
+        ),
+        max_size=20,
+    )
+)
 def test_fuzz_decode_ids(gpt2, ids):
     try:
         out = gpt2.decode_bytes(ids)
@@ -221,7 +272,13 @@ def test_hostile_ids_and_nesting(mod, files, tmp_path):
 # ---------------------------------------------------------------------------------------
 # sparse ids through every loader, then encode in a fresh process
 
-SPARSE_TEXTS = [SAMPLE, f"the cat{EOT}sat<|pad|>on 😀 the mat", "", "naïve café 123 456\n\n" * 3, EOT]
+SPARSE_TEXTS = [
+    SAMPLE,
+    f"the cat{EOT}sat<|pad|>on 😀 the mat",
+    "",
+    "naïve café 123 456\n\n" * 3,
+    EOT,
+]
 SPARSE_SCRIPT = """
 import importlib, json, sys
 mod = importlib.import_module(sys.argv[1])
@@ -230,7 +287,8 @@ T = mod.Tokenizer
 loads = {"native": lambda: T.load(d + "/tok.bpe"),
          "gpt2": lambda: T.from_gpt2(d + "/vocab.json", d + "/merges.txt"),
          "huggingface": lambda: T.from_huggingface(d + "/tokenizer.json"),
-         "tiktoken": lambda: T.from_tiktoken(d + "/tok.tiktoken", pattern="gpt2", special_tokens=specials)}
+         "tiktoken": lambda: T.from_tiktoken(d + "/tok.tiktoken", pattern="gpt2",
+                                             special_tokens=specials)}
 out = {}
 for name in sys.argv[5].split(","):
     tok = loads[name]()
@@ -249,16 +307,27 @@ def sparse_base():
 
         import bpe_fallback
 
-        base = bpe_fallback.Tokenizer.train(SAMPLE * 3, 256 + 40 + 2, special_tokens=[EOT, "<|pad|>"])
+        base = bpe_fallback.Tokenizer.train(
+            SAMPLE * 3, 256 + 40 + 2, special_tokens=[EOT, "<|pad|>"]
+        )
         special_ids = set(base.special_tokens.values())
-        enc = tiktoken.Encoding("dense", pat_str=base.pattern, special_tokens=base.special_tokens,
-                                mergeable_ranks={b: i for i, b in base.vocab.items() if i not in special_ids})
+        enc = tiktoken.Encoding(
+            "dense",
+            pat_str=base.pattern,
+            special_tokens=base.special_tokens,
+            mergeable_ranks={b: i for i, b in base.vocab.items() if i not in special_ids},
+        )
         _SPARSE_BASE.extend([bpe_fallback, base, enc])
     return _SPARSE_BASE
 
 
-@settings(max_examples=max(EXAMPLES // 4, 4), deadline=None, phases=[Phase.explicit, Phase.generate],
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(
+    max_examples=max(EXAMPLES // 4, 4),
+    deadline=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data(), monotone=st.booleans())
 def test_fuzz_sparse_ids_every_loader(mod, tmp_path_factory, data, monotone):
     """Ids anywhere in [0, 2**31) -- gaps, the largest id, bytes after merges -- survive every
@@ -269,8 +338,14 @@ def test_fuzz_sparse_ids_every_loader(mod, tmp_path_factory, data, monotone):
 
     fallback, base, enc = sparse_base()
     n = len(base.vocab)
-    ids = data.draw(st.lists(st.one_of(st.integers(0, 2**31 - 1), st.integers(0, 3 * n), st.just(2**31 - 1)),
-                             min_size=n, max_size=n, unique=True))
+    ids = data.draw(
+        st.lists(
+            st.one_of(st.integers(0, 2**31 - 1), st.integers(0, 3 * n), st.just(2**31 - 1)),
+            min_size=n,
+            max_size=n,
+            unique=True,
+        )
+    )
     if monotone:
         ids.sort()
     new = dict(zip(sorted(base.vocab), ids))

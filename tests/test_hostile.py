@@ -1,7 +1,6 @@
 """Hostile input on both backends: a clear exception of the promised type, or a correct
 result; never a crash, a hang or a wrong answer."""
 
-import os
 import pickle
 import subprocess
 import sys
@@ -140,6 +139,7 @@ def test_tokenizers_pickle_into_worker_processes(mod, trained):
     assert pickle.loads(pickle.dumps(tok)) == tok
 
 
+@pytest.mark.slow
 def test_encode_iterable_allocations_stay_small(mod, trained, tmp_path):
     """Over a 5 MB file, encode_iterable's own Python allocations (tracemalloc) stay under
     2 MB: a window of text at a time, never the whole input or all its ids."""
@@ -178,6 +178,7 @@ MEASURE = PEAK_MB_SOURCE + TREE_PEAK_SOURCE + textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_train_files_memory_follows_distinct_pretokens(mod, tmp_path):
     """The same text repeated 4 or 200 times has the same distinct pre-tokens: training on
     the larger file (26 MB more) must not take memory in proportion to its size."""

@@ -24,6 +24,7 @@ CORNERS = list("aZ'sStTdDmMlLvVeErRkK ſ\t\n\r\x0b\x0c\x85\xa0\u2028\u2029\u3000
 corner_text = st.lists(st.sampled_from(CORNERS), max_size=40).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(text=st.one_of(corner_text, st.text(max_size=40)))
 @pytest.mark.parametrize("name", NAMED)
@@ -33,7 +34,9 @@ def test_native_scanner_equals_regex(name, text):
 
 
 @pytest.mark.parametrize("name", NAMED)
-@pytest.mark.parametrize("data", ["corpus.en", "german.txt", "address.txt", "tinystories_sample.txt"])
+@pytest.mark.parametrize(
+    "data", ["corpus.en", "german.txt", "address.txt", "tinystories_sample.txt"]
+)
 def test_native_scanner_on_corpora(name, data):
     from helpers import DATA
 

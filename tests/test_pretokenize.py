@@ -14,13 +14,21 @@ from helpers import fix_surrogates
 NAMED = ["gpt2", "cl100k", "o200k", "words"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def representatives():
     """One code point from each end of every run of code points that the patterns'
     classes (\\p{L}, \\p{N}, \\s, the o200k case classes, case-insensitive s) cannot tell
     apart, plus all of ASCII and Latin-1."""
-    classes = [r"\p{L}", r"\p{N}", r"\s", r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]",
-               r"(?i:s)", r"(?i:[tdmlvre])", r"[\r\n]"]
+    classes = [
+        r"\p{L}",
+        r"\p{N}",
+        r"\s",
+        r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]",
+        r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]",
+        r"(?i:s)",
+        r"(?i:[tdmlvre])",
+        r"[\r\n]",
+    ]
     everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
     flags = [0] * len(everything)
     for bit, cls in enumerate(classes):
@@ -39,11 +47,27 @@ def representatives():
     return sorted(reps)
 
 
-CONTEXTS = ["a{c}b", " {c}{c}", "  {c}\n", "{c}'s", "'{c}", "{c}1", "{c}A", "ǅ{c}", "{c}\u0301", "\r\n{c} ",
-            "{c}'LL", "1{c}", "x{c}ſ", " {c}/\n", "{c}\n\n", " {c}  "]
+CONTEXTS = [
+    "a{c}b",
+    " {c}{c}",
+    "  {c}\n",
+    "{c}'s",
+    "'{c}",
+    "{c}1",
+    "{c}A",
+    "ǅ{c}",
+    "{c}\u0301",
+    "\r\n{c} ",
+    "{c}'LL",
+    "1{c}",
+    "x{c}ſ",
+    " {c}/\n",
+    "{c}\n\n",
+    " {c}  ",
+]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def exhaustive_text():
     parts = []
     for c in map(chr, representatives()):
@@ -67,7 +91,9 @@ def test_count_pretokens_every_class(mod, pattern):
 @pytest.mark.parametrize("pattern", NAMED)
 def test_native_scanner_every_class(mod, pattern):
     text = exhaustive_text()
-    assert mod.Core.pretokenize(mod.PATTERNS[pattern], text) == regex.findall(mod.PATTERNS[pattern], text)
+    assert mod.Core.pretokenize(mod.PATTERNS[pattern], text) == regex.findall(
+        mod.PATTERNS[pattern], text
+    )
 
 
 @pytest.mark.parametrize("pattern", NAMED)
@@ -84,11 +110,13 @@ def test_encode_parity_every_class(both, pattern):
     )
 
 
-TRICKY_CHARS = list("'sStTdDmMlLvVeErR \t\r\n\u00a0\u2028\u3000\u0085\x0b\x0c1٣Ⅻ½Aaǅʰ\u0301\u20dd/.,!😀日ſK") + [
-    "\U0001d400", "\U0002ebf0", "\U000e0001", "\U0010ffff", "\x00"]
+TRICKY_CHARS = list(
+    "'sStTdDmMlLvVeErR \t\r\n\u00a0\u2028\u3000\u0085\x0b\x0c1٣Ⅻ½Aaǅʰ\u0301\u20dd/.,!😀日ſK"
+) + ["\U0001d400", "\U0002ebf0", "\U000e0001", "\U0010ffff", "\x00"]
 
-tricky_text = st.text(st.one_of(st.sampled_from(TRICKY_CHARS), st.characters(exclude_categories=["Cs"])),
-                      max_size=40)
+tricky_text = st.text(
+    st.one_of(st.sampled_from(TRICKY_CHARS), st.characters(exclude_categories=["Cs"])), max_size=40
+)
 
 
 @pytest.mark.parametrize("pattern", NAMED)
@@ -106,7 +134,9 @@ _PARITY = {}
 
 def parity_pair(both, pattern):
     if pattern not in _PARITY:
-        _PARITY[pattern] = [m.Tokenizer.train(exhaustive_text()[:30000], 256 + 100, pattern=pattern) for m in both]
+        _PARITY[pattern] = [
+            m.Tokenizer.train(exhaustive_text()[:30000], 256 + 100, pattern=pattern) for m in both
+        ]
     return _PARITY[pattern]
 
 

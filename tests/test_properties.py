@@ -17,7 +17,9 @@ any_text = st.text(
 # Python's Unicode leaves unassigned (Cn), which tiktoken's and tokenizers' older tables may
 # class differently from `regex` (see assigned_text below).
 piece = st.text(
-    st.one_of(st.sampled_from(list("ab cé\n\t'sS1 .😀")), st.characters(exclude_categories=["Cs", "Cn"])),
+    st.one_of(
+        st.sampled_from(list("ab cé\n\t'sS1 .😀")), st.characters(exclude_categories=["Cs", "Cn"])
+    ),
     max_size=20,
 )
 
@@ -56,7 +58,10 @@ def _bytes_tok(mod):
         from helpers import read_data
 
         _BYTES[mod.__name__] = mod.Tokenizer.train(
-            read_data("tinystories_sample.txt"), 256 + 150 + 1, pattern="bytes", special_tokens=[EOT]
+            read_data("tinystories_sample.txt"),
+            256 + 150 + 1,
+            pattern="bytes",
+            special_tokens=[EOT],
         )
     return _BYTES[mod.__name__]
 
@@ -74,11 +79,15 @@ def test_trained_encode_matches_naive(trained, s):
 def test_encode_iterable_any_split(trained, pattern, data):
     text, chunks = data
     tok = trained(pattern)
-    assert list(tok.encode_iterable(chunks, allowed_special="all")) == tok.encode(text, allowed_special="all")
-    assert list(tok.encode_iterable(iter(chunks), disallowed_special=())) == tok.encode_ordinary(text)
-    assert list(tok.encode_iterable(chunks, allowed_special={EOT}, disallowed_special=())) == tok.encode(
-        text, allowed_special={EOT}, disallowed_special=()
+    assert list(tok.encode_iterable(chunks, allowed_special="all")) == tok.encode(
+        text, allowed_special="all"
     )
+    assert list(tok.encode_iterable(iter(chunks), disallowed_special=())) == tok.encode_ordinary(
+        text
+    )
+    assert list(
+        tok.encode_iterable(chunks, allowed_special={EOT}, disallowed_special=())
+    ) == tok.encode(text, allowed_special={EOT}, disallowed_special=())
     if any(sp in text for sp in SPECIALS):
         with pytest.raises(ValueError):
             list(tok.encode_iterable(chunks))
@@ -121,7 +130,9 @@ PARITY_PATTERNS = ["gpt2", "cl100k", "o200k", "words", "bytes", None, r"\w+|\W"]
 def training_case(draw):
     specials = draw(st.lists(st.sampled_from(SPECIAL_POOL), unique=True, max_size=3))
     doc = st.lists(
-        st.one_of(st.text(st.sampled_from(list("aab c\né")), max_size=12), st.sampled_from(SPECIAL_POOL)),
+        st.one_of(
+            st.text(st.sampled_from(list("aab c\né")), max_size=12), st.sampled_from(SPECIAL_POOL)
+        ),
         max_size=8,
     ).map("".join)
     docs = draw(st.lists(doc, min_size=1, max_size=4))
@@ -135,6 +146,7 @@ def training_case(draw):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, **SETTINGS)
 @given(case=training_case())
 def test_backend_parity(both, case):
@@ -145,7 +157,9 @@ def test_backend_parity(both, case):
         tok = m.Tokenizer.train(docs, **case)
         assert tok.merges == expected, m.__name__
         assert tok.vocab == naive.vocab_of(expected, case["special_tokens"]), m.__name__
-        counts = m.count_pretokens(docs, pattern=case["pattern"], special_tokens=case["special_tokens"])
+        counts = m.count_pretokens(
+            docs, pattern=case["pattern"], special_tokens=case["special_tokens"]
+        )
         assert counts == naive.count_pretokens(docs, case["pattern"], case["special_tokens"])
         assert m.Tokenizer.train_from_counts(counts, **case) == tok
         results.append(tok)
@@ -154,7 +168,11 @@ def test_backend_parity(both, case):
     assert a.pattern == b.pattern
     text = "".join(docs)
     assert a.encode(text, allowed_special="all") == b.encode(text, allowed_special="all")
-    assert a.encode_ordinary(text) == b.encode_ordinary(text) == naive.encode_ordinary(text, expected, case["pattern"])
+    assert (
+        a.encode_ordinary(text)
+        == b.encode_ordinary(text)
+        == naive.encode_ordinary(text, expected, case["pattern"])
+    )
 
 
 @settings(max_examples=100, **SETTINGS)
@@ -183,6 +201,7 @@ def export_case(draw):
     return case
 
 
+@pytest.mark.slow
 @settings(max_examples=60, **SETTINGS)
 @given(case=export_case(), probe=with_specials_strategy(SPECIAL_POOL))
 def test_exports_random_models(mod, tmp_path_factory, case, probe):
@@ -234,4 +253,6 @@ def test_gpt2_long_pretokens_match_tiktoken(gpt2, s):
     from helpers import gpt2_tiktoken
 
     assert gpt2.encode_ordinary(s) == gpt2_tiktoken().encode_ordinary(s)
-    assert gpt2.encode_ordinary(s.replace(" ", "")) == gpt2_tiktoken().encode_ordinary(s.replace(" ", ""))
+    assert gpt2.encode_ordinary(s.replace(" ", "")) == gpt2_tiktoken().encode_ordinary(
+        s.replace(" ", "")
+    )

@@ -17,9 +17,45 @@ CUSTOM = r"\w+|\W"
 STREAM_PATTERNS = ["gpt2", "cl100k", "o200k", "words", "bytes", CUSTOM]
 
 FRAGMENTS = [
-    " ", "  ", "   ", "\n", "\r\n", "\r", "\n\n\n", "\t", " \n ", "'s", "'S", "'ll", "'", "123456", "7",
-    "abc", "ABC", "DeF", "hello", " world", "Éé", "😀", "ǅ", "e\u0301", ".", "!!", "...\n", "\u00a0",
-    "\u3000", "日本語", "x", "<|", "|>", "<|endo", "ftext|>", EOT, "<|pad|>", "\ud800", "\udc00",
+    " ",
+    "  ",
+    "   ",
+    "\n",
+    "\r\n",
+    "\r",
+    "\n\n\n",
+    "\t",
+    " \n ",
+    "'s",
+    "'S",
+    "'ll",
+    "'",
+    "123456",
+    "7",
+    "abc",
+    "ABC",
+    "DeF",
+    "hello",
+    " world",
+    "Éé",
+    "😀",
+    "ǅ",
+    "e\u0301",
+    ".",
+    "!!",
+    "...\n",
+    "\u00a0",
+    "\u3000",
+    "日本語",
+    "x",
+    "<|",
+    "|>",
+    "<|endo",
+    "ftext|>",
+    EOT,
+    "<|pad|>",
+    "\ud800",
+    "\udc00",
 ]
 LONG_RUNS = [" " * 300, "a" * 700, "\n" * 150, "7" * 200, "ÄÖÜ" * 100, " \n" * 80, ". " * 120]
 
@@ -56,37 +92,58 @@ def stream_tok(mod, pattern):
     key = (mod.__name__, pattern)
     if key not in _TOKS:
         corpus = tricky_text(99, 20000).replace("\ud800", "").replace("\udc00", "")
-        _TOKS[key] = mod.Tokenizer.train(corpus, 256 + 2 + 150, pattern=pattern, special_tokens=SPECIALS)
+        _TOKS[key] = mod.Tokenizer.train(
+            corpus, 256 + 2 + 150, pattern=pattern, special_tokens=SPECIALS
+        )
     return _TOKS[key]
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-@pytest.mark.parametrize("pattern", STREAM_PATTERNS, ids=["gpt2", "cl100k", "o200k", "words", "bytes", "custom"])
+@pytest.mark.parametrize(
+    "pattern", STREAM_PATTERNS, ids=["gpt2", "cl100k", "o200k", "words", "bytes", "custom"]
+)
 def test_encode_iterable_long_tricky(mod, pattern, seed):
     tok = stream_tok(mod, pattern)
     text = tricky_text(seed, 60000)
     chunks = random_chunks(text, seed)
     assert "".join(chunks) == text
-    assert list(tok.encode_iterable(chunks, allowed_special="all")) == tok.encode(text, allowed_special="all")
-    assert list(tok.encode_iterable(iter(chunks), disallowed_special=())) == tok.encode_ordinary(text)
+    assert list(tok.encode_iterable(chunks, allowed_special="all")) == tok.encode(
+        text, allowed_special="all"
+    )
+    assert list(tok.encode_iterable(iter(chunks), disallowed_special=())) == tok.encode_ordinary(
+        text
+    )
     with pytest.raises(ValueError):
         list(tok.encode_iterable(chunks))
 
 
-@pytest.mark.parametrize("pattern", STREAM_PATTERNS, ids=["gpt2", "cl100k", "o200k", "words", "bytes", "custom"])
+@pytest.mark.parametrize(
+    "pattern", STREAM_PATTERNS, ids=["gpt2", "cl100k", "o200k", "words", "bytes", "custom"]
+)
 def test_encode_iterable_char_by_char(mod, pattern):
     tok = stream_tok(mod, pattern)
     text = tricky_text(5, 40000)
-    assert list(tok.encode_iterable(iter(text), allowed_special="all")) == tok.encode(text, allowed_special="all")
+    assert list(tok.encode_iterable(iter(text), allowed_special="all")) == tok.encode(
+        text, allowed_special="all"
+    )
 
 
 def test_encode_iterable_long_runs(gpt2):
     # single pre-tokens far longer than any block
-    for text in ["x" + " " * 50000 + "y", "a" * 40000, "\n" * 30001 + "z", "1" * 33333, "😀" * 20000,
-                 " " * 40000, EOT.join(["ab"] * 5000)]:
+    for text in [
+        "x" + " " * 50000 + "y",
+        "a" * 40000,
+        "\n" * 30001 + "z",
+        "1" * 33333,
+        "😀" * 20000,
+        " " * 40000,
+        EOT.join(["ab"] * 5000),
+    ]:
         for size in (1000, 16384, 70000):
             chunks = [text[i : i + size] for i in range(0, len(text), size)]
-            assert list(gpt2.encode_iterable(chunks, allowed_special="all")) == gpt2.encode(text, allowed_special="all")
+            assert list(gpt2.encode_iterable(chunks, allowed_special="all")) == gpt2.encode(
+                text, allowed_special="all"
+            )
 
 
 def test_encode_iterable_surrogate_pair_across_chunks(gpt2):
@@ -96,6 +153,7 @@ def test_encode_iterable_surrogate_pair_across_chunks(gpt2):
         assert list(gpt2.encode_iterable(chunks)) == gpt2.encode(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "words", "bytes", CUSTOM],
                          ids=["gpt2", "cl100k", "o200k", "words", "bytes", "custom"])
 def test_train_files_long_tricky(mod, tmp_path, pattern):
@@ -105,23 +163,32 @@ def test_train_files_long_tricky(mod, tmp_path, pattern):
     b = tmp_path / "b.txt"
     a.write_bytes(text.encode("utf-8"))
     b.write_bytes(other.encode("utf-8"))
-    ref = mod.Tokenizer.train([text, other], 256 + 2 + 120, pattern=pattern, special_tokens=SPECIALS)
+    ref = mod.Tokenizer.train(
+        [text, other], 256 + 2 + 120, pattern=pattern, special_tokens=SPECIALS
+    )
     counts = naive.count_pretokens([text, other], pattern, SPECIALS)
     assert mod.count_pretokens([text, other], pattern=pattern, special_tokens=SPECIALS) == counts
     assert ref.merges == naive.train_from_counts(counts, 256 + 2 + 120, special_tokens=SPECIALS)
     for workers, chunk_size in ((1, 1000), (2, 1000), (2, 4096), (1, 64)):
         tok = mod.Tokenizer.train_files(
-            [a, b], 256 + 2 + 120, workers=workers, chunk_size=chunk_size, pattern=pattern, special_tokens=SPECIALS
+            [a, b],
+            256 + 2 + 120,
+            workers=workers,
+            chunk_size=chunk_size,
+            pattern=pattern,
+            special_tokens=SPECIALS,
         )
         assert tok == ref, (workers, chunk_size)
 
 
 def test_train_files_crlf_and_specials_with_newlines(mod, tmp_path):
-    text = "".join(("line %d\r\nword<|x\n|> more\r\n\r\nend\n" % i) for i in range(2000))
+    text = "".join(f"line {i}\r\nword<|x\n|> more\r\n\r\nend\n" for i in range(2000))
     path = tmp_path / "crlf.txt"
     path.write_bytes(text.encode())
     for specials in ([], ["<|x\n|>"]):
-        ref = mod.Tokenizer.train([text], 256 + len(specials) + 60, special_tokens=specials, pattern="cl100k")
+        ref = mod.Tokenizer.train(
+            [text], 256 + len(specials) + 60, special_tokens=specials, pattern="cl100k"
+        )
         tok = mod.Tokenizer.train_files([path], 256 + len(specials) + 60, chunk_size=500, workers=2,
                                         special_tokens=specials, pattern="cl100k")
         assert tok == ref
@@ -170,15 +237,20 @@ def test_encode_iterable_memory_is_bounded(mod, tmp_path):
 
 # With a tiny block, encode_iterable cuts its window after every few dozen characters, so
 # every cut rule (special tokens, pre-token margins, surrogate pairs) is exercised constantly.
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 10**6), cuts=st.lists(st.integers(1, 40), min_size=1, max_size=30),
        block=st.integers(1, 120))
 @pytest.mark.parametrize("pattern", STREAM_PATTERNS)
 @pytest.mark.parametrize("policy", ["ordinary", "allowed", "disallowed-absent"])
-def test_encode_iterable_small_blocks(mod, trained, monkeypatch, pattern, policy, seed, cuts, block):
+def test_encode_iterable_small_blocks(
+    mod, trained, monkeypatch, pattern, policy, seed, cuts, block
+):
     tok = trained(pattern)
     text = tricky_text(seed, 600)
     if policy == "ordinary":

@@ -158,6 +158,7 @@ def test_properties(pair):
     assert tok.pattern == enc._pat_str or ORACLE_NAME[tok.name] == "r50k_base"
 
 
+@pytest.mark.slow
 def test_names(ours, oracle):
     for name in NAMES:
         assert ours(name).name == name
@@ -167,7 +168,9 @@ def test_names(ours, oracle):
 def test_every_id_decodes_as_tiktoken(pair):
     tok, enc = pair
     for i in range(enc.n_vocab + 3):
-        assert outcome(tok.decode_single_token_bytes, i) == outcome(enc.decode_single_token_bytes, i)
+        assert outcome(tok.decode_single_token_bytes, i) == outcome(
+            enc.decode_single_token_bytes, i
+        )
         assert tok.is_special_token(i) == enc.is_special_token(i)
 
 
@@ -221,7 +224,9 @@ def test_encode_family(pair, text, policy):
     batch = [text, text[: len(text) // 2], ""]
     assert outcome(tok.encode_batch, batch, num_threads=2, **policy) == \
         outcome(enc.encode_batch, batch, num_threads=2, **policy)
-    assert tok.encode_ordinary_batch(batch, num_threads=2) == enc.encode_ordinary_batch(batch, num_threads=2)
+    assert tok.encode_ordinary_batch(batch, num_threads=2) == enc.encode_ordinary_batch(
+        batch, num_threads=2
+    )
     assert tok.encode_ordinary_batch(batch) == enc.encode_ordinary_batch(batch)
 
 
@@ -262,10 +267,14 @@ def test_long_texts_unstable_tail(pair):
     line break)."""
     tok, enc = pair
     corpus = read_data("corpus.en")
-    ends = [5000, 5001, 70000, len(corpus)] + [corpus.index("\n", k) + d for k in (9000, 80000) for d in (0, 1, 2)]
+    ends = [5000, 5001, 70000, len(corpus)] + [
+        corpus.index("\n", k) + d for k in (9000, 80000) for d in (0, 1, 2)
+    ]
     for end in ends:
         text = corpus[:end]
-        assert completions(tok.encode_with_unstable(text)) == completions(enc.encode_with_unstable(text))
+        assert completions(tok.encode_with_unstable(text)) == completions(
+            enc.encode_with_unstable(text)
+        )
         data = text.encode() + b"\xff"
         assert tok.encode_bytes(data) == enc._encode_bytes(data)
 
@@ -278,8 +287,12 @@ def test_trained_tokenizers(trained, pattern):
     enc = tiktoken_of(tok)
     corpus = read_data("corpus.en", 20000)
     for text in [corpus, corpus[:5001], corpus[:777], "the cat sat\n", "x"]:
-        assert completions(tok.encode_with_unstable(text)) == completions(enc.encode_with_unstable(text))
-        assert tok.encode_bytes(text.encode() + b"\xe2\x82") == enc._encode_bytes(text.encode() + b"\xe2\x82")
+        assert completions(tok.encode_with_unstable(text)) == completions(
+            enc.encode_with_unstable(text)
+        )
+        assert tok.encode_bytes(text.encode() + b"\xe2\x82") == enc._encode_bytes(
+            text.encode() + b"\xe2\x82"
+        )
     ids = tok.encode(corpus, allowed_special="all")
     assert tok.decode_with_offsets(ids) == enc.decode_with_offsets(ids)
     assert tok.token_byte_values() == enc.token_byte_values()
@@ -309,7 +322,9 @@ def id_lists(enc):
 @given(data=st.data())
 def test_decode_family(pair, data):
     tok, enc = pair
-    ids = data.draw(st.one_of(id_lists(enc), text_with_eot.map(lambda t: enc.encode(t, allowed_special="all"))))
+    ids = data.draw(
+        st.one_of(id_lists(enc), text_with_eot.map(lambda t: enc.encode(t, allowed_special="all")))
+    )
     assert tok.decode_bytes(ids) == enc.decode_bytes(ids)
     assert tok.decode(ids) == enc.decode(ids)
     assert outcome(tok.decode, ids, errors="strict") == outcome(enc.decode, ids, errors="strict")
@@ -320,12 +335,18 @@ def test_decode_family(pair, data):
     assert tok.decode_batch(batch) == enc.decode_batch(batch)
     assert tok.decode_batch(batch, errors="ignore", num_threads=2) == \
         enc.decode_batch(batch, errors="ignore", num_threads=2)
-    assert tok.decode_bytes_batch(batch, num_threads=1) == enc.decode_bytes_batch(batch, num_threads=1)
+    assert tok.decode_bytes_batch(batch, num_threads=1) == enc.decode_bytes_batch(
+        batch, num_threads=1
+    )
 
 
 def test_unknown_ids_raise_keyerror_as_tiktoken(pair):
     tok, enc = pair
-    gap = next(i for i in range(enc.n_vocab + 1) if outcome(enc.decode_single_token_bytes, i) == Raised(KeyError()))
+    gap = next(
+        i
+        for i in range(enc.n_vocab + 1)
+        if outcome(enc.decode_single_token_bytes, i) == Raised(KeyError())
+    )
     for bad in ([gap], [0, gap], [enc.n_vocab], [10 ** 9]):
         for name in ("decode", "decode_bytes", "decode_tokens_bytes", "decode_with_offsets"):
             with pytest.raises(KeyError):
@@ -353,23 +374,32 @@ ALLOWED = [set(), "all", {EOT}, {"<|endofprompt|>"}, {EOT, "<|endofprompt|>"}, f
 DISALLOWED = ["all", (), {EOT}, ["<|endofprompt|>"], frozenset({EOT, "<|endofprompt|>"})]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("allowed", ALLOWED, ids=repr)
 @pytest.mark.parametrize("disallowed", DISALLOWED, ids=repr)
 def test_every_special_policy(ours, oracle, allowed, disallowed):
     tok, enc = ours("cl100k_base"), oracle("cl100k_base")
-    texts = list(texts_with([EOT, "<|endofprompt|>"]).values()) + ["plain", "", "<|endoftext", "<|fim_prefix|>"]
+    texts = list(texts_with([EOT, "<|endofprompt|>"]).values()) + [
+        "plain",
+        "",
+        "<|endoftext",
+        "<|fim_prefix|>",
+    ]
     for text in texts:
         policy = dict(allowed_special=allowed, disallowed_special=disallowed)
         expected = outcome(enc.encode, text, **policy)
         assert outcome(tok.encode, text, **policy) == expected
         arr = outcome(tok.encode_to_numpy, text, **policy)
         assert (arr if isinstance(arr, Raised) else arr.tolist()) == expected
-        assert outcome(tok.encode_batch, [text, text], **policy) == outcome(enc.encode_batch, [text, text], **policy)
+        assert outcome(tok.encode_batch, [text, text], **policy) == outcome(
+            enc.encode_batch, [text, text], **policy
+        )
         if len(text) < 40:
             assert completions(outcome(tok.encode_with_unstable, text, **policy)) == \
                 completions(outcome(enc.encode_with_unstable, text, **policy))
 
 
+@pytest.mark.slow
 def test_disallowed_error_names_the_token(ours):
     tok = ours("o200k_base")
     for call in (tok.encode, tok.encode_to_numpy, tok.encode_with_unstable,
@@ -394,7 +424,9 @@ def test_empty_inputs(pair):
     assert tok.encode_batch([]) == enc.encode_batch([]) == []
     assert tok.encode_ordinary_batch([]) == enc.encode_ordinary_batch([]) == []
     assert tok.encode_ordinary_batch([""]) == enc.encode_ordinary_batch([""]) == [[]]
-    assert tok.encode_with_unstable("") == ([], []) and completions(enc.encode_with_unstable("")) == ([], set())
+    assert tok.encode_with_unstable("") == ([], []) and completions(
+        enc.encode_with_unstable("")
+    ) == ([], set())
     assert tok.encode_bytes(b"") == enc._encode_bytes(b"") == []
     arr = tok.encode_to_numpy("")
     assert arr.dtype == enc.encode_to_numpy("").dtype and arr.shape == (0,)
@@ -412,8 +444,17 @@ def test_empty_inputs(pair):
         tok.encode_single_token(b"")
 
 
-OFFSET_TEXTS = ["é👍x", "日本語のテキスト", "a👨\u200d👩\u200d👧b", "naïve café", "ÿ\U0010fffd\U0001f3fd",
-                f"é{EOT}👍{EOT}", f"{EOT}日", "x\u0301\u0302 e\u0308", "\x00\x7f\x80"]
+OFFSET_TEXTS = [
+    "é👍x",
+    "日本語のテキスト",
+    "a👨\u200d👩\u200d👧b",
+    "naïve café",
+    "ÿ\U0010fffd\U0001f3fd",
+    f"é{EOT}👍{EOT}",
+    f"{EOT}日",
+    "x\u0301\u0302 e\u0308",
+    "\x00\x7f\x80",
+]
 
 
 @pytest.mark.parametrize("text", OFFSET_TEXTS)
@@ -430,7 +471,9 @@ def test_offsets_across_characters_and_specials(pair, text):
     assert got[1] == [char_of_byte[b] for b, _ in zip(firsts, ids)]
     # a cut inside a character is not UTF-8: both raise
     for k in range(1, len(ids)):
-        assert outcome(tok.decode_with_offsets, ids[:k]) == outcome(enc.decode_with_offsets, ids[:k])
+        assert outcome(tok.decode_with_offsets, ids[:k]) == outcome(
+            enc.decode_with_offsets, ids[:k]
+        )
 
 
 SURROGATE_PAIR = "ok \ud83d\udc4d \ud83c\udf89!"
@@ -448,9 +491,13 @@ def test_surrogate_pairs_are_code_points(pair):
     # tiktoken's encode_to_numpy and encode_with_unstable raise here; ours repair
     assert tok.encode_to_numpy(SURROGATE_PAIR).tolist() == expected
     assert tok.encode_with_unstable(SURROGATE_PAIR) == tok.encode_with_unstable(PAIRED)
-    assert completions(tok.encode_with_unstable(PAIRED)) == completions(enc.encode_with_unstable(PAIRED))
+    assert completions(tok.encode_with_unstable(PAIRED)) == completions(
+        enc.encode_with_unstable(PAIRED)
+    )
     thumbs = "\ud83d\udc4d"
-    assert outcome(tok.encode_single_token, thumbs) == outcome(enc.encode_single_token, "\U0001f44d")
+    assert outcome(tok.encode_single_token, thumbs) == outcome(
+        enc.encode_single_token, "\U0001f44d"
+    )
 
 
 def test_lone_surrogates_become_replacement(pair):
@@ -463,7 +510,9 @@ def test_lone_surrogates_become_replacement(pair):
         assert tok.encode(text) == expected
         assert tok.encode_to_numpy(text).tolist() == expected
         assert tok.encode_ordinary_batch([text]) == [expected]
-        assert completions(tok.encode_with_unstable(text)) == completions(enc.encode_with_unstable(fixed))
+        assert completions(tok.encode_with_unstable(text)) == completions(
+            enc.encode_with_unstable(fixed)
+        )
     assert outcome(tok.encode_single_token, "\ud800") == outcome(enc.encode_single_token, "\ufffd")
 
 
@@ -495,10 +544,11 @@ def test_bad_arguments(ours):
 def test_eot_token_missing_is_keyerror(mod):
     tok = mod.Tokenizer.from_merges([], special_tokens=["<s>"])
     with pytest.raises(KeyError):
-        tok.eot_token
+        tok.eot_token  # noqa: B018 (the property raises)
     assert tok.name == "bpe" and tok.n_vocab == 257 and tok.max_token_value == 256
 
 
+@pytest.mark.slow
 def test_numpy_ids_are_ids(ours):
     np = pytest.importorskip("numpy")
     tok = ours("cl100k_base")
@@ -509,6 +559,7 @@ def test_numpy_ids_are_ids(ours):
     assert tok.decode_with_offsets(ids) == ("hello world", [0, 5])
 
 
+@pytest.mark.slow
 def test_threads_give_the_same_ids(ours, oracle):
     tok, enc = ours("o200k_base"), oracle("o200k_base")
     texts = [read_data("corpus.en", 4000)[i:i + 400] for i in range(0, 4000, 400)]
@@ -552,6 +603,7 @@ except ImportError as e:
     assert run.stdout.strip() == "ok", run.stderr
 
 
+@pytest.mark.slow
 def test_a_megabyte_of_spaces(mod):
     """tiktoken's regex overflows its stack on a megabyte of spaces before a letter (it raises
     a PanicException); ours encodes it, in a subprocess with a time limit. The expected ids
@@ -578,6 +630,7 @@ print("ok", len(ids))
 # get_encoding: offline, from a path or tiktoken's cache, checked
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_get_encoding_sources_agree(mod, ours, tiktoken_cache, tmp_path):
     ref = ours("gpt2")
     with environ(TIKTOKEN_CACHE_DIR=str(tiktoken_cache)):
@@ -594,6 +647,7 @@ def test_get_encoding_sources_agree(mod, ours, tiktoken_cache, tmp_path):
     assert type(ref) is mod.Tokenizer
 
 
+@pytest.mark.slow
 def test_get_encoding_from_the_cache_matches_tiktoken(mod, oracle, tiktoken_cache):
     with environ(TIKTOKEN_CACHE_DIR=str(tiktoken_cache)):
         tok = mod.get_encoding("cl100k_base")
@@ -620,6 +674,7 @@ def test_get_encoding_never_downloads(mod, tmp_path):
         mod.get_encoding("cl100k_base", path=tmp_path)  # a directory without it
 
 
+@pytest.mark.slow
 def test_get_encoding_checks_the_file(mod, tiktoken_cache, tmp_path):
     # the wrong ranks for the name: refused, also via the cache
     with pytest.raises(ValueError, match="sha256"):

@@ -20,7 +20,14 @@ SMALL_CORPORA = {
     "aaaa": "aaaa aaa aa",
     "abab": "abababab",
     "runs": "aaaaaaaaaa bbbbbbb ab ab ab ba ba aab aab\n\n\n   x",
-    "longruns": "a" * 257 + " " + "ab" * 100 + " " + "aaab" * 30 + "b" * 64 + " aaaa" * 9 + "\n" * 40,
+    "longruns": "a" * 257
+    + " "
+    + "ab" * 100
+    + " "
+    + "aaab" * 30
+    + "b" * 64
+    + " aaaa" * 9
+    + "\n" * 40,
 }
 
 
@@ -37,7 +44,7 @@ def with_specials(text):
     return " ".join(out) + "<|pad|>"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def naive_merges(text, vocab_size, pattern, specials, min_frequency, max_token_bytes):
     return naive.train(
         [text],
@@ -59,7 +66,9 @@ def check_against_naive(mod, text, pattern, specials, min_frequency=2, max_token
         min_frequency=min_frequency,
         max_token_bytes=max_token_bytes,
     )
-    expected = naive_merges(text, vocab_size, pattern, tuple(specials), min_frequency, max_token_bytes)
+    expected = naive_merges(
+        text, vocab_size, pattern, tuple(specials), min_frequency, max_token_bytes
+    )
     assert tok.merges == expected
     assert tok.vocab == naive.vocab_of(expected, specials)
     assert tok.special_tokens == {s: 256 + len(expected) + j for j, s in enumerate(specials)}
@@ -71,7 +80,9 @@ def check_against_naive(mod, text, pattern, specials, min_frequency=2, max_token
 
 
 @pytest.mark.parametrize("use_specials", [False, True], ids=["plain", "specials"])
-@pytest.mark.parametrize("pattern", PATTERNS, ids=["gpt2", "cl100k", "o200k", "words", "bytes", "custom"])
+@pytest.mark.parametrize(
+    "pattern", PATTERNS, ids=["gpt2", "cl100k", "o200k", "words", "bytes", "custom"]
+)
 @pytest.mark.parametrize("corpus", list(SMALL_CORPORA))
 def test_matches_naive_patterns(mod, corpus, pattern, use_specials):
     text = SMALL_CORPORA[corpus]
@@ -115,16 +126,22 @@ def test_hand_checked_merges(mod):
     tok = mod.Tokenizer.train("xy xy xy zw", 256 + 50, pattern="words", min_frequency=4)
     assert tok.merges == []
     # vocab_size counts the specials.
-    tok = mod.Tokenizer.train("abababab", 256 + 2 + 1, pattern="bytes", special_tokens=["<a>", "<b>"])
+    tok = mod.Tokenizer.train(
+        "abababab", 256 + 2 + 1, pattern="bytes", special_tokens=["<a>", "<b>"]
+    )
     assert tok.merges == [(b"a", b"b")]
-    assert tok.merges == naive.train(["abababab"], 259, pattern="bytes", special_tokens=("<a>", "<b>"))
+    assert tok.merges == naive.train(
+        ["abababab"], 259, pattern="bytes", special_tokens=("<a>", "<b>")
+    )
     assert tok.special_tokens == {"<a>": 257, "<b>": 258}
     assert tok.vocab_size == 259
 
 
 def test_special_text_never_merges(mod):
     text = "xx<|s|>xx<|s|>xx<|s|><|s|>"
-    tok = mod.Tokenizer.train(text, 256 + 1 + 20, pattern="bytes", special_tokens=["<|s|>"], min_frequency=1)
+    tok = mod.Tokenizer.train(
+        text, 256 + 1 + 20, pattern="bytes", special_tokens=["<|s|>"], min_frequency=1
+    )
     for a, b in tok.merges:
         assert b"<" not in a + b and b"|" not in a + b
     assert tok.merges == [(b"x", b"x")]
@@ -134,8 +151,12 @@ def test_special_text_never_merges(mod):
 def test_specials_split_longest_first(mod):
     specials = ["<s>", "<s><s>", "</s>"]
     text = "ab<s><s>ab<s>ab</s>"
-    tok = mod.Tokenizer.train(text, 256 + 3 + 10, pattern="bytes", special_tokens=specials, min_frequency=1)
-    assert tok.merges == naive.train([text], 256 + 3 + 10, pattern="bytes", special_tokens=tuple(specials), min_frequency=1)
+    tok = mod.Tokenizer.train(
+        text, 256 + 3 + 10, pattern="bytes", special_tokens=specials, min_frequency=1
+    )
+    assert tok.merges == naive.train(
+        [text], 256 + 3 + 10, pattern="bytes", special_tokens=tuple(specials), min_frequency=1
+    )
     ids = tok.encode("<s><s><s>", allowed_special="all")
     assert ids == [tok.special_tokens["<s><s>"], tok.special_tokens["<s>"]]
 
@@ -195,7 +216,10 @@ def reference(mod, pattern):
     key = (mod.__name__, pattern)
     if key not in _REFERENCE:
         text = corpus_with_specials(ENTRY_CORPUS[pattern])
-        _REFERENCE[key] = (text, mod.Tokenizer.train(text, ENTRY_VOCAB, pattern=pattern, special_tokens=[EOT]))
+        _REFERENCE[key] = (
+            text,
+            mod.Tokenizer.train(text, ENTRY_VOCAB, pattern=pattern, special_tokens=[EOT]),
+        )
     return _REFERENCE[key]
 
 
@@ -217,7 +241,9 @@ def line_docs(text, pattern, n=None):
         step = -(-len(lines) // n)
         docs = ["".join(lines[i : i + step]) for i in range(0, len(lines), step)]
     assert "".join(docs) == text
-    assert Counter(naive.count_pretokens(docs, pattern, [EOT])) == Counter(naive.count_pretokens([text], pattern, [EOT]))
+    assert Counter(naive.count_pretokens(docs, pattern, [EOT])) == Counter(
+        naive.count_pretokens([text], pattern, [EOT])
+    )
     return docs
 
 
@@ -227,8 +253,15 @@ def test_train_str_vs_list_vs_iterator(mod, pattern):
     assert len(ref.merges) == ENTRY_VOCAB - 256 - 1
     docs = line_docs(text, pattern)
     same_model(mod.Tokenizer.train(docs, ENTRY_VOCAB, pattern=pattern, special_tokens=[EOT]), ref)
-    same_model(mod.Tokenizer.train(iter(docs), ENTRY_VOCAB, pattern=pattern, special_tokens=(EOT,)), ref)
-    same_model(mod.Tokenizer.train((d for d in [text]), ENTRY_VOCAB, pattern=pattern, special_tokens=[EOT]), ref)
+    same_model(
+        mod.Tokenizer.train(iter(docs), ENTRY_VOCAB, pattern=pattern, special_tokens=(EOT,)), ref
+    )
+    same_model(
+        mod.Tokenizer.train(
+            (d for d in [text]), ENTRY_VOCAB, pattern=pattern, special_tokens=[EOT]
+        ),
+        ref,
+    )
 
 
 @pytest.mark.parametrize("pattern", list(ENTRY_CORPUS))
@@ -237,10 +270,18 @@ def test_train_from_counts(mod, pattern):
     counts = mod.count_pretokens([text], pattern=pattern, special_tokens=[EOT])
     assert all(isinstance(k, bytes) and isinstance(v, int) for k, v in counts.items())
     assert counts == naive.count_pretokens([text], pattern, [EOT])
-    same_model(mod.Tokenizer.train_from_counts(counts, ENTRY_VOCAB, pattern=pattern, special_tokens=[EOT]), ref)
+    same_model(
+        mod.Tokenizer.train_from_counts(counts, ENTRY_VOCAB, pattern=pattern, special_tokens=[EOT]),
+        ref,
+    )
     # str keys work too
     str_counts = {k.decode("utf-8"): v for k, v in counts.items()}
-    same_model(mod.Tokenizer.train_from_counts(str_counts, ENTRY_VOCAB, pattern=pattern, special_tokens=[EOT]), ref)
+    same_model(
+        mod.Tokenizer.train_from_counts(
+            str_counts, ENTRY_VOCAB, pattern=pattern, special_tokens=[EOT]
+        ),
+        ref,
+    )
 
 
 @pytest.mark.parametrize("pattern", list(ENTRY_CORPUS))
@@ -256,7 +297,9 @@ def test_counts_add(mod, pattern):
 
 def test_count_pretokens_small(mod):
     assert mod.count_pretokens(["hello hello world"]) == {b"hello": 1, b" hello": 1, b" world": 1}
-    assert mod.count_pretokens(["aa<|x|>aa"], pattern="bytes", special_tokens=["<|x|>"]) == {b"aa": 2}
+    assert mod.count_pretokens(["aa<|x|>aa"], pattern="bytes", special_tokens=["<|x|>"]) == {
+        b"aa": 2
+    }
     assert mod.count_pretokens(["a b", "a b"], pattern="words") == {b"a ": 2, b"b": 2}
     assert mod.count_pretokens(["é"]) == {"é".encode(): 1}
     assert mod.count_pretokens([]) == {}
@@ -285,7 +328,9 @@ def test_train_files_several_files(mod, tmp_path, workers, chunk_size):
     text, ref = reference(mod, "gpt2")
     docs = line_docs(text, "gpt2", 3)
     paths = [write(tmp_path / f"part{i}.txt", d) for i, d in enumerate(docs)]
-    tok = mod.Tokenizer.train_files(paths, ENTRY_VOCAB, workers=workers, chunk_size=chunk_size, special_tokens=[EOT])
+    tok = mod.Tokenizer.train_files(
+        paths, ENTRY_VOCAB, workers=workers, chunk_size=chunk_size, special_tokens=[EOT]
+    )
     same_model(tok, ref)
     # each file is one document: the same as train() of the file texts
     texts = [p.read_bytes().decode("utf-8") for p in paths]
@@ -299,7 +344,12 @@ def test_train_files_other_patterns(mod, tmp_path, pattern):
     paths = [write(tmp_path / f"part{i}.txt", d) for i, d in enumerate(docs)]
     for workers, chunk_size in ((1, 700), (2, 3000)):
         tok = mod.Tokenizer.train_files(
-            paths, ENTRY_VOCAB, workers=workers, chunk_size=chunk_size, pattern=pattern, special_tokens=[EOT]
+            paths,
+            ENTRY_VOCAB,
+            workers=workers,
+            chunk_size=chunk_size,
+            pattern=pattern,
+            special_tokens=[EOT],
         )
         same_model(tok, ref)
 
@@ -309,9 +359,14 @@ def test_train_files_is_per_file_not_joined(mod, tmp_path):
     a = write(tmp_path / "a.txt", "abc abc ab")
     b = write(tmp_path / "b.txt", "c abc")
     for chunk_size in (None, 1000, 3):
-        tok = mod.Tokenizer.train_files([a, b], 256 + 20, chunk_size=chunk_size, min_frequency=1, workers=1)
+        tok = mod.Tokenizer.train_files(
+            [a, b], 256 + 20, chunk_size=chunk_size, min_frequency=1, workers=1
+        )
         assert tok.merges == naive.train(["abc abc ab", "c abc"], 256 + 20, min_frequency=1)
-        assert tok.merges == mod.Tokenizer.train(["abc abc ab", "c abc"], 256 + 20, min_frequency=1).merges
+        assert (
+            tok.merges
+            == mod.Tokenizer.train(["abc abc ab", "c abc"], 256 + 20, min_frequency=1).merges
+        )
 
 
 def test_train_files_multibyte_chunk_boundaries(mod, tmp_path):
@@ -321,7 +376,9 @@ def test_train_files_multibyte_chunk_boundaries(mod, tmp_path):
     expected = naive.train([text], 256 + 40, min_frequency=2)
     for chunk_size in (7, 64, 1000):
         for workers in (1, 2):
-            tok = mod.Tokenizer.train_files([path], 256 + 40, chunk_size=chunk_size, workers=workers)
+            tok = mod.Tokenizer.train_files(
+                [path], 256 + 40, chunk_size=chunk_size, workers=workers
+            )
             assert tok.merges == expected, (chunk_size, workers)
 
 
@@ -352,7 +409,11 @@ def test_train_to_exhaustion_matches_naive(mod, pattern):
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "words", "bytes"])
 def test_backend_parity_large(both, pattern):
     """Both backends, a bigger corpus, a bigger vocabulary, and ties at count 1 late on."""
-    text = read_data("corpus.en", 30000) + read_data("german.txt") + read_data("tinystories_sample.txt")
+    text = (
+        read_data("corpus.en", 30000)
+        + read_data("german.txt")
+        + read_data("tinystories_sample.txt")
+    )
     a, b = (m.Tokenizer.train(text, 256 + 1500, pattern=pattern, min_frequency=1) for m in both)
     assert a.merges == b.merges
     assert a == b

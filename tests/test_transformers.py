@@ -20,8 +20,9 @@ _TOKS = {}
 @pytest.fixture(scope="session")
 def tok(mod):
     if mod.__name__ not in _TOKS:
-        _TOKS[mod.__name__] = mod.Tokenizer.train(corpus_with_specials(20000), 256 + 300 + len(SPECIALS),
-                                                  special_tokens=SPECIALS)
+        _TOKS[mod.__name__] = mod.Tokenizer.train(
+            corpus_with_specials(20000), 256 + 300 + len(SPECIALS), special_tokens=SPECIALS
+        )
     return _TOKS[mod.__name__]
 
 
@@ -64,8 +65,15 @@ def test_our_ids(tok, saved):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(parts=st.lists(st.one_of(st.text(st.characters(exclude_categories=["Cs", "Cn"]), max_size=20),
-                                st.sampled_from(SPECIALS)), max_size=5))
+@given(
+    parts=st.lists(
+        st.one_of(
+            st.text(st.characters(exclude_categories=["Cs", "Cn"]), max_size=20),
+            st.sampled_from(SPECIALS),
+        ),
+        max_size=5,
+    )
+)
 def test_our_ids_random(tok, saved, parts):
     _, hf = saved
     text = "".join(parts)
@@ -88,7 +96,9 @@ def test_padding_and_truncation(tok, saved):
         assert mask == [1] * len(kept) + [0] * (width - len(kept))
     longest = hf(batch[-1], truncation=True)["input_ids"]
     assert longest == ours[-1][:64] and len(ours[-1]) > 64
-    assert hf(batch[1], padding="max_length", max_length=8)["input_ids"] == ours[1] + [pad] * (8 - len(ours[1]))
+    assert hf(batch[1], padding="max_length", max_length=8)["input_ids"] == ours[1] + [pad] * (
+        8 - len(ours[1])
+    )
 
 
 def test_the_loader_reads_the_directory(mod, tok, saved):
@@ -99,7 +109,9 @@ def test_the_loader_reads_the_directory(mod, tok, saved):
 
 
 def test_gpt2_as_a_model_repository(gpt2, tmp_path):
-    gpt2.save_pretrained(tmp_path, bos_token=EOT, eos_token=EOT, unk_token=EOT, model_max_length=1024)
+    gpt2.save_pretrained(
+        tmp_path, bos_token=EOT, eos_token=EOT, unk_token=EOT, model_max_length=1024
+    )
     hf = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
     assert hf.eos_token_id == hf.bos_token_id == 50256 and hf.model_max_length == 1024
     assert hf.pad_token is None

@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 import naive
 from helpers import DATA, read_data
 
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = dict(
+    deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 def replay(data, merges, ids_of):
@@ -69,9 +71,14 @@ def text_of(alphabet, max_size):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, **SETTINGS)
-@given(merges=random_merges(), extra=st.lists(st.binary(min_size=2, max_size=6), max_size=4),
-       shuffle=st.randoms(use_true_random=False), texts=st.lists(text_of("abc", 3000), min_size=1, max_size=4))
+@given(
+    merges=random_merges(),
+    extra=st.lists(st.binary(min_size=2, max_size=6), max_size=4),
+    shuffle=st.randoms(use_true_random=False),
+    texts=st.lists(text_of("abc", 3000), min_size=1, max_size=4),
+)
 def test_random_merges_equal_rank_merge(mod, merges, extra, shuffle, texts):
     """Random merges, ids in a random order, extra tokens that no merge makes; the whole
     text is one pre-token (pattern "bytes")."""
@@ -120,6 +127,7 @@ def tiktoken_ranks(draw):
     return ranks
 
 
+@pytest.mark.slow
 @settings(max_examples=200, **SETTINGS)
 @given(ranks=tiktoken_ranks(), texts=st.lists(text_of("abc ", 2500), min_size=1, max_size=3))
 def test_random_tiktoken_files_equal_tiktoken(mod, ranks, texts, tmp_path_factory):
@@ -138,9 +146,12 @@ def test_random_tiktoken_files_equal_tiktoken(mod, ranks, texts, tmp_path_factor
 
 
 @settings(max_examples=60, **SETTINGS)
-@given(corpus=st.lists(text_of("abcd \n", 400), min_size=1, max_size=5), vocab=st.integers(256, 400),
-       texts=st.lists(text_of("abcde \n", 2500), min_size=1, max_size=3),
-       pattern=st.sampled_from(["gpt2", "words", "bytes"]))
+@given(
+    corpus=st.lists(text_of("abcd \n", 400), min_size=1, max_size=5),
+    vocab=st.integers(256, 400),
+    texts=st.lists(text_of("abcde \n", 2500), min_size=1, max_size=3),
+    pattern=st.sampled_from(["gpt2", "words", "bytes"]),
+)
 def test_trained_equal_rank_merge(mod, corpus, vocab, texts, pattern):
     tok = mod.Tokenizer.train(corpus, vocab, pattern=pattern, min_frequency=1)
     for text in texts:
@@ -171,7 +182,9 @@ def real_vocab(mod, name, tmp_path_factory):
             from tiktoken.load import load_tiktoken_bpe
 
             ranks = load_tiktoken_bpe(str(path))
-            enc = tiktoken.Encoding(name, pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
+            enc = tiktoken.Encoding(
+                name, pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={}
+            )
         _REAL[mod.__name__, name] = tok, enc
     return _REAL[mod.__name__, name]
 
@@ -188,6 +201,7 @@ def test_real_vocabularies_equal_tiktoken(mod, name, tmp_path_factory):
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text[:10]
 
 
+@pytest.mark.slow
 def test_many_distinct_pretokens_equal_tiktoken(mod, tmp_path_factory):
     """More distinct pre-tokens than the compiled core's per-thread tables hold, each seen
     again later and in a second call: what those tables keep, move to the cache of longer
@@ -241,7 +255,9 @@ _PREFIX = {}
 def _prefix_tok(mod, pattern):
     key = (mod.__name__, pattern)
     if key not in _PREFIX:
-        _PREFIX[key] = mod.Tokenizer.train(read_data("corpus.en", 20000) + " é中 ", 300, pattern=pattern)
+        _PREFIX[key] = mod.Tokenizer.train(
+            read_data("corpus.en", 20000) + " é中 ", 300, pattern=pattern
+        )
     return _PREFIX[key]
 
 

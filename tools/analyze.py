@@ -57,7 +57,7 @@ def import_backend():
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        raise CLIError(f"cannot import {name} ({e}); install it with `pip install .`")
+        raise CLIError(f"cannot import {name} ({e}); install it with `pip install .`") from e
 
 
 def read_text(path):
@@ -67,7 +67,7 @@ def read_text(path):
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        warnings.warn(f"{path}: invalid UTF-8 at byte {e.start}; read as U+FFFD")
+        warnings.warn(f"{path}: invalid UTF-8 at byte {e.start}; read as U+FFFD", stacklevel=1)
         return data.decode("utf-8", "replace")
 
 
@@ -140,7 +140,7 @@ def offline_tiktoken(name):
         import tiktoken
         import tiktoken.load
     except ImportError:
-        raise CLIError(f"tiktoken:{name} needs tiktoken, which is not installed")
+        raise CLIError(f"tiktoken:{name} needs tiktoken, which is not installed") from None
     real = tiktoken.load.read_file
 
     def no_download(blobpath):
@@ -153,10 +153,10 @@ def offline_tiktoken(name):
         enc = tiktoken.get_encoding(name)
     except _Offline:
         raise CLIError(f"tiktoken:{name} is not available offline (it is not in tiktoken's "
-                       f"cache, and this tool does not download)")
+                       f"cache, and this tool does not download)") from None
     except ValueError as e:
         known = ", ".join(tiktoken.list_encoding_names())
-        raise CLIError(f"tiktoken:{name}: {e}; tiktoken knows {known}")
+        raise CLIError(f"tiktoken:{name}: {e}; tiktoken knows {known}") from e
     finally:
         tiktoken.load.read_file = real
     return from_tiktoken(f"tiktoken:{name}", enc)
@@ -303,7 +303,7 @@ def parse_sizes(text):
         sizes = sorted({int(s) for s in text.split(",") if s.strip()})
     except ValueError:
         raise CLIError(f"--sizes must be comma-separated integers, like 300,500,1000, "
-                       f"not {text!r}", code=2)
+                       f"not {text!r}", code=2) from None
     if not sizes:
         raise CLIError("--sizes is empty", code=2)
     return sizes
@@ -317,7 +317,7 @@ def load_pyplot():
         import matplotlib.pyplot as plt
     except ImportError:
         raise CLIError("--plot needs matplotlib, which is not installed (pip install matplotlib); "
-                       "without --plot the table is printed")
+                       "without --plot the table is printed") from None
     return plt
 
 
@@ -433,7 +433,7 @@ def tiktoken_file(path, pattern, mod):
     try:
         ranks = tiktoken.load.load_tiktoken_bpe(path)
     except Exception as e:  # tiktoken reports a bad file with assorted exceptions
-        raise CLIError(f"{path}: tiktoken cannot read it ({type(e).__name__}: {e})")
+        raise CLIError(f"{path}: tiktoken cannot read it ({type(e).__name__}: {e})") from e
     finally:
         if saved is None:
             del os.environ["TIKTOKEN_CACHE_DIR"]
@@ -470,7 +470,7 @@ def cmd_compare(args, mod):
             try:
                 hf = tokenizers.Tokenizer.from_file(args.hf)
             except Exception as e:  # tokenizers raises its own exception type
-                raise CLIError(f"{args.hf}: tokenizers cannot read it ({one_line(e)})")
+                raise CLIError(f"{args.hf}: tokenizers cannot read it ({one_line(e)})") from e
             others.append(from_hf(f"tokenizers: {display_path(args.hf)}", hf, mod))
 
     color = use_color(args)

@@ -90,8 +90,19 @@ DEFAULT_CORPORA = Path(os.environ.get("TMPDIR", "/tmp")) / "bpe-corpora"
 GPT2_DIRS = [REPO / "tests" / "data"]
 RESULT_TAG = "BENCH-RESULT "
 
-ROWS = ["peers", "train_files", "encode_ordinary", "encode_batch", "encode_iterable", "encode_files",
-        "dask_encode", "python_train_files", "python_encode", "parity", "pathological"]
+ROWS = [
+    "peers",
+    "train_files",
+    "encode_ordinary",
+    "encode_batch",
+    "encode_iterable",
+    "encode_files",
+    "dask_encode",
+    "python_train_files",
+    "python_encode",
+    "parity",
+    "pathological",
+]
 ALIASES = {
     "train": "train_files",
     "memory": "train_files",
@@ -180,8 +191,10 @@ def utf8_corpus(ctx, table, name):
         tmp.write_bytes(fixed)
         os.replace(tmp, out)
     bad = data.decode("utf-8", errors="replace").count("\ufffd")
-    table.note("{} is not valid UTF-8 ({} bad sequences); all libraries read {} instead, "
-               "with U+FFFD in their place".format(path, bad, out))
+    table.note(
+        f"{path} is not valid UTF-8 ({bad} bad sequences); all libraries read {out} instead, "
+        "with U+FFFD in their place"
+    )
     ctx.clean[name] = out
     return out
 
@@ -200,7 +213,9 @@ def _best(fn, reps):
 
 
 def _err(exc):
-    return "{}: {}".format(type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+    return "{}: {}".format(
+        type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    )
 
 
 def job_train_ours(a):
@@ -311,7 +326,7 @@ def job_batch(a):
     results = {}
     for _ in range(reps):
         for n in (1, 2):
-            t, results[n] = _best(lambda: tok.encode_batch(docs, num_threads=n), 1)
+            t, results[n] = _best(lambda n=n: tok.encode_batch(docs, num_threads=n), 1)
             best[n] = min(best[n], t)
     return {
         "backend": bpe.BACKEND,
@@ -342,26 +357,34 @@ def job_python_encode(a):
         best_o = min(best_o, t)
         t, theirs = _best(lambda: enc.encode_ordinary(text), 1)
         best_t = min(best_t, t)
-    return {"mb": len(text.encode("utf-8")) / 1e6, "ours_seconds": best_o, "tiktoken_seconds": best_t,
-            "ids_match": ours == theirs}
+    return {
+        "mb": len(text.encode("utf-8")) / 1e6,
+        "ours_seconds": best_o,
+        "tiktoken_seconds": best_t,
+        "ids_match": ours == theirs,
+    }
 
 
 def job_parity(a):
     """bpe_fallback's encode_ordinary of a whole corpus with one vocabulary (our native
     file), and whether its ids are tiktoken's (same ranks and pattern)."""
-    import bpe_fallback
     import tiktoken
+
+    import bpe_fallback
 
     with open(a["path"], encoding="utf-8", errors="replace", newline="") as f:
         text = f.read()
     tok = bpe_fallback.Tokenizer.load(a["native"])
-    enc = tiktoken.Encoding(name="ref", pat_str=a["pat_str"], mergeable_ranks=_read_ranks(a["ranks"]),
-                            special_tokens={})
+    enc = tiktoken.Encoding(
+        name="ref", pat_str=a["pat_str"], mergeable_ranks=_read_ranks(a["ranks"]), special_tokens={}
+    )
     t0 = time.perf_counter()
     ours = tok.encode_ordinary(text)
     seconds = time.perf_counter() - t0
     theirs = enc.encode_ordinary(text)
-    first = next((i for i, (x, y) in enumerate(zip(ours, theirs)) if x != y), min(len(ours), len(theirs)))
+    first = next(
+        (i for i, (x, y) in enumerate(zip(ours, theirs)) if x != y), min(len(ours), len(theirs))
+    )
     return {"mb": len(text.encode("utf-8")) / 1e6, "seconds": seconds, "ids": len(ours),
             "same": ours == theirs, "first_difference": None if ours == theirs else first}
 
@@ -382,7 +405,9 @@ def job_stream(a):
     else:
         text = patho_text(a["kind"], a["n"])
     text = text[:a.get("limit") or len(text)]
-    tok = bpe.Tokenizer.from_gpt2(a["vocab_json"], a["merges_txt"], pattern=a.get("pattern") or "gpt2")
+    tok = bpe.Tokenizer.from_gpt2(
+        a["vocab_json"], a["merges_txt"], pattern=a.get("pattern") or "gpt2"
+    )
     tok.encode(text[:10_000], disallowed_special=())  # a short warm-up, as a fresh instance gets
     chunk = a.get("chunk")
 
@@ -442,8 +467,9 @@ def job_dask_encode(a):
     import shutil
     import tempfile
 
-    import bpe
     from distributed import Client, LocalCluster
+
+    import bpe
 
     sys.path.insert(0, str(TOOLS))
     import train_dask
@@ -469,7 +495,9 @@ def job_dask_encode(a):
             with open(os.path.join(work, shard["path"]), "rb") as f:
                 h.update(f.read())
         t0 = time.perf_counter()
-        tok.encode_files([a["path"]], os.path.join(work, "ref.bin"), workers=2, disallowed_special=())
+        tok.encode_files(
+            [a["path"]], os.path.join(work, "ref.bin"), workers=2, disallowed_special=()
+        )
         files = time.perf_counter() - t0
         ref = hashlib.sha256(open(os.path.join(work, "ref.bin"), "rb").read()).hexdigest()
     finally:
@@ -502,7 +530,7 @@ def patho_text(kind, n, seed=PATHO_SEED):
     if kind == "spaces":
         return " " * n
     alphabet = {"letters": string.ascii_lowercase, "digits": string.digits}[kind]
-    return "".join(random.Random("{}:{}".format(seed, kind)).choices(alphabet, k=n))
+    return "".join(random.Random(f"{seed}:{kind}").choices(alphabet, k=n))
 
 
 def _utf8_prefix(data, n):
@@ -544,7 +572,7 @@ def _encoder(lib, vocab_json, merges_txt):
     if lib == "hf":
         tok = _gpt2_hf_tokenizer(vocab_json, merges_txt)
         return (lambda text: tok.encode(text).ids), "tokenizers"
-    raise ValueError("unknown library {!r}".format(lib))
+    raise ValueError(f"unknown library {lib!r}")
 
 
 def job_patho_encode(a):
@@ -621,7 +649,7 @@ def _read_ranks(path):
 def _peer_encoder(lib, a):
     """encode_ordinary of a fresh instance of `lib` for vocabulary a["vocab"]: a function
     str -> list of ids, or None where the library has no way to load this vocabulary."""
-    vocab, pattern = a["vocab"], a["pattern"]
+    vocab = a["vocab"]
     if lib == "ours":
         import bpe
 
@@ -641,7 +669,9 @@ def _peer_encoder(lib, a):
         import fastokens
 
         if vocab == "gpt2":
-            tok = fastokens.Tokenizer.from_tiktoken(a["ranks"], pattern=a["pat_str"], special_tokens={})
+            tok = fastokens.Tokenizer.from_tiktoken(
+                a["ranks"], pattern=a["pat_str"], special_tokens={}
+            )
         else:
             tok = fastokens.Tokenizer.from_tiktoken(a["ranks"], encoding=vocab)
         return lambda text: tok.encode_ordinary(text).ids
@@ -657,7 +687,7 @@ def _peer_encoder(lib, a):
 
         tok = tokie.Tokenizer.from_json(a["hf_json"])
         return lambda text: tok.encode(text, add_special_tokens=False).ids
-    raise ValueError("unknown library {!r}".format(lib))
+    raise ValueError(f"unknown library {lib!r}")
 
 
 def job_peers(a):
@@ -693,16 +723,24 @@ def job_peers(a):
                 if ref is None:
                     import tiktoken
 
-                    enc = tiktoken.Encoding(name="ref", pat_str=a["pat_str"],
-                                            mergeable_ranks=_read_ranks(a["ranks"]), special_tokens={})
+                    enc = tiktoken.Encoding(
+                        name="ref",
+                        pat_str=a["pat_str"],
+                        mergeable_ranks=_read_ranks(a["ranks"]),
+                        special_tokens={},
+                    )
                     ref = enc.encode_ordinary(text)
                 status[lib] = "ok" if list(ids) == ref else "other ids"
             del ids
     out = {"mb": nbytes / 1e6, "libs": {}}
     for lib in libs:
         ts = sorted(times[lib])
-        out["libs"][lib] = {"status": status.get(lib, "n/a"), "rounds": len(ts),
-                            "median": ts[len(ts) // 2] if ts else None, "best": ts[0] if ts else None}
+        out["libs"][lib] = {
+            "status": status.get(lib, "n/a"),
+            "rounds": len(ts),
+            "median": ts[len(ts) // 2] if ts else None,
+            "best": ts[0] if ts else None,
+        }
     return out
 
 
@@ -730,14 +768,20 @@ def peer_files(ctx, table):
         else:
             gz = REPO / "tests" / "data" / (vocab + ".tiktoken.gz")
             if not gz.is_file():
-                table.note("peers, {}: skipped, {} is missing".format(vocab, gz))
+                table.note(f"peers, {vocab}: skipped, {gz} is missing")
                 continue
             _write_if_changed(ranks, gzip.decompress(gz.read_bytes()))
             tok = bpe.Tokenizer.from_tiktoken(str(ranks), pattern=pattern)
         tok.save(str(native))
         tok.save_huggingface(str(hf_json))
-        files[vocab] = {"vocab": vocab, "pattern": pattern, "pat_str": tok.pattern, "ranks": str(ranks),
-                        "native": str(native), "hf_json": str(hf_json)}
+        files[vocab] = {
+            "vocab": vocab,
+            "pattern": pattern,
+            "pat_str": tok.pattern,
+            "ranks": str(ranks),
+            "native": str(native),
+            "hf_json": str(hf_json),
+        }
     return files
 
 
@@ -754,13 +798,20 @@ def row_peers(ctx, table):
     for corpus in ctx.peer_corpora:
         path = utf8_corpus(ctx, table, corpus)
         for vocab in ctx.peer_vocabs:
-            what = "`encode_ordinary` {} × {}, 1 thread".format(vocab, corpus)
+            what = f"`encode_ordinary` {vocab} × {corpus}, 1 thread"
             if path is None or vocab not in files:
-                table.note("{}: skipped ({})".format(what, "corpus missing" if path is None else "no vocabulary"))
+                table.note(
+                    "{}: skipped ({})".format(
+                        what, "corpus missing" if path is None else "no vocabulary"
+                    )
+                )
                 continue
-            _progress("peers: {} on {} ({} rounds) ...".format(vocab, corpus, ctx.peer_rounds))
-            res = run_worker("peers", dict(files[vocab], path=str(path), libs=libs, rounds=ctx.peer_rounds,
-                                           cpu=cpu), ctx.timeout)
+            _progress(f"peers: {vocab} on {corpus} ({ctx.peer_rounds} rounds) ...")
+            res = run_worker(
+                "peers",
+                dict(files[vocab], path=str(path), libs=libs, rounds=ctx.peer_rounds, cpu=cpu),
+                ctx.timeout,
+            )
             if not res["ok"]:
                 table.row(what, _short(res["error"]), "-", "-", "≥ 1.0×", "-")
                 continue
@@ -770,24 +821,37 @@ def row_peers(ctx, table):
                 info = res["libs"][lib]
                 if info["median"] is not None and info["status"] in ("ok", "other ids"):
                     speed = res["mb"] / info["median"]
-                    parts.append("{} {:.1f}{}".format(lib, speed, "" if info["status"] == "ok" else " (other ids)"))
+                    parts.append(
+                        "{} {:.1f}{}".format(
+                            lib, speed, "" if info["status"] == "ok" else " (other ids)"
+                        )
+                    )
                     if info["status"] == "ok":
                         mbs[lib] = speed
                 else:
                     parts.append("{} {}".format(lib, info["status"]))
-            table.note("{} (MB/s, median of {} rounds): {}".format(what, ctx.peer_rounds, "; ".join(parts)))
+            table.note(
+                "{} (MB/s, median of {} rounds): {}".format(what, ctx.peer_rounds, "; ".join(parts))
+            )
             ours = res["libs"]["ours"]
             peers = {lib: v for lib, v in mbs.items() if lib != "ours"}
             if "ours" not in mbs:
                 table.row(what, "ours: " + ours["status"], "-", "-", "≥ 1.0×", "no")
                 continue
             if not peers:
-                table.row(what, "{:.1f} MB/s".format(mbs["ours"]), "no peer with identical ids", "-", "≥ 1.0×", "-")
+                table.row(
+                    what,
+                    "{:.1f} MB/s".format(mbs["ours"]),
+                    "no peer with identical ids",
+                    "-",
+                    "≥ 1.0×",
+                    "-",
+                )
                 continue
             best = max(peers, key=peers.get)
             r = mbs["ours"] / peers[best]
-            table.row(what, "{:.1f} MB/s".format(mbs["ours"]), "{:.1f} MB/s {}".format(peers[best], best),
-                      "{:.2f}×".format(r), "≥ 1.0×", _met(r >= 1.0))
+            table.row(what, "{:.1f} MB/s".format(mbs["ours"]), f"{peers[best]:.1f} MB/s {best}",
+                      f"{r:.2f}×", "≥ 1.0×", _met(r >= 1.0))
 
 
 JOBS = {
@@ -842,7 +906,7 @@ def _children_map():
         if not entry.isdigit():
             continue
         try:
-            with open("/proc/{}/stat".format(entry), "rb") as f:
+            with open(f"/proc/{entry}/stat", "rb") as f:
                 stat = f.read()
         except OSError:
             continue
@@ -854,14 +918,14 @@ def _children_map():
 def _proc_memory_kb(pid):
     """PSS of pid in kB (RSS where smaps_rollup is unreadable); 0 if it is gone."""
     try:
-        with open("/proc/{}/smaps_rollup".format(pid), "rb") as f:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
             for line in f:
                 if line.startswith(b"Pss:"):
                     return int(line.split()[1])
     except OSError:
         pass
     try:
-        with open("/proc/{}/statm".format(pid), "rb") as f:
+        with open(f"/proc/{pid}/statm", "rb") as f:
             return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
     except OSError:
         return 0
@@ -901,7 +965,7 @@ def run_worker(name, args, timeout):
         proc.kill()
         stdout, stderr = proc.communicate()
         stop.set()
-        return {"ok": False, "error": "timed out after {:.0f} s".format(timeout), "timed_out": True}
+        return {"ok": False, "error": f"timed out after {timeout:.0f} s", "timed_out": True}
     finally:
         stop.set()
         sampler.join()
@@ -914,15 +978,15 @@ def run_worker(name, args, timeout):
         lines = stderr.strip().splitlines()
         fatal = [ln for ln in lines if ln.startswith("Fatal Python error")]
         detail = (fatal or lines or ["no output"])[-1]
-        how = "exit {}".format(proc.returncode)
+        how = f"exit {proc.returncode}"
         if proc.returncode < 0:
             import signal
 
             try:
                 how = "killed by " + signal.Signals(-proc.returncode).name
             except ValueError:
-                how = "killed by signal {}".format(-proc.returncode)
-        return {"ok": False, "error": "worker died ({}): {}".format(how, detail), "died": True,
+                how = f"killed by signal {-proc.returncode}"
+        return {"ok": False, "error": f"worker died ({how}): {detail}", "died": True,
                 "stderr_tail": stderr[-4000:]}
     result["wall_seconds"] = wall
     result["peak_mb"] = max(peak[0] / 1024, result.get("self_peak_mb", 0))
@@ -994,22 +1058,26 @@ def row_train_files(ctx, table):
     name = "english10.txt" if ctx.quick else "english.txt"
     path = utf8_corpus(ctx, table, name)
     vocab = 32768
-    what = "`train_files` {}, vocab {}, gpt2 pattern".format(name, vocab)
-    mem_what = "peak memory of training ({})".format(name)
+    what = f"`train_files` {name}, vocab {vocab}, gpt2 pattern"
+    mem_what = f"peak memory of training ({name})"
     if path is None:
-        table.note("{}: skipped, corpus {} is missing".format(what, ctx.corpora / name))
+        table.note(f"{what}: skipped, corpus {ctx.corpora / name} is missing")
         return
     args = {"path": str(path), "vocab": vocab}
-    _progress("train_files: bpe on {} ...".format(name))
+    _progress(f"train_files: bpe on {name} ...")
     ours = run_repeated("train_ours", args, ctx.timeout, ctx.train_reps)
     anchor = None
     if _have("rustbpe"):
-        _progress("train_files: rustbpe on {} ...".format(name))
+        _progress(f"train_files: rustbpe on {name} ...")
         anchor = run_repeated("train_rustbpe", args, ctx.timeout, ctx.train_reps)
     else:
-        table.note("{}: rustbpe is not installed (pip install rustbpe); no anchor".format(what))
+        table.note(f"{what}: rustbpe is not installed (pip install rustbpe); no anchor")
 
-    o_txt = "{:.1f} s ({})".format(ours["seconds"], ours["backend"]) if ours["ok"] else _short(ours["error"])
+    o_txt = (
+        "{:.1f} s ({})".format(ours["seconds"], ours["backend"])
+        if ours["ok"]
+        else _short(ours["error"])
+    )
     om_txt = "{:.0f} MB".format(ours["peak_mb"]) if ours["ok"] else "-"
     if anchor is None:
         a_txt = am_txt = "n/a (no rustbpe)"
@@ -1022,8 +1090,8 @@ def row_train_files(ctx, table):
     if both:
         r = ours["seconds"] / anchor["seconds"]
         rm = ours["peak_mb"] / anchor["peak_mb"]
-        table.row(what, o_txt, a_txt, "{:.2f}".format(r), "time ≤ 0.5", _met(r <= 0.5))
-        table.row(mem_what, om_txt, am_txt, "{:.2f}".format(rm), "≤ 0.7×", _met(rm <= 0.7))
+        table.row(what, o_txt, a_txt, f"{r:.2f}", "time ≤ 0.5", _met(r <= 0.5))
+        table.row(mem_what, om_txt, am_txt, f"{rm:.2f}", "≤ 0.7×", _met(rm <= 0.7))
         table.note(
             "train_files: {} merges (ours) / {} (rustbpe)".format(ours["merges"], anchor["merges"])
         )
@@ -1043,13 +1111,15 @@ def row_encode_ordinary(ctx, table):
     path = utf8_corpus(ctx, table, name)
     what = "`encode_ordinary` english10.txt, GPT-2 merges, 1 thread"
     if path is None:
-        table.note("{}: skipped, corpus {} is missing".format(what, ctx.corpora / name))
+        table.note(f"{what}: skipped, corpus {ctx.corpora / name} is missing")
         return
     if ctx.gpt2 is None:
-        table.note("{}: skipped, GPT-2 files not found in {}".format(what, ", ".join(map(str, GPT2_DIRS))))
+        table.note(
+            "{}: skipped, GPT-2 files not found in {}".format(what, ", ".join(map(str, GPT2_DIRS)))
+        )
         return
     if not _have("tiktoken"):
-        table.note("{}: skipped, tiktoken is not installed".format(what))
+        table.note(f"{what}: skipped, tiktoken is not installed")
         return
     _progress("encode_ordinary: bpe and tiktoken on english10.txt ...")
     res = run_worker(
@@ -1062,17 +1132,18 @@ def row_encode_ordinary(ctx, table):
         table.note("encode_ordinary: {}".format(res["error"]))
         return
     t_mbs = res["mb"] / res["tiktoken_seconds"]
-    a_txt = "{:.2f} MB/s tiktoken".format(t_mbs)
+    a_txt = f"{t_mbs:.2f} MB/s tiktoken"
     if "ours_error" in res:
         table.row(what, _short(res["ours_error"]), a_txt, "-", "throughput ≥ 1.0", "-")
         table.note("encode_ordinary, bpe: {}".format(res["ours_error"]))
         return
     o_mbs = res["mb"] / res["ours_seconds"]
     r = o_mbs / t_mbs
-    table.row(what, "{:.2f} MB/s ({})".format(o_mbs, res["backend"]), a_txt, "{:.2f}".format(r),
+    table.row(what, "{:.2f} MB/s ({})".format(o_mbs, res["backend"]), a_txt, f"{r:.2f}",
               "throughput ≥ 1.0", _met(r >= 1.0))
     table.note(
-        "encode_ordinary: ids identical to tiktoken: {} ({} tokens); from_gpt2 load {:.2f} s".format(
+        "encode_ordinary: ids identical to tiktoken: {} ({} tokens); "
+        "from_gpt2 load {:.2f} s".format(
             "yes" if res["ids_match"] else "NO", res["ours_tokens"], res["load_seconds"]
         )
     )
@@ -1083,10 +1154,10 @@ def row_encode_batch(ctx, table):
     path = utf8_corpus(ctx, table, name)
     what = "`encode_batch` english10.txt (1000-line docs), 2 threads"
     if path is None:
-        table.note("{}: skipped, corpus {} is missing".format(what, ctx.corpora / name))
+        table.note(f"{what}: skipped, corpus {ctx.corpora / name} is missing")
         return
     if ctx.gpt2 is None:
-        table.note("{}: skipped, GPT-2 files not found".format(what))
+        table.note(f"{what}: skipped, GPT-2 files not found")
         return
     _progress("encode_batch: bpe 1 vs 2 threads on english10.txt ...")
     res = run_worker(
@@ -1100,7 +1171,7 @@ def row_encode_batch(ctx, table):
         return
     s = res["seconds_1"] / res["seconds_2"]
     table.row(what, "{:.2f} MB/s ({})".format(res["mb"] / res["seconds_2"], res["backend"]),
-              "{:.2f} MB/s, 1 thread".format(res["mb"] / res["seconds_1"]), "{:.2f}×".format(s),
+              "{:.2f} MB/s, 1 thread".format(res["mb"] / res["seconds_1"]), f"{s:.2f}×",
               "≥ 1.9×", _met(s >= 1.9))
     if not res["same_ids"]:
         table.note("encode_batch: 1-thread and 2-thread results DIFFER")
@@ -1117,18 +1188,30 @@ def row_encode_iterable(ctx, table):
     for name in ("english10.txt", "multilingual.txt", "code.txt"):
         path = utf8_corpus(ctx, table, name)
         if path is None:
-            table.note("encode_iterable {}: skipped, corpus is missing".format(name))
+            table.note(f"encode_iterable {name}: skipped, corpus is missing")
             continue
-        cases.append(("`encode_iterable` {} (its lines), GPT-2".format(name), {"path": str(path)}))
-    cases.append(("`encode_iterable` pathological: 4 MB of random letters (one pre-token), 8 KB chunks",
-                  {"kind": "letters", "n": 4_000_000, "chunk": 8192}))
-    cases.append(("`encode_iterable` pathological: 4 MB of text, custom pattern `\\w+|\\W`, 8 KB chunks",
-                  {"path": str(utf8_corpus(ctx, table, "english10.txt") or ""), "chunk": 8192,
-                   "pattern": r"\w+|\W", "limit": 4_000_000}))
+        cases.append((f"`encode_iterable` {name} (its lines), GPT-2", {"path": str(path)}))
+    cases.append(
+        (
+            "`encode_iterable` pathological: 4 MB of random letters (one pre-token), 8 KB chunks",
+            {"kind": "letters", "n": 4_000_000, "chunk": 8192},
+        )
+    )
+    cases.append(
+        (
+            "`encode_iterable` pathological: 4 MB of text, custom pattern `\\w+|\\W`, 8 KB chunks",
+            {
+                "path": str(utf8_corpus(ctx, table, "english10.txt") or ""),
+                "chunk": 8192,
+                "pattern": r"\w+|\W",
+                "limit": 4_000_000,
+            },
+        )
+    )
     for what, extra in cases:
         if extra.get("path") == "":
             continue
-        _progress("encode_iterable: {} ...".format(what))
+        _progress(f"encode_iterable: {what} ...")
         args = {"vocab_json": ctx.gpt2[0], "merges_txt": ctx.gpt2[1], "reps": ctx.reps, **extra}
         res = run_worker("stream", args, ctx.timeout)
         if not res["ok"]:
@@ -1136,22 +1219,27 @@ def row_encode_iterable(ctx, table):
             table.note("encode_iterable: {}".format(res["error"]))
             continue
         r = res["seconds_encode"] / res["seconds_stream"]
-        table.row(what, "{:.2f} MB/s ({})".format(res["mb"] / res["seconds_stream"], res["backend"]),
-                  "{:.2f} MB/s `encode`".format(res["mb"] / res["seconds_encode"]),
-                  "{:.2f}×".format(r), "≥ 0.8×", _met(r >= 0.8 and res["same_ids"]))
+        table.row(
+            what,
+            "{:.2f} MB/s ({})".format(res["mb"] / res["seconds_stream"], res["backend"]),
+            "{:.2f} MB/s `encode`".format(res["mb"] / res["seconds_encode"]),
+            f"{r:.2f}×",
+            "≥ 0.8×",
+            _met(r >= 0.8 and res["same_ids"]),
+        )
         if not res["same_ids"]:
-            table.note("encode_iterable: {}: ids DIFFER from encode".format(what))
+            table.note(f"encode_iterable: {what}: ids DIFFER from encode")
 
 
 def row_encode_files(ctx, table):
     name = "english.txt"
     path = utf8_corpus(ctx, table, name)
-    what = "`encode_files` {} to .bin, GPT-2 merges, 2 workers, end to end".format(name)
+    what = f"`encode_files` {name} to .bin, GPT-2 merges, 2 workers, end to end"
     if path is None or ctx.gpt2 is None:
         table.note("{}: skipped, {} is missing".format(
             what, ctx.corpora / name if path is None else "GPT-2's files"))
         return
-    _progress("encode_files: bpe, single thread and 2 workers, on {} ...".format(name))
+    _progress(f"encode_files: bpe, single thread and 2 workers, on {name} ...")
     args = {"path": str(path), "vocab_json": ctx.gpt2[0], "merges_txt": ctx.gpt2[1],
             "out_dir": str(ctx.corpora)}
     best = None
@@ -1167,11 +1255,18 @@ def row_encode_files(ctx, table):
             best["seconds"] = min(best["seconds"], res["seconds"])
             best["single_seconds"] = min(best["single_seconds"], res["single_seconds"])
     r = best["single_seconds"] / (2 * best["seconds"])
-    table.row(what, "{:.2f} s, {:.1f} MB/s ({})".format(best["seconds"], best["mb"] / best["seconds"],
-                                                        best["backend"]),
-              "2 × {:.1f} MB/s: encode_ordinary, 1 thread ({:.2f} s)".format(
-                  best["mb"] / best["single_seconds"], best["single_seconds"]),
-              "{:.2f}×".format(r), "≥ 0.8×", _met(r >= 0.8))
+    table.row(
+        what,
+        "{:.2f} s, {:.1f} MB/s ({})".format(
+            best["seconds"], best["mb"] / best["seconds"], best["backend"]
+        ),
+        "2 × {:.1f} MB/s: encode_ordinary, 1 thread ({:.2f} s)".format(
+            best["mb"] / best["single_seconds"], best["single_seconds"]
+        ),
+        f"{r:.2f}×",
+        "≥ 0.8×",
+        _met(r >= 0.8),
+    )
     table.note("encode_files: {:,} ids written, {} the {:,} of encode_ordinary; best of {} fresh "
                "processes".format(best["count"], "equal to" if best["count"] == best["tokens"]
                                   else "NOT equal to", best["tokens"], ctx.reps))
@@ -1180,11 +1275,11 @@ def row_encode_files(ctx, table):
 def row_dask_encode(ctx, table):
     name = "english.txt"
     path = utf8_corpus(ctx, table, name)
-    what = "Dask encode (`tools/train_dask.py`) {}, local cluster of 2 workers".format(name)
+    what = f"Dask encode (`tools/train_dask.py`) {name}, local cluster of 2 workers"
     if path is None or ctx.gpt2 is None or not (_have("distributed") and _have("fsspec")):
-        table.note("{}: skipped (needs {}, GPT-2's files and dask[distributed])".format(what, name))
+        table.note(f"{what}: skipped (needs {name}, GPT-2's files and dask[distributed])")
         return
-    _progress("dask_encode: encode_on_dask and encode_files on {} ...".format(name))
+    _progress(f"dask_encode: encode_on_dask and encode_files on {name} ...")
     res = run_worker("dask_encode", {"path": str(path), "vocab_json": ctx.gpt2[0],
                                      "merges_txt": ctx.gpt2[1], "out_dir": str(ctx.corpora)},
                      ctx.timeout)
@@ -1195,7 +1290,7 @@ def row_dask_encode(ctx, table):
     r = res["files_seconds"] / res["seconds"]
     table.row(what, "{:.2f} s, {:.1f} MB/s".format(res["seconds"], res["mb"] / res["seconds"]),
               "{:.2f} s `encode_files`, 2 workers".format(res["files_seconds"]),
-              "{:.2f}×".format(r), "(none; shards = encode_files)", "yes" if res["same"] else "NO")
+              f"{r:.2f}×", "(none; shards = encode_files)", "yes" if res["same"] else "NO")
     table.note("dask_encode: {} shards, joined {} encode_files' array; starting the local "
                "cluster took {:.1f} s more".format(res["shards"], "equal to" if res["same"]
                                                     else "DIFFERENT from", res["cluster_seconds"]))
@@ -1205,9 +1300,9 @@ def row_python_train_files(ctx, table):
     name = "english10.txt"
     path = utf8_corpus(ctx, table, name)
     vocab = 8192
-    what = "pure-Python `train_files` english10.txt, vocab {}".format(vocab)
+    what = f"pure-Python `train_files` english10.txt, vocab {vocab}"
     if path is None:
-        table.note("{}: skipped, corpus {} is missing".format(what, ctx.corpora / name))
+        table.note(f"{what}: skipped, corpus {ctx.corpora / name} is missing")
         return
     args = {"path": str(path), "vocab": vocab}
     _progress("python_train_files: bpe_fallback on english10.txt ...")
@@ -1217,7 +1312,7 @@ def row_python_train_files(ctx, table):
         _progress("python_train_files: Hugging Face tokenizers on english10.txt ...")
         anchor = run_repeated("train_hf", args, ctx.timeout, ctx.train_reps)
     else:
-        table.note("{}: tokenizers is not installed; no anchor".format(what))
+        table.note(f"{what}: tokenizers is not installed; no anchor")
     o_txt = "{:.1f} s".format(ours["seconds"]) if ours["ok"] else _short(ours["error"])
     if anchor is None:
         a_txt = "n/a (no tokenizers)"
@@ -1227,9 +1322,10 @@ def row_python_train_files(ctx, table):
         a_txt = _short(anchor["error"])
     if ours["ok"] and anchor is not None and anchor["ok"]:
         r = ours["seconds"] / anchor["seconds"]
-        table.row(what, o_txt, a_txt, "{:.2f}".format(r), "time ≤ 1.2", _met(r <= 1.2))
+        table.row(what, o_txt, a_txt, f"{r:.2f}", "time ≤ 1.2", _met(r <= 1.2))
         table.note(
-            "python_train_files: {} merges (ours) / {} (HF); peak memory {:.0f} MB / {:.0f} MB".format(
+            "python_train_files: {} merges (ours) / {} (HF); "
+            "peak memory {:.0f} MB / {:.0f} MB".format(
                 ours["merges"], anchor["merges"], ours["peak_mb"], anchor["peak_mb"]
             )
         )
@@ -1248,22 +1344,33 @@ def row_python_encode(ctx, table):
     path = utf8_corpus(ctx, table, name)
     what = "pure-Python `encode_ordinary` english10.txt (first 2 MB), GPT-2 merges, 1 thread"
     if path is None:
-        table.note("{}: skipped, corpus {} is missing".format(what, ctx.corpora / name))
+        table.note(f"{what}: skipped, corpus {ctx.corpora / name} is missing")
         return
     if ctx.gpt2 is None or not _have("tiktoken"):
-        table.note("{}: skipped, needs the GPT-2 files and tiktoken".format(what))
+        table.note(f"{what}: skipped, needs the GPT-2 files and tiktoken")
         return
     _progress("python_encode: bpe_fallback and tiktoken on english10.txt ...")
-    res = run_worker("python_encode", {"path": str(path), "chars": 2_000_000, "vocab_json": ctx.gpt2[0],
-                                       "merges_txt": ctx.gpt2[1], "reps": ctx.reps}, ctx.timeout)
+    res = run_worker(
+        "python_encode",
+        {
+            "path": str(path),
+            "chars": 2_000_000,
+            "vocab_json": ctx.gpt2[0],
+            "merges_txt": ctx.gpt2[1],
+            "reps": ctx.reps,
+        },
+        ctx.timeout,
+    )
     if not res["ok"]:
         table.row(what, _short(res["error"]), "-", "-", "(no slower than before)", "-")
         table.note("python_encode: {}".format(res["error"]))
         return
     o_mbs, t_mbs = res["mb"] / res["ours_seconds"], res["mb"] / res["tiktoken_seconds"]
-    table.row(what, "{:.2f} MB/s (python)".format(o_mbs), "{:.2f} MB/s tiktoken".format(t_mbs),
-              "{:.2f}".format(o_mbs / t_mbs), "(no slower than before)", "-")
-    table.note("python_encode: ids identical to tiktoken: {}".format("yes" if res["ids_match"] else "NO"))
+    table.row(what, f"{o_mbs:.2f} MB/s (python)", f"{t_mbs:.2f} MB/s tiktoken",
+              f"{o_mbs / t_mbs:.2f}", "(no slower than before)", "-")
+    table.note(
+        "python_encode: ids identical to tiktoken: {}".format("yes" if res["ids_match"] else "NO")
+    )
 
 
 def row_parity(ctx, table):
@@ -1277,12 +1384,12 @@ def row_parity(ctx, table):
     for corpus in ctx.peer_corpora:
         path = utf8_corpus(ctx, table, corpus)
         if path is None:
-            table.note("parity {}: skipped, corpus missing".format(corpus))
+            table.note(f"parity {corpus}: skipped, corpus missing")
             continue
         for vocab in ctx.peer_vocabs:
             if vocab not in files:
                 continue
-            _progress("parity: bpe_fallback {} on {} ...".format(vocab, corpus))
+            _progress(f"parity: bpe_fallback {vocab} on {corpus} ...")
             res = run_worker("parity", dict(files[vocab], path=str(path)), ctx.timeout)
             if not res["ok"]:
                 results.append((vocab, corpus, None, res["error"]))
@@ -1291,16 +1398,23 @@ def row_parity(ctx, table):
     if not results:
         return
     same = [r for r in results if r[2]]
-    what = "pure-Python ids == tiktoken's, whole corpora ({} vocabularies × corpora)".format(len(results))
-    table.row(what, "{} of {} identical".format(len(same), len(results)), "tiktoken", "-", "all identical",
+    what = f"pure-Python ids == tiktoken's, whole corpora ({len(results)} vocabularies × corpora)"
+    table.row(what, f"{len(same)} of {len(results)} identical", "tiktoken", "-", "all identical",
               _met(len(same) == len(results)))
     for vocab, corpus, ok, res in results:
         if ok is None:
-            table.note("parity {} × {}: {}".format(vocab, corpus, _short(res)))
+            table.note(f"parity {vocab} × {corpus}: {_short(res)}")
         else:
-            table.note("parity {} × {}: {} ({:,} ids, {:.1f} MB/s){}".format(
-                vocab, corpus, "identical" if ok else "DIFFERENT", res["ids"], res["mb"] / res["seconds"],
-                "" if ok else ", first difference at id {}".format(res["first_difference"])))
+            table.note(
+                "parity {} × {}: {} ({:,} ids, {:.1f} MB/s){}".format(
+                    vocab,
+                    corpus,
+                    "identical" if ok else "DIFFERENT",
+                    res["ids"],
+                    res["mb"] / res["seconds"],
+                    "" if ok else ", first difference at id {}".format(res["first_difference"]),
+                )
+            )
 
 
 def _write_if_changed(path, data):
@@ -1332,13 +1446,14 @@ def _slow_txt(res, limit, label):
     if res["ok"]:
         return "{:.1f} s {}".format(res["seconds"], label)
     if res.get("timed_out"):
-        return "> {:.0f} s (stopped) {}".format(limit, label)
+        return f"> {limit:.0f} s (stopped) {label}"
     return "{} {}".format(_short(res["error"], 50), label)
 
 
 def _patho_train(ctx, table):
-    what = "`train_files` with one 500 KB pre-token (5 MB english + 500 KB word), vocab {}".format(
-        PATHO_VOCAB)
+    what = (
+        f"`train_files` with one 500 KB pre-token (5 MB english + 500 KB word), vocab {PATHO_VOCAB}"
+    )
     target = "≤ 3.0×"
     paths = patho_train_corpora(ctx, table)
     if paths is None:
@@ -1348,15 +1463,17 @@ def _patho_train(ctx, table):
     res = {}
     for job, label in (("train_ours", "bpe"), ("train_fallback", "bpe_fallback")):
         for key, args in (("without", base), ("with", patho)):
-            _progress("pathological: {} train_files {} the 500 KB pre-token ...".format(label, key))
+            _progress(f"pathological: {label} train_files {key} the 500 KB pre-token ...")
             res[job, key] = run_repeated(job, args, ctx.timeout, ctx.train_reps)
     if _have("tokenizers"):
         for key, args in (("without", base), ("with", patho)):
-            _progress("pathological: HF tokenizers train {} the 500 KB pre-token (limit {:.0f} s) ...".format(
-                key, ctx.slow_limit))
+            _progress(
+                f"pathological: HF tokenizers train {key} the 500 KB pre-token "
+                f"(limit {ctx.slow_limit:.0f} s) ..."
+            )
             res["train_hf", key] = run_repeated("train_hf", args, ctx.slow_limit, ctx.train_reps)
     else:
-        table.note("{}: tokenizers is not installed; no Hugging Face time".format(what))
+        table.note(f"{what}: tokenizers is not installed; no Hugging Face time")
 
     def ratio(job):
         w, wo = res[job, "with"], res[job, "without"]
@@ -1378,9 +1495,13 @@ def _patho_train(ctx, table):
         anchors = ["bpe_fallback " + _short((fb_w if not fb_w["ok"] else fb_wo)["error"], 50)]
     if ("train_hf", "with") in res:
         hf_w, hf_wo = res["train_hf", "with"], res["train_hf", "without"]
-        anchors.append("HF tokenizers {} ({} without)".format(
-            _slow_txt(hf_w, ctx.slow_limit, "").strip(), _slow_txt(hf_wo, ctx.slow_limit, "").strip()))
-    table.row(what, o_txt, "; ".join(anchors), "{:.2f}×".format(r) if r is not None else "-",
+        anchors.append(
+            "HF tokenizers {} ({} without)".format(
+                _slow_txt(hf_w, ctx.slow_limit, "").strip(),
+                _slow_txt(hf_wo, ctx.slow_limit, "").strip(),
+            )
+        )
+    table.row(what, o_txt, "; ".join(anchors), f"{r:.2f}×" if r is not None else "-",
               target, _met(r <= 3.0) if r is not None else "-")
     merges = []
     for (job, key), v in res.items():
@@ -1416,12 +1537,14 @@ def _patho_encode(ctx, table):
         table.note("pathological encode_ordinary: tiktoken is not installed; no anchor")
     tt_notes, hf_notes = [], []
     for kind, label in PATHO_ENCODE_INPUTS:
-        what = "`encode_ordinary` 1 MB as one pre-token: {}".format(label)
+        what = f"`encode_ordinary` 1 MB as one pre-token: {label}"
         args = {"kind": kind, "n": PATHO_ENCODE_BYTES, "vocab_json": ctx.gpt2[0],
                 "merges_txt": ctx.gpt2[1], "reps": ctx.reps}
-        _progress("pathological: encode_ordinary {} (bpe, tiktoken, HF tokenizers) ...".format(kind))
+        _progress(f"pathological: encode_ordinary {kind} (bpe, tiktoken, HF tokenizers) ...")
         ours = run_worker("patho_encode", dict(args, lib="ours"), ctx.timeout)
-        tt = run_worker("patho_encode", dict(args, lib="tiktoken"), ctx.timeout) if have_tt else None
+        tt = (
+            run_worker("patho_encode", dict(args, lib="tiktoken"), ctx.timeout) if have_tt else None
+        )
         hf = run_worker("patho_encode", dict(args, lib="hf"), ctx.slow_limit) if have_hf else None
 
         if ours["ok"]:
@@ -1435,7 +1558,7 @@ def _patho_encode(ctx, table):
             a_txt = "{:.3f} s tiktoken".format(tt["seconds"])
             if ours["ok"]:
                 r = ours["seconds"] / tt["seconds"]
-                ratio, met = "{:.2f}×".format(r), _met(r <= 1.5)
+                ratio, met = f"{r:.2f}×", _met(r <= 1.5)
                 tt_notes.append("{} {} ({:,} tokens)".format(
                     kind, "yes" if ours["digest"] == tt["digest"] else "NO", ours["tokens"]))
         else:
@@ -1450,13 +1573,19 @@ def _patho_encode(ctx, table):
         if hf is not None:
             txt = _slow_txt(hf, ctx.slow_limit, "").strip()
             if hf["ok"] and ours["ok"]:
-                txt += ", ids equal ours: {}".format("yes" if hf["digest"] == ours["digest"] else "NO")
-            hf_notes.append("{} {}".format(kind, txt))
+                txt += ", ids equal ours: {}".format(
+                    "yes" if hf["digest"] == ours["digest"] else "NO"
+                )
+            hf_notes.append(f"{kind} {txt}")
     if tt_notes:
-        table.note("pathological encode_ordinary: ids identical to tiktoken: " + "; ".join(tt_notes))
+        table.note(
+            "pathological encode_ordinary: ids identical to tiktoken: " + "; ".join(tt_notes)
+        )
     if hf_notes:
-        table.note("pathological encode_ordinary: Hugging Face tokenizers (GPT-2 files, ByteLevel, "
-                   "best of {}, limit {:.0f} s): {}".format(ctx.reps, ctx.slow_limit, "; ".join(hf_notes)))
+        table.note(
+            "pathological encode_ordinary: Hugging Face tokenizers (GPT-2 files, ByteLevel, "
+            "best of {}, limit {:.0f} s): {}".format(ctx.reps, ctx.slow_limit, "; ".join(hf_notes))
+        )
 
 
 def _patho_decode(ctx, table):
@@ -1467,16 +1596,23 @@ def _patho_decode(ctx, table):
         table.note("{}: skipped, corpus {} is missing".format(what, ctx.corpora / "english10.txt"))
         return
     if ctx.gpt2 is None:
-        table.note("{}: skipped, GPT-2 files not found".format(what))
+        table.note(f"{what}: skipped, GPT-2 files not found")
         return
-    args = {"path": str(path), "vocab_json": ctx.gpt2[0], "merges_txt": ctx.gpt2[1], "reps": ctx.reps}
+    args = {
+        "path": str(path),
+        "vocab_json": ctx.gpt2[0],
+        "merges_txt": ctx.gpt2[1],
+        "reps": ctx.reps,
+    }
     _progress("pathological: decode 1 MB and 10 MB of ids ...")
     small = run_worker("patho_decode", dict(args, lib="ours", nbytes=1_000_000), ctx.timeout)
     large = run_worker("patho_decode", dict(args, lib="ours", nbytes=10_000_000), ctx.timeout)
     tt = tt_small = None
     if _have("tiktoken"):
         _progress("pathological: tiktoken decode 1 MB and 10 MB of ids ...")
-        tt_small = run_worker("patho_decode", dict(args, lib="tiktoken", nbytes=1_000_000), ctx.timeout)
+        tt_small = run_worker(
+            "patho_decode", dict(args, lib="tiktoken", nbytes=1_000_000), ctx.timeout
+        )
         tt = run_worker("patho_decode", dict(args, lib="tiktoken", nbytes=10_000_000), ctx.timeout)
 
     def per_m(res):
@@ -1490,7 +1626,7 @@ def _patho_decode(ctx, table):
     if small["ok"] and large["ok"]:
         r = per_m(large) / per_m(small)
         table.row(what, txt(large, 10) + " ({})".format(large["backend"]), txt(small, 1),
-                  "{:.2f}×".format(r), target, _met(r <= 1.5))
+                  f"{r:.2f}×", target, _met(r <= 1.5))
     else:
         table.row(what, txt(large, 10), txt(small, 1), "-", target, "-")
     parts = []
@@ -1502,11 +1638,17 @@ def _patho_decode(ctx, table):
             parts.append("{}: {}".format(label, res["error"]))
     if tt is not None:
         if tt["ok"]:
-            parts.append("tiktoken decodes the 10 MB ids ({:,}) in {:.4f} s = {:.4f} s per M ids".format(
-                tt["ids"], tt["seconds"], per_m(tt)))
+            parts.append(
+                "tiktoken decodes the 10 MB ids ({:,}) in {:.4f} s = {:.4f} s per M ids".format(
+                    tt["ids"], tt["seconds"], per_m(tt)
+                )
+            )
             if tt_small["ok"]:
-                parts.append("tiktoken's own 10 MB / 1 MB per-id ratio: {:.2f}× ({:.4f} s per M ids "
-                             "at 1 MB)".format(per_m(tt) / per_m(tt_small), per_m(tt_small)))
+                parts.append(
+                    f"tiktoken's own 10 MB / 1 MB per-id ratio: "
+                    f"{per_m(tt) / per_m(tt_small):.2f}× ({per_m(tt_small):.4f} s per M ids "
+                    "at 1 MB)"
+                )
         else:
             parts.append("tiktoken decode: {}".format(tt["error"]))
     table.note("pathological decode: " + "; ".join(parts))
@@ -1518,8 +1660,10 @@ def row_pathological(ctx, table):
         try:
             part(ctx, table)
         except Exception as exc:  # noqa: BLE001
-            table.row("pathological: " + part.__name__.lstrip("_"), _short(_err(exc)), "-", "-", "-", "-")
-            table.note("pathological {}: {}".format(part.__name__, traceback.format_exc()))
+            table.row(
+                "pathological: " + part.__name__.lstrip("_"), _short(_err(exc)), "-", "-", "-", "-"
+            )
+            table.note(f"pathological {part.__name__}: {traceback.format_exc()}")
 
 
 ROW_FUNCS = {
@@ -1544,11 +1688,19 @@ def _versions():
     from importlib import metadata
 
     out = []
-    for dist in ("tiktoken", "tokenizers", "rustbpe", "fastokens", "quicktok-v1", "tokie", "riptoken"):
+    for dist in (
+        "tiktoken",
+        "tokenizers",
+        "rustbpe",
+        "fastokens",
+        "quicktok-v1",
+        "tokie",
+        "riptoken",
+    ):
         try:
-            out.append("{} {}".format(dist, metadata.version(dist)))
+            out.append(f"{dist} {metadata.version(dist)}")
         except metadata.PackageNotFoundError:
-            out.append("{} (not installed)".format(dist))
+            out.append(f"{dist} (not installed)")
     return ", ".join(out)
 
 
@@ -1556,7 +1708,7 @@ def _bpe_backend():
     code = "import bpe; print(bpe.BACKEND, bpe.__file__)"
     try:
         out = subprocess.run(
-            [sys.executable, "-c", "import sys; sys.path.append(%r); %s" % (str(REPO), code)],
+            [sys.executable, "-c", f"import sys; sys.path.append({str(REPO)!r}); {code}"],
             capture_output=True, text=True, timeout=120, cwd=str(TOOLS),
         )
     except subprocess.TimeoutExpired:
@@ -1626,19 +1778,21 @@ def main(argv=None):
 
     table = Table()
     if not ctx.corpora.is_dir():
-        table.note("corpora directory {} is missing; run tools/make_corpora.sh".format(ctx.corpora))
+        table.note(f"corpora directory {ctx.corpora} is missing; run tools/make_corpora.sh")
     for name in selected:
         try:
             ROW_FUNCS[name](ctx, table)
         except Exception as exc:  # noqa: BLE001 - one broken row must not hide the others
             table.row(name, _short(_err(exc)), "-", "-", "-", "-")
-            table.note("{}: {}".format(name, traceback.format_exc()))
+            table.note(f"{name}: {traceback.format_exc()}")
 
     print("## bpe benchmark{}\n".format(" (--quick)" if args.quick else ""))
-    print("- machine: {} CPUs, {} {}, Python {}".format(
-        os.cpu_count(), platform.system(), platform.machine(), platform.python_version()))
-    print("- bpe: {}".format(_bpe_backend()))
-    print("- {}".format(_versions()))
+    print(
+        f"- machine: {os.cpu_count()} CPUs, {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()}"
+    )
+    print(f"- bpe: {_bpe_backend()}")
+    print(f"- {_versions()}")
     print("- corpora: {}; GPT-2 files: {}".format(
         ctx.corpora, os.path.dirname(ctx.gpt2[0]) if ctx.gpt2 else "not found"))
     print()

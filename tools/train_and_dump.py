@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Train a byte-level BPE tokenizer and write it: the library's `bpe train`, run from a clone.
 
-    python tools/train_and_dump.py INPUT... --vocab-size N [--format native|tiktoken|huggingface|gpt2]
+    python tools/train_and_dump.py INPUT... --vocab-size N
+                                   [--format native|tiktoken|huggingface|gpt2]
                                    [-o OUT] [--pattern P] [--special TOKEN]... [...]
     python tools/train_and_dump.py      (no arguments: the bundled sample tests/data/corpus.en,
                                          vocab 1000, <|endoftext|>, written to sample.bpe)

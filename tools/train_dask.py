@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Train a byte-level BPE tokenizer, or encode a corpus with one, on a Dask cluster.
 
-    python tools/train_dask.py train INPUT... --vocab-size N [-o tokenizer.bpe] [--scheduler ADDRESS]
-    python tools/train_dask.py encode --tokenizer T INPUT... -o DIR [--eot TOKEN] [--scheduler ADDRESS]
+    python tools/train_dask.py train INPUT... --vocab-size N [-o tokenizer.bpe]
+                                     [--scheduler ADDRESS]
+    python tools/train_dask.py encode --tokenizer T INPUT... -o DIR [--eot TOKEN]
+                                      [--scheduler ADDRESS]
 
 The inputs are files or glob patterns, local or any fsspec URL the workers can read. JSON
 lines (`.jsonl`, `.ndjson`, maybe compressed; or every input with `--jsonl`) give one
@@ -61,7 +63,8 @@ class Source:
         self.jsonl, self.compression, self.local = jsonl, compression, local
 
     def __repr__(self):
-        return f"Source({self.name!r}, {self.size}, jsonl={self.jsonl}, compression={self.compression!r})"
+        return (f"Source({self.name!r}, {self.size}, jsonl={self.jsonl}, "
+                f"compression={self.compression!r})")
 
 
 def resolve_inputs(inputs, *, jsonl=None):
@@ -77,7 +80,9 @@ def resolve_inputs(inputs, *, jsonl=None):
         try:
             fs, path = url_to_fs(given)
             if has_magic(path):
-                infos = [i for i in fs.glob(path, detail=True).values() if i.get("type") != "directory"]
+                infos = [
+                    i for i in fs.glob(path, detail=True).values() if i.get("type") != "directory"
+                ]
                 if not infos:
                     raise ToolError(f"no file matches {given}")
             else:
@@ -346,9 +351,10 @@ def encode_task(task, tok, shard, options):
     this worker; returns the sidecar's dict.  Remote or compressed files are copied here."""
     ranges, copies = [], []
     try:
-        for kind, fs, path, name, start, end, compression in task:
-            if compression is None and "file" in (fs.protocol if isinstance(fs.protocol, (tuple, list))
-                                                  else (fs.protocol,)):
+        for _kind, fs, path, _name, start, end, compression in task:
+            if compression is None and "file" in (
+                fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+            ):
                 ranges.append((path, start, end))
                 continue
             fd, copy = tempfile.mkstemp(prefix="bpe-dask-")
@@ -386,7 +392,9 @@ def encode_on_dask(inputs, tokenizer, out_dir, *, client=None, eot=None, dtype=N
                          src.size, src.compression or "copy"))
     tasks = _in_input_order(jobs, blocksize)
     _ship_module(client)
-    shards = [os.path.join(os.path.abspath(out_dir), f"part-{k:05d}.bin") for k in range(len(tasks))]
+    shards = [
+        os.path.join(os.path.abspath(out_dir), f"part-{k:05d}.bin") for k in range(len(tasks))
+    ]
     sizes = [sum(j[5] - j[4] for j in t) for t in tasks]
     start = time.perf_counter()
     if client is not None:
@@ -445,8 +453,11 @@ def _in_input_order(jobs, blocksize):
 # --------------------------------------------------------------------------
 
 PROG = "train_dask"
-FORMATS = {"native": ("tokenizer.bpe", "save"), "huggingface": ("tokenizer.json", "save_huggingface"),
-           "gpt2": ("tokenizer-gpt2", "save_gpt2")}
+FORMATS = {
+    "native": ("tokenizer.bpe", "save"),
+    "huggingface": ("tokenizer.json", "save_huggingface"),
+    "gpt2": ("tokenizer-gpt2", "save_gpt2"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -462,7 +473,8 @@ def _size(text):
 
         n = int(parse_bytes(text))
     except (ValueError, TypeError, ImportError):
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 64MiB, 1000000, auto)")
+        raise argparse.ArgumentTypeError(
+            f"not a size: {text!r} (e.g. 64MiB, 1000000, auto)") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
     return n
@@ -489,22 +501,38 @@ def build_parser():
                        help="the field of a JSON record that holds its text (default text)")
         c.add_argument("--blocksize", type=_size, metavar="SIZE",
                        help="bytes per task, e.g. 64MiB (default: about 4 tasks per worker thread)")
-        c.add_argument("-q", "--quiet", action="store_true", help="no summary, no automatic progress")
+        c.add_argument(
+            "-q", "--quiet", action="store_true", help="no summary, no automatic progress"
+        )
         c.add_argument("--progress", action="store_true",
                        help="show progress on stderr even when it is not a terminal")
     t.add_argument("--vocab-size", type=int, required=True, metavar="N")
-    t.add_argument("--pattern", default="gpt2", metavar="P", help="gpt2, cl100k, o200k, words, bytes or a regex")
-    t.add_argument("--special", action="append", default=[], metavar="TOKEN", help="a special token")
+    t.add_argument(
+        "--pattern",
+        default="gpt2",
+        metavar="P",
+        help="gpt2, cl100k, o200k, words, bytes or a regex",
+    )
+    t.add_argument(
+        "--special", action="append", default=[], metavar="TOKEN", help="a special token"
+    )
     t.add_argument("--min-frequency", type=int, default=2, metavar="N")
     t.add_argument("--max-token-bytes", type=int, metavar="N")
     t.add_argument("-o", "--output", metavar="OUT", help="default: tokenizer.bpe (native)")
     t.add_argument("--format", choices=list(FORMATS), default="native")
     e.add_argument("--tokenizer", "-t", required=True, metavar="T",
                    help="a tokenizer file in any format Tokenizer.from_file reads")
-    e.add_argument("-o", "--output", required=True, metavar="DIR", help="the directory of the shards")
+    e.add_argument(
+        "-o", "--output", required=True, metavar="DIR", help="the directory of the shards"
+    )
     e.add_argument("--eot", metavar="TOKEN", help="a special token to append after every document")
-    e.add_argument("--allowed-special", action="append", default=[], metavar="TOKEN",
-                   help="encode this special token's text as the token (repeatable; all: every one)")
+    e.add_argument(
+        "--allowed-special",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="encode this special token's text as the token (repeatable; all: every one)",
+    )
     return p
 
 
@@ -524,7 +552,9 @@ def _connect(args, say):
             client.wait_for_workers(1, timeout=60)
         except Exception:  # a timeout, whichever flavour
             client.close()
-            raise ToolError(f"no worker joined the scheduler {args.scheduler} within 60 s") from None
+            raise ToolError(
+                f"no worker joined the scheduler {args.scheduler} within 60 s"
+            ) from None
         say(f"cluster      {client.scheduler.address}, {len(client.nthreads())} workers")
         return client, None
     n = args.workers or 2
@@ -547,9 +577,13 @@ def _main(args):
     name = "bpe_fallback" if os.environ.get("BPE_BACKEND", "").lower() == "python" else "bpe"
     mod = importlib.import_module(name)
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
-    progress = mod.ProgressBar() if args.progress or (not args.quiet and sys.stderr.isatty()) else None
+    progress = (
+        mod.ProgressBar() if args.progress or (not args.quiet and sys.stderr.isatty()) else None
+    )
     if args.workers is not None and (args.workers < 1 or args.scheduler):
-        raise ToolError("--workers must be at least 1, and sizes the local cluster (not with --scheduler)")
+        raise ToolError(
+            "--workers must be at least 1, and sizes the local cluster (not with --scheduler)"
+        )
     if args.command == "train":
         if args.vocab_size > 1 << 31:
             raise ToolError(f"--vocab-size must be at most {1 << 31} (ids are 32-bit)")
@@ -592,9 +626,11 @@ def _main(args):
             cluster.close()
     for path, offset in sorted(counted.invalid_utf8().items()):
         warnings.warn(f"{path}: invalid UTF-8 at byte {offset} (and maybe later); "
-                      f"such bytes are read as U+FFFD")
-    say(f"inputs       {counted.files} files ({counted.bytes:,} bytes) in {counted.tasks} task{'s' * (counted.tasks != 1)} "
-        f"of up to {counted.blocksize:,} bytes")
+                      f"such bytes are read as U+FFFD", stacklevel=1)
+    say(
+        f"inputs       {counted.files} files ({counted.bytes:,} bytes) in {counted.tasks} "
+        f"task{'s' * (counted.tasks != 1)} of up to {counted.blocksize:,} bytes"
+    )
     say(f"counted      {counted.distinct:,} distinct pre-tokens in {counted.seconds:.2f} s")
     say(f"merges       {len(tok.merges):,} learned; vocab_size {tok.vocab_size}")
     getattr(tok, FORMATS[args.format][1])(out)
@@ -617,7 +653,9 @@ def main(argv=None):
             if os.environ.get("BPE_DEBUG"):
                 raise
             cause = type(e).__module__.split(".")[0] in ("dask", "distributed")
-            message = (f"the cluster failed: {type(e).__name__}: " if cause else "") + (str(e) or type(e).__name__)
+            message = (f"the cluster failed: {type(e).__name__}: " if cause else "") + (
+                str(e) or type(e).__name__
+            )
             code = 2 if isinstance(e, ToolError) and "--help" in str(e) else 1
     sys.stderr.write(f"{PROG}: error: {' '.join(message.split())}\n")
     return code

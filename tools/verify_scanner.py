@@ -42,8 +42,11 @@ def main(argv):
                 verdict = "identical"
             else:
                 failed = True
-                token = next(t for t in sorted(set(ours) | set(theirs)) if ours.get(t) != theirs.get(t))
-                verdict = f"DIFFERENT: {token!r} native {ours.get(token, 0)} vs regex {theirs.get(token, 0)}"
+                token = next(
+                    t for t in sorted(set(ours) | set(theirs)) if ours.get(t) != theirs.get(t)
+                )
+                verdict = (f"DIFFERENT: {token!r} native {ours.get(token, 0)} "
+                           f"vs regex {theirs.get(token, 0)}")
             print(f"{os.path.basename(path):18} {name:7} {sum(theirs.values()):>10,} pre-tokens  "
                   f"{verdict}  (native {mid - start:.2f} s, regex {end - mid:.2f} s)")
             del ours, theirs
