@@ -742,7 +742,9 @@ def test_autotokenizer_save_pretrained_loads_back(mod, hf_tok, tmp_path):
 
 def test_gpt2_tokenizer_fast_directory_loads(mod, gpt2, tmp_path):
     transformers = pytest.importorskip("transformers")
-    hf = transformers.GPT2TokenizerFast(vocab_file=str(GPT2_VOCAB), merges_file=str(GPT2_MERGES))
+    # positional: vocab_file / merges_file in transformers 4, vocab / merges in 5
+    hf = transformers.GPT2TokenizerFast(str(GPT2_VOCAB), str(GPT2_MERGES))
+    assert len(hf) == 50257
     hf.save_pretrained(str(tmp_path))
     back = mod.Tokenizer.from_huggingface(tmp_path / "tokenizer.json")
     assert back == gpt2
