@@ -3370,8 +3370,8 @@ class _HfChecks:
 
 def _hf_pipeline(doc, c):
     """The pattern; refuse what would change the ids around the model
-    (truncation, padding, a normalizer, a post-processor or decoder other than
-    ByteLevel)."""
+    (truncation, padding, a normalizer, a post-processor that adds or changes
+    ids, a decoder other than ByteLevel)."""
     for key, effect in (("truncation", "cut"), ("padding", "pad")):
         if doc.get(key) is not None:
             c.fail(f"'{key}' is set: tokenizers would {effect} the ids, this library does not")
@@ -3379,17 +3379,64 @@ def _hf_pipeline(doc, c):
         c.fail(f"the normalizer {_hf_kind(doc['normalizer'])} is not supported (byte-level BPE "
                f"of the text as it is only)")
     pattern = _hf_pattern(doc.get("pre_tokenizer"), c.fail)
-    for key, what in (("post_processor", "it would add or change ids"),
-                      ("decoder", "it would decode otherwise")):
-        value = doc.get(key)
-        if value is None:
-            continue
+    _hf_post_processor(doc.get("post_processor"), "post_processor", c)
+    value = doc.get("decoder")
+    if value is not None:
         if not isinstance(value, dict) or value.get("type") != "ByteLevel":
-            c.fail(f"the {key} {_hf_kind(value)} is not supported ({what})")
-        c.check(value, key, _HF_BYTE_LEVEL_FIELDS)
-        for name in ("add_prefix_space", "trim_offsets", "use_regex"):
-            c.flag(value, key, name)
+            c.fail(f"the decoder {_hf_kind(value)} is not supported (it would decode otherwise)")
+        _hf_byte_level_flags(value, "decoder", c)
     return pattern
+
+
+def _hf_byte_level_flags(value, field, c):
+    c.check(value, field, _HF_BYTE_LEVEL_FIELDS)
+    for name in ("add_prefix_space", "trim_offsets", "use_regex"):
+        c.flag(value, field, name)
+
+
+def _hf_post_processor(value, field, c):
+    """Accept a post-processor that adds and changes no id, refuse any other:
+    ByteLevel (it trims offsets only), a TemplateProcessing whose templates
+    are `$A` and `$A $B` with no special token (type ids aside: transformers
+    writes one on every save_pretrained), and a Sequence of these."""
+    if value is None:
+        return
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "ByteLevel":
+        _hf_byte_level_flags(value, field, c)
+    elif kind == "Sequence":
+        c.check(value, field, frozenset(["type", "processors"]))
+        steps = value.get("processors")
+        if not isinstance(steps, list):
+            c.fail(f"{field}.processors must be an array, not {_json_type(steps)}")
+        for k, step in enumerate(steps):
+            _hf_post_processor(step, f"{field}.processors[{k}]", c)
+    elif kind == "TemplateProcessing":
+        c.check(value, field, frozenset(["type", "single", "pair", "special_tokens"]))
+        for key, want in (("single", ["A"]), ("pair", ["A", "B"])):
+            pieces = value.get(key)
+            if not isinstance(pieces, list) or [_hf_template_part(p) for p in pieces] != want:
+                c.fail(f"{field}: a TemplateProcessing whose {key} template is not "
+                       f"{' '.join('$' + x for x in want)} is not supported (it would add or move "
+                       f"ids)")
+        if not isinstance(value.get("special_tokens", {}), dict):
+            c.fail(f"{field}.special_tokens must be an object, not "
+                   f"{_json_type(value['special_tokens'])}")
+    else:
+        c.fail(f"the {field} {_hf_kind(value)} is not supported (it would add or change ids)")
+
+
+def _hf_template_part(part):
+    """"A" or "B" for a template's {"Sequence": {"id": "A", "type_id": n}}, else None."""
+    if not (isinstance(part, dict) and list(part) == ["Sequence"]
+            and isinstance(part["Sequence"], dict)):
+        return None
+    sequence = part["Sequence"]
+    type_id = sequence.get("type_id", 0)
+    if (set(sequence) <= {"id", "type_id"} and isinstance(type_id, int)
+            and not isinstance(type_id, bool) and sequence.get("id") in ("A", "B")):
+        return sequence["id"]
+    return None
 
 
 def _hf_model(model, c):
