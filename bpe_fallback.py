@@ -2296,6 +2296,17 @@ _RECENT = _collections.deque(maxlen=2)
 _BUILT_LOCK = _threading.Lock()
 
 
+def _new_locks():
+    """A forked child's own locks: another thread may have held these (building
+    an encoding) when the process forked."""
+    global _REGISTRY_LOCK, _BUILT_LOCK
+    _REGISTRY_LOCK, _BUILT_LOCK = _threading.RLock(), _threading.Lock()
+
+
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_new_locks)
+
+
 def _built():
     if not _BUILT:
         import weakref
@@ -4857,29 +4868,12 @@ def _encode_job(job, tok, options, pack=None):
 _worker_encoder = None
 
 
-def _model_parcel(tok):
-    """The model in a few flat buffers, to send to a worker process: faster
-    to pickle (in the parent, holding the GIL) than its dicts and lists."""
-    ids, tokens = list(tok._tokens), list(tok._tokens.values())
-    pairs = _array.array("i", _itertools.chain.from_iterable(tok._rank_pair))
-    return (type(tok), tok._pattern, _array.array("i", ids).tobytes(), b"".join(tokens),
-            _array.array("i", map(len, tokens)).tobytes(), pairs.tobytes(), tok._specials)
-
-
-def _model_unparcel(parcel):
-    cls, pattern, ids, blob, lengths, pairs, specials = parcel
-    tokens, pos = {}, 0
-    for i, n in zip(_array.array("i", ids), _array.array("i", lengths)):
-        tokens[i] = blob[pos:pos + n]
-        pos += n
-    pairs = _array.array("i", pairs)
-    merges = [(tokens[a], tokens[b]) for a, b in zip(pairs[::2], pairs[1::2])]
-    return cls._create(pattern, tokens, merges, specials)
-
-
-def _encode_setup(parcel, options):
+def _encode_setup(model, options):
+    """A worker's tokenizer: `model` is (class, key, blob, name) of its compact
+    state, sent whatever the tokenizer is (a registered encoding would pickle
+    by name, and the worker would read its file again)."""
     global _worker_encoder
-    _worker_encoder = (_model_unparcel(parcel), options)
+    _worker_encoder = (_unpickle_model(*model), options)
 
 
 def _tokenizer_sha256(tok):
@@ -4931,7 +4925,8 @@ def _encode_in_processes(tok, jobs, options, workers):
     procs = min(workers - 1, n - 1)
     window, limit = 2 * procs, 4 * workers
     pool = _WorkerPool(procs, "encode_files", preload=[type(tok).__module__],
-                       setup=_encode_setup, setup_args=(_model_parcel(tok), options))
+                       setup=_encode_setup,
+                       setup_args=((type(tok), *_compact_state(tok), tok.name), options))
     ended = threading.Event()  # this generator ended: start() stops waiting
     starter = None
 

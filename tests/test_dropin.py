@@ -140,6 +140,7 @@ def fresh_env(**values):
     """os.environ without the variables that steer get_encoding, plus `values`."""
     env = {k: v for k, v in os.environ.items() if k not in STEERING}
     env["PYTHONPATH"] = os.pathsep.join([TESTS] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    env["no_proxy"] = env["NO_PROXY"] = "127.0.0.1,localhost"  # the test server is local
     env.update({k: v for k, v in values.items() if v is not None})
     return env
 
