@@ -2135,7 +2135,11 @@ def _download(url, sha256, name):
     import urllib.error
     import urllib.request
 
-    timeout = float(_os.environ.get("BPE_DOWNLOAD_TIMEOUT") or _DOWNLOAD_TIMEOUT)
+    try:
+        timeout = float(_os.environ.get("BPE_DOWNLOAD_TIMEOUT") or _DOWNLOAD_TIMEOUT)
+    except ValueError:
+        raise ValueError(f"BPE_DOWNLOAD_TIMEOUT must be a number of seconds, not "
+                         f"{_os.environ['BPE_DOWNLOAD_TIMEOUT']!r}") from None
     hint = f"; or download it yourself and pass its path: get_encoding({name!r}, path=...)"
     chunks, size = [], 0
     try:
