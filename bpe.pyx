@@ -32,7 +32,8 @@ import regex
 import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__
 # the public helpers this module does not replace
-from bpe_fallback import (ProgressBar, file_cuts, main, read_jsonl, resolve_pattern, str_to_token,
+from bpe_fallback import (ProgressBar, UnknownTokenError, encoding_name_for_model, file_cuts,
+                          list_encoding_names, main, read_jsonl, resolve_pattern, str_to_token,
                           token_to_str)
 
 __all__ = list(_py.__all__)
@@ -54,6 +55,7 @@ class Tokenizer(_py.Tokenizer):
     core_class = Core
 
 
+Encoding = Tokenizer
 count_pretokens = Tokenizer.count_pretokens
 
 
@@ -61,4 +63,9 @@ def get_encoding(name, path=None):
     return Tokenizer.get_encoding(name, path)
 
 
+def encoding_for_model(model_name):
+    return Tokenizer.encoding_for_model(model_name)
+
+
 get_encoding.__doc__ = _py.get_encoding.__doc__
+encoding_for_model.__doc__ = _py.encoding_for_model.__doc__

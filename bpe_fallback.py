@@ -45,6 +45,7 @@ import operator as _operator
 import os as _os
 import stat as _stat
 import sys as _sys
+import threading as _threading
 import time as _time
 import warnings as _warnings
 
@@ -52,7 +53,8 @@ import regex as _regex
 
 __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND",
            "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
-           "file_cuts", "read_jsonl", "ProgressBar", "main"]
+           "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError", "Encoding",
+           "encoding_for_model", "encoding_name_for_model", "list_encoding_names"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -868,9 +870,15 @@ def _check_special_ids(specials, tokens):
     return decoder
 
 
-class _UnknownToken(KeyError, ValueError):
+class UnknownTokenError(KeyError, ValueError):
     """An id that is not in the vocabulary: a ValueError, and the KeyError
-    tiktoken raises for one."""
+    tiktoken raises for one.
+
+    >>> Tokenizer.from_merges([]).decode([300])
+    Traceback (most recent call last):
+    ...
+    bpe_fallback.UnknownTokenError: unknown token id 300
+    """
 
     def __str__(self):
         return str(self.args[0]) if self.args else ""
@@ -882,13 +890,7 @@ class _CoreTokenizer:
     around it.  The public class, Tokenizer (after the extras, below), is
     this class and the extras' mixins."""
 
-    # ---- construction ---------------------------------------------------
-
-    def __init__(self, *args, **kwargs):
-        raise TypeError(
-            "make a Tokenizer with Tokenizer.train, train_files, train_from_counts, "
-            "from_merges, load, from_gpt2, from_tiktoken or from_huggingface"
-        )
+    # ---- construction (Tokenizer(...) itself: tiktoken's Encoding, below) --
 
     @classmethod
     def _create(cls, pattern, tokens, merges, specials):
@@ -1365,7 +1367,7 @@ class _CoreTokenizer:
                 raise TypeError(f"token ids must be ints, not {type(i).__name__}: {i!r}")
             i = i.__index__()
             if i not in self._decoder:
-                raise _UnknownToken(f"unknown token id {i}")
+                raise UnknownTokenError(f"unknown token id {i}")
             clean.append(i)
         return clean
 
@@ -1444,7 +1446,7 @@ class _CoreTokenizer:
         return (f"<{type(self).__module__}.Tokenizer vocab_size={self.vocab_size} "
                 f"merges={len(self._merges)} specials={len(self._specials)} pattern={name}>")
 
-    # ---- equality, pickling, the native file -----------------------------
+    # ---- equality, the native file (pickling: with tiktoken's, below) ----
 
     def _model(self):
         return (self._pattern, self._tokens, self._merges, self._specials)
@@ -1454,11 +1456,9 @@ class _CoreTokenizer:
             return NotImplemented
         return self._model() == other._model()
 
-    __hash__ = None
-
-    def __reduce__(self):
-        return (_rebuild, (type(self), self._pattern, self._tokens, self._merges, self._specials),
-                {"_name": self._name})
+    def __hash__(self):  # equal models hash alike (tiktoken's Encoding is hashable)
+        return hash((self._pattern, len(self._tokens), len(self._merges),
+                     frozenset(self._specials.items())))
 
     def save(self, path):
         """Write the native format: versioned UTF-8 text, atomically.
@@ -1475,10 +1475,6 @@ class _CoreTokenizer:
     def load(cls, path):
         """Read a file written by ``save``; ValueError if it is not one."""
         return cls._create(*_native_parse(_read_text(path), path))
-
-
-def _rebuild(cls, pattern, tokens, merges, specials):
-    return cls._create(pattern, tokens, merges, specials)
 
 
 # ==========================================================================
@@ -1504,6 +1500,64 @@ class _TiktokenMethods:
     raises TypeError instead of being encoded one character at a time."""
 
     _name = "bpe"
+
+    def __init__(self, name=None, *, pat_str=None, mergeable_ranks=None, special_tokens=None,
+                 explicit_n_vocab=None):
+        """tiktoken's constructor, ``Encoding(name, *, pat_str, mergeable_ranks,
+        special_tokens, explicit_n_vocab=None)`` (``Encoding`` is this class); the
+        other ways to make a tokenizer are its class methods.
+
+        >>> ranks = {bytes([b]): b for b in range(256)}
+        >>> ranks[b"hi"] = 256
+        >>> enc = Tokenizer("mine", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks,
+        ...                 special_tokens={"<s>": 257})
+        >>> enc.encode("hi<s>", allowed_special="all"), enc.name
+        ([256, 257], 'mine')
+        """
+        given = {"name": name, "pat_str": pat_str, "mergeable_ranks": mergeable_ranks,
+                 "special_tokens": special_tokens}
+        if all(v is None for v in given.values()):
+            raise TypeError(
+                "make a Tokenizer with Tokenizer.train, train_files, train_from_counts, "
+                "from_merges, load, from_gpt2, from_tiktoken or from_huggingface (or as "
+                "tiktoken's Encoding: Tokenizer(name, pat_str=..., mergeable_ranks=..., "
+                "special_tokens=...))")
+        missing = [k for k, v in given.items() if v is None]
+        if missing:
+            raise TypeError(f"Encoding() needs {', '.join(missing)}")
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        if not isinstance(pat_str, str):
+            raise TypeError(f"pat_str must be a str, not {type(pat_str).__name__}")
+        if explicit_n_vocab:  # tiktoken's check (an assert there)
+            top = max(max(mergeable_ranks.values()), max(special_tokens.values(), default=0))
+            if (len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab
+                    or top != explicit_n_vocab - 1):
+                raise ValueError(f"explicit_n_vocab={explicit_n_vocab}, but there are "
+                                 f"{len(mergeable_ranks)} mergeable and {len(special_tokens)} "
+                                 f"special tokens, the largest id {top}")
+        built = type(self).from_tiktoken(mergeable_ranks, pattern=pat_str,
+                                         special_tokens=special_tokens)
+        self.__dict__.update(built.__dict__)
+        self._name = name
+
+    # the attributes programs read from an Encoding (tiktoken's README copies them)
+
+    @property
+    def _pat_str(self):
+        """The pattern (tiktoken's ``Encoding._pat_str``)."""
+        return self._pattern
+
+    @property
+    def _mergeable_ranks(self):
+        """dict token bytes -> id of every token but the special ones (tiktoken's
+        ``Encoding._mergeable_ranks``; a copy)."""
+        return dict(self._encoder)
+
+    @property
+    def _special_tokens(self):
+        """dict special token -> id (tiktoken's ``Encoding._special_tokens``; a copy)."""
+        return dict(self._specials)
 
     @property
     def name(self):
@@ -1856,10 +1910,49 @@ class _TiktokenMethods:
     @classmethod
     def get_encoding(cls, name, path=None):
         """The same as the module's ``get_encoding``, for this class."""
-        pattern, specials, ranks = _registry_ranks(name, path)
-        tok = cls.from_tiktoken(ranks, pattern=pattern, special_tokens=specials)
-        tok._name = name
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        pin = _ENCODINGS[name][2][1] if name in _ENCODINGS else None
+        if path is None:
+            with _REGISTRY_LOCK:
+                tok = _REGISTRY.get((cls, name))
+                if tok is None:
+                    pattern, specials, ranks, _ = _registry_ranks(name, None)
+                    tok = cls.from_tiktoken(ranks, pattern=pattern, special_tokens=specials)
+                    tok._name, tok._registered = name, (name, pin, None)
+                    _REGISTRY[(cls, name)] = tok
+            return tok
+        pattern, specials, ranks, source = _registry_ranks(name, path)
+        with _REGISTRY_LOCK:
+            known = _REGISTRY.get((cls, name))
+            if known is None:  # the file is OpenAI's (checked): the registry's model too
+                tok = cls.from_tiktoken(ranks, pattern=pattern, special_tokens=specials)
+                known = _REGISTRY[(cls, name)] = _shared(tok)
+                known._name, known._registered = name, (name, pin, None)
+            else:
+                tok = _shared(known)
+        tok._name, tok._registered = name, (name, pin, _os.path.abspath(source))
         return tok
+
+    @classmethod
+    def encoding_for_model(cls, model_name):
+        """The same as the module's ``encoding_for_model``, for this class."""
+        return cls.get_encoding(encoding_name_for_model(model_name))
+
+    # ---- pickling: by name as tiktoken's, compactly otherwise --------------
+
+    def __reduce__(self):
+        """A registered encoding (from ``get_encoding``) pickles as its name, the
+        sha256 of its ranks file and the path it was read from; any other
+        tokenizer as its compact state and that state's sha256.  Unpickling a
+        model this process has built shares it: the same tables and core."""
+        registered = self.__dict__.get("_registered")
+        if registered is not None:
+            return (_unpickle_registered, (type(self), *registered, self._name))
+        key, blob = _compact_state(self)
+        with _BUILT_LOCK:
+            _built().setdefault((type(self), key), self)
+        return (_unpickle_model, (type(self), key, blob, self._name))
 
 
 _OPENAI_BLOB = "https://openaipublic.blob.core.windows.net/"
@@ -1918,15 +2011,20 @@ def _read_ranks(path, where):
     """(ranks, sha256 of the file's text) of a .tiktoken file, plain or
     gzipped, or of GPT-2's vocab.json / encoder.json (ids without the
     special token)."""
-    import gzip
-    import hashlib
-    import zlib
-
     try:
         with open(path, "rb") as f:
             data = f.read()
     except IsADirectoryError:
         raise ValueError(f"{where}: is a directory, not a file") from None
+    return _ranks_of(data, where)
+
+
+def _ranks_of(data, where):
+    """_read_ranks of a file's bytes."""
+    import gzip
+    import hashlib
+    import zlib
+
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -1953,9 +2051,10 @@ def _read_ranks(path, where):
 
 
 def _registry_ranks(name, path):
-    """(pattern, specials, ranks) of one of tiktoken's encodings, the ranks
-    read from `path` or tiktoken's cache and checked against the sha256 of
-    OpenAI's file; never downloaded."""
+    """(pattern, specials, ranks, source) of one of tiktoken's encodings: the
+    ranks read from `path` (source: the file read), else from tiktoken's
+    cache, else downloaded from tiktoken's URL into that cache (source:
+    None); always checked against the sha256 of OpenAI's file."""
     import hashlib
 
     if not isinstance(name, str):
@@ -1990,26 +2089,112 @@ def _registry_ranks(name, path):
                 and _ranks_sha256(ranks) != sha256):
             raise ValueError(f"{path}: these are not the ranks of {name!r} (OpenAI's {basename} "
                              f"has sha256 {sha256})")
-        return pattern, dict(specials), ranks
+        return pattern, dict(specials), ranks, path
     cache = _tiktoken_cache_dir()
-    mismatched = []
+    mismatched = None
     if cache:
         for f, h in sources:
             cached = _os.path.join(cache, hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest())
             if _os.path.isfile(cached):
-                ranks, digest = _read_ranks(cached, cached)
+                try:
+                    ranks, digest = _read_ranks(cached, cached)
+                except ValueError:  # not even a ranks file: fetched again, as a wrong one
+                    digest = None
                 if digest == h:
-                    return pattern, dict(specials), ranks
-                mismatched.append(cached)
-    where = (f"tiktoken's cache {cache} has no {basename}" if cache else
-             "tiktoken's cache is off (TIKTOKEN_CACHE_DIR is empty)")
-    if mismatched:
-        where += f" (it has {mismatched[0]}, whose sha256 does not match)"
-    raise FileNotFoundError(
-        f"the ranks of encoding {name!r} are not here, and this library never downloads: "
-        f"{where}. Download {url} (sha256 {sha256}) and pass its path (plain or .gz): "
-        f"get_encoding({name!r}, path=...), or let tiktoken.get_encoding({name!r}) fill its "
-        f"cache once (TIKTOKEN_CACHE_DIR chooses where)")
+                    return pattern, dict(specials), ranks, None
+                mismatched = mismatched or cached
+    target = _os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()) if cache else None
+    if _os.environ.get("BPE_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
+        if mismatched:
+            where = f"tiktoken's cache file {mismatched} does not match OpenAI's file (sha256)"
+        else:
+            where = (f"tiktoken's cache has no {target}" if cache else
+                     "tiktoken's cache is off (TIKTOKEN_CACHE_DIR is empty)")
+        there = f" as {target}" if cache else ""
+        raise FileNotFoundError(
+            f"the ranks of encoding {name!r} are not here, and BPE_OFFLINE is set (no "
+            f"download): {where}. Download {url} (sha256 {sha256}) and save it{there}, or pass "
+            f"its path (plain or .gz): get_encoding({name!r}, path=...)")
+    base = _os.environ.get("BPE_ENCODINGS_URL") or _OPENAI_BLOB
+    data = _download(base.rstrip("/") + "/" + file, sha256, name)
+    if target is not None:
+        chosen = "TIKTOKEN_CACHE_DIR" in _os.environ or "DATA_GYM_CACHE_DIR" in _os.environ
+        _cache_write(cache, target, data, chosen)
+    return pattern, dict(specials), _ranks_of(data, url)[0], None
+
+
+_DOWNLOAD_TIMEOUT = 60.0  # seconds the server may send nothing (BPE_DOWNLOAD_TIMEOUT)
+
+
+def _download(url, sha256, name):
+    """The bytes at `url`, whose sha256 must be `sha256`: ValueError for other
+    bytes, OSError (TimeoutError, ConnectionError) when the transfer fails."""
+    import hashlib
+    import http.client
+    import socket
+    import urllib.error
+    import urllib.request
+
+    try:
+        timeout = float(_os.environ.get("BPE_DOWNLOAD_TIMEOUT") or _DOWNLOAD_TIMEOUT)
+    except ValueError:
+        raise ValueError(f"BPE_DOWNLOAD_TIMEOUT must be a number of seconds, not "
+                         f"{_os.environ['BPE_DOWNLOAD_TIMEOUT']!r}") from None
+    hint = f"; or download it yourself and pass its path: get_encoding({name!r}, path=...)"
+    chunks, size = [], 0
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            length = response.headers.get("Content-Length")
+            while True:
+                chunk = response.read(1 << 16)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > _MAX_FILE_BYTES:
+                    raise ValueError(f"{url}: more than {_MAX_FILE_BYTES} bytes, not a ranks file")
+                chunks.append(chunk)
+    except (socket.timeout, TimeoutError):
+        raise TimeoutError(f"downloading {url}: timed out (nothing for {timeout:g} s; "
+                           f"BPE_DOWNLOAD_TIMEOUT sets the seconds){hint}") from None
+    except urllib.error.HTTPError as e:
+        raise ConnectionError(f"downloading {url}: HTTP {e.code} {e.reason}{hint}") from None
+    except urllib.error.URLError as e:
+        raise ConnectionError(f"downloading {url}: {e.reason}{hint}") from None
+    except (OSError, http.client.HTTPException) as e:
+        raise ConnectionError(f"downloading {url}: {type(e).__name__}: {e}{hint}") from None
+    if length is not None and length.isdigit() and size != int(length):
+        raise ConnectionError(f"downloading {url}: the connection closed after {size} of "
+                              f"{length} bytes{hint}")
+    data = b"".join(chunks)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        raise ValueError(f"downloaded {url}: its sha256 is {digest}, not {sha256} (a corrupted "
+                         f"or altered file; nothing was cached){hint}")
+    return data
+
+
+def _cache_write(cache, target, data, chosen):
+    """Put `data` in tiktoken's cache as `target`, atomically (a temporary
+    file beside it, then a rename), as tiktoken does; where the user did not
+    choose the directory, one that cannot be written is no error."""
+    import uuid
+
+    try:
+        _os.makedirs(cache, exist_ok=True)
+        tmp = f"{target}.{uuid.uuid4().hex}.tmp"
+        try:
+            with open(tmp, "xb") as f:
+                f.write(data)
+            _os.replace(tmp, target)
+        except BaseException:
+            try:
+                _os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        if chosen:
+            raise
 
 
 def get_encoding(name, path=None):
@@ -2017,11 +2202,13 @@ def get_encoding(name, path=None):
     ``"p50k_base"``, ``"p50k_edit"``, ``"cl100k_base"``, ``"o200k_base"``, with
     tiktoken's pattern, special tokens and ids.  The ranks come from `path` (the
     .tiktoken file, plain or gzipped; for the GPT-2 encodings also GPT-2's
-    vocab.json; or a directory holding one of these) or else from tiktoken's
+    vocab.json; or a directory holding one of these), or else from tiktoken's
     cache (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or the system's
-    temporary directory ``/data-gym-cache``); they must be OpenAI's
-    (sha256 checked).  Nothing is downloaded: without the file,
-    FileNotFoundError says where to put it.
+    temporary directory ``/data-gym-cache``; shared with tiktoken), or else they
+    are downloaded from tiktoken's URL into that cache; either way they must be
+    OpenAI's (sha256 checked).  ``BPE_OFFLINE=1``: never a download, a
+    FileNotFoundError saying where to put the file.  Without `path`, a process
+    builds each encoding once and returns that instance (as tiktoken does).
 
     >>> get_encoding("o200k_harmony")
     Traceback (most recent call last):
@@ -2033,6 +2220,204 @@ def get_encoding(name, path=None):
     FileNotFoundError: no/such/cl100k_base.tiktoken: no such file (the ranks of encoding ...)
     """
     return Tokenizer.get_encoding(name, path)
+
+
+# tiktoken's table of OpenAI's models (tiktoken/model.py, 0.14): names, then prefixes
+_MODEL_TO_ENCODING = {
+    "o1": "o200k_base", "o3": "o200k_base", "o4-mini": "o200k_base", "gpt-5": "o200k_base",
+    "gpt-4.1": "o200k_base", "gpt-4o": "o200k_base", "gpt-4": "cl100k_base",
+    "gpt-3.5-turbo": "cl100k_base", "gpt-3.5": "cl100k_base", "gpt-35-turbo": "cl100k_base",
+    "davinci-002": "cl100k_base", "babbage-002": "cl100k_base",
+    "text-embedding-ada-002": "cl100k_base", "text-embedding-3-small": "cl100k_base",
+    "text-embedding-3-large": "cl100k_base",
+    "text-davinci-003": "p50k_base", "text-davinci-002": "p50k_base",
+    "text-davinci-001": "r50k_base", "text-curie-001": "r50k_base", "text-babbage-001": "r50k_base",
+    "text-ada-001": "r50k_base", "davinci": "r50k_base", "curie": "r50k_base",
+    "babbage": "r50k_base", "ada": "r50k_base",
+    "code-davinci-002": "p50k_base", "code-davinci-001": "p50k_base",
+    "code-cushman-002": "p50k_base", "code-cushman-001": "p50k_base",
+    "davinci-codex": "p50k_base", "cushman-codex": "p50k_base",
+    "text-davinci-edit-001": "p50k_edit", "code-davinci-edit-001": "p50k_edit",
+    "text-similarity-davinci-001": "r50k_base", "text-similarity-curie-001": "r50k_base",
+    "text-similarity-babbage-001": "r50k_base", "text-similarity-ada-001": "r50k_base",
+    "text-search-davinci-doc-001": "r50k_base", "text-search-curie-doc-001": "r50k_base",
+    "text-search-babbage-doc-001": "r50k_base", "text-search-ada-doc-001": "r50k_base",
+    "code-search-babbage-code-001": "r50k_base", "code-search-ada-code-001": "r50k_base",
+    "gpt2": "gpt2", "gpt-2": "gpt2",
+}
+_MODEL_PREFIX_TO_ENCODING = {
+    "o1-": "o200k_base", "o3-": "o200k_base", "o4-mini-": "o200k_base", "gpt-5": "o200k_base",
+    "gpt-4.5-": "o200k_base", "gpt-4.1-": "o200k_base", "chatgpt-4o-": "o200k_base",
+    "gpt-4o-": "o200k_base", "gpt-4-": "cl100k_base", "gpt-3.5-turbo-": "cl100k_base",
+    "gpt-35-turbo-": "cl100k_base", "gpt-oss-": "o200k_harmony",
+    "ft:gpt-4o": "o200k_base", "ft:gpt-4": "cl100k_base", "ft:gpt-3.5-turbo": "cl100k_base",
+    "ft:davinci-002": "cl100k_base", "ft:babbage-002": "cl100k_base",
+}
+
+
+def encoding_name_for_model(model_name):
+    """The name of the encoding an OpenAI model uses, from tiktoken's table;
+    KeyError for a model it does not know.
+
+    >>> encoding_name_for_model("gpt-4o-2024-08-06"), encoding_name_for_model("gpt-4")
+    ('o200k_base', 'cl100k_base')
+    """
+    if model_name in _MODEL_TO_ENCODING:
+        return _MODEL_TO_ENCODING[model_name]
+    for prefix, name in _MODEL_PREFIX_TO_ENCODING.items():
+        if model_name.startswith(prefix):
+            return name
+    raise KeyError(f"Could not automatically map {model_name} to a tokeniser. Please use "
+                   f"`get_encoding` to explicitly get the tokeniser you expect.")
+
+
+def encoding_for_model(model_name):
+    """``get_encoding(encoding_name_for_model(model_name))``, as tiktoken's."""
+    return Tokenizer.encoding_for_model(model_name)
+
+
+def list_encoding_names():
+    """The names ``get_encoding`` knows.
+
+    >>> list_encoding_names()
+    ['gpt2', 'r50k_base', 'p50k_base', 'p50k_edit', 'cl100k_base', 'o200k_base']
+    """
+    return list(_ENCODINGS)
+
+
+# One built model per process.  get_encoding(name) gives one instance per
+# class and name, as tiktoken's registry does (programs call it per request).
+# Unpickling a model this process has built (pickled here, or unpickled
+# before) shares its tables and core: _built() maps (class, the sha256 of the
+# model's compact state) to a tokenizer holding it, weakly, and _RECENT keeps
+# the last models unpickled alive (a Pool worker drops its task's tokenizer
+# before the next task arrives).
+
+_REGISTRY = {}
+_REGISTRY_LOCK = _threading.RLock()
+_BUILT = []  # [the WeakValueDictionary], made on first use
+_RECENT = _collections.deque(maxlen=2)
+_BUILT_LOCK = _threading.Lock()
+
+
+def _new_locks():
+    """A forked child's own locks: another thread may have held these (building
+    an encoding) when the process forked."""
+    global _REGISTRY_LOCK, _BUILT_LOCK
+    _REGISTRY_LOCK, _BUILT_LOCK = _threading.RLock(), _threading.Lock()
+
+
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_new_locks)
+
+
+def _built():
+    if not _BUILT:
+        import weakref
+
+        _BUILT.append(weakref.WeakValueDictionary())
+    return _BUILT[0]
+
+
+def _shared(tok):
+    """A new tokenizer of tok's class with tok's model: the same tables and core."""
+    new = object.__new__(type(tok))
+    new.__dict__.update(tok.__dict__)
+    return new
+
+
+_STATE_VERSION = 1
+
+
+def _compact_state(tok):
+    """(key, blob): the model without the tokens that merges make, ids as
+    little-endian int32 columns, zlib-compressed; key: its sha256.  Made once
+    per model."""
+    state = tok.__dict__.get("_state")
+    if state is None:
+        import hashlib
+        import json
+        import zlib
+
+        made = set(tok._rank_id)
+        base = sorted((i, t) for i, t in tok._tokens.items() if i not in made)
+        columns = [_array.array("i", c) for c in (
+            [i for i, _ in base], [len(t) for _, t in base], [a for a, _ in tok._rank_pair],
+            [b for _, b in tok._rank_pair], tok._rank_id)]
+        if _sys.byteorder == "big":
+            for c in columns:
+                c.byteswap()
+        head = json.dumps([_STATE_VERSION, tok._pattern, sorted(tok._specials.items()),
+                           len(base), len(tok._rank_id)]).encode()
+        payload = b"".join([len(head).to_bytes(4, "little"), head,
+                            *(c.tobytes() for c in columns), *(t for _, t in base)])
+        state = tok._state = (hashlib.sha256(payload).hexdigest(), zlib.compress(payload, 1))
+    return state
+
+
+def _from_state(cls, blob):
+    import json
+    import zlib
+
+    payload = zlib.decompress(blob)
+    pos = 4 + int.from_bytes(payload[:4], "little")
+    version, pattern, specials, n_base, n_merges = json.loads(payload[4:pos])
+    if version != _STATE_VERSION:
+        raise ValueError(f"a tokenizer pickled by another version of this library (state "
+                         f"{version}; this one reads {_STATE_VERSION})")
+    columns = []
+    for n in (n_base, n_base, n_merges, n_merges, n_merges):
+        column = _array.array("i", payload[pos:pos + 4 * n])
+        if _sys.byteorder == "big":
+            column.byteswap()
+        columns.append(column)
+        pos += 4 * n
+    ids, lengths, lefts, rights, made = columns
+    tokens = {}
+    for i, n in zip(ids, lengths):
+        tokens[i] = payload[pos:pos + n]
+        pos += n
+    merges = []
+    for a, b, m in zip(lefts, rights, made):
+        merges.append((tokens[a], tokens[b]))
+        tokens[m] = tokens[a] + tokens[b]
+    return cls._create(pattern, tokens, merges, dict(specials))
+
+
+def _unpickle_model(cls, key, blob, name):
+    with _BUILT_LOCK:
+        tok = _built().get((cls, key))
+    if tok is None:
+        tok = _from_state(cls, blob)
+        tok._state = (key, blob)
+        with _BUILT_LOCK:
+            tok = _built().setdefault((cls, key), tok)
+    with _BUILT_LOCK:
+        if not any(t is tok for t in _RECENT):
+            _RECENT.append(tok)
+    new = _shared(tok)
+    new._name = name
+    return new
+
+
+def _unpickle_registered(cls, name, sha256, source, label):
+    known = _ENCODINGS.get(name)
+    if known is None or known[2][1] != sha256:
+        here = f"its file has sha256 {known[2][1]}" if known else "there is no such encoding"
+        raise ValueError(f"a pickled encoding {name!r} read from a file with sha256 {sha256}; "
+                         f"here {here}")
+    with _REGISTRY_LOCK:
+        tok = _REGISTRY.get((cls, name))
+    if tok is None and source is not None and _os.path.isfile(source):
+        try:  # the file it was read from, where it still is
+            tok = cls.get_encoding(name, path=source)
+        except (OSError, ValueError):
+            tok = None
+    if tok is None:
+        tok = cls.get_encoding(name)  # tiktoken's cache, or a download
+    new = _shared(tok)
+    new._name, new._registered = label, (name, sha256, source)
+    return new
 
 
 # --------------------------------------------------------------------------
@@ -3370,8 +3755,8 @@ class _HfChecks:
 
 def _hf_pipeline(doc, c):
     """The pattern; refuse what would change the ids around the model
-    (truncation, padding, a normalizer, a post-processor or decoder other than
-    ByteLevel)."""
+    (truncation, padding, a normalizer, a post-processor that adds or changes
+    ids, a decoder other than ByteLevel)."""
     for key, effect in (("truncation", "cut"), ("padding", "pad")):
         if doc.get(key) is not None:
             c.fail(f"'{key}' is set: tokenizers would {effect} the ids, this library does not")
@@ -3379,17 +3764,64 @@ def _hf_pipeline(doc, c):
         c.fail(f"the normalizer {_hf_kind(doc['normalizer'])} is not supported (byte-level BPE "
                f"of the text as it is only)")
     pattern = _hf_pattern(doc.get("pre_tokenizer"), c.fail)
-    for key, what in (("post_processor", "it would add or change ids"),
-                      ("decoder", "it would decode otherwise")):
-        value = doc.get(key)
-        if value is None:
-            continue
+    _hf_post_processor(doc.get("post_processor"), "post_processor", c)
+    value = doc.get("decoder")
+    if value is not None:
         if not isinstance(value, dict) or value.get("type") != "ByteLevel":
-            c.fail(f"the {key} {_hf_kind(value)} is not supported ({what})")
-        c.check(value, key, _HF_BYTE_LEVEL_FIELDS)
-        for name in ("add_prefix_space", "trim_offsets", "use_regex"):
-            c.flag(value, key, name)
+            c.fail(f"the decoder {_hf_kind(value)} is not supported (it would decode otherwise)")
+        _hf_byte_level_flags(value, "decoder", c)
     return pattern
+
+
+def _hf_byte_level_flags(value, field, c):
+    c.check(value, field, _HF_BYTE_LEVEL_FIELDS)
+    for name in ("add_prefix_space", "trim_offsets", "use_regex"):
+        c.flag(value, field, name)
+
+
+def _hf_post_processor(value, field, c):
+    """Accept a post-processor that adds and changes no id, refuse any other:
+    ByteLevel (it trims offsets only), a TemplateProcessing whose templates
+    are `$A` and `$A $B` with no special token (type ids aside: transformers
+    writes one on every save_pretrained), and a Sequence of these."""
+    if value is None:
+        return
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "ByteLevel":
+        _hf_byte_level_flags(value, field, c)
+    elif kind == "Sequence":
+        c.check(value, field, frozenset(["type", "processors"]))
+        steps = value.get("processors")
+        if not isinstance(steps, list):
+            c.fail(f"{field}.processors must be an array, not {_json_type(steps)}")
+        for k, step in enumerate(steps):
+            _hf_post_processor(step, f"{field}.processors[{k}]", c)
+    elif kind == "TemplateProcessing":
+        c.check(value, field, frozenset(["type", "single", "pair", "special_tokens"]))
+        for key, want in (("single", ["A"]), ("pair", ["A", "B"])):
+            pieces = value.get(key)
+            if not isinstance(pieces, list) or [_hf_template_part(p) for p in pieces] != want:
+                c.fail(f"{field}: a TemplateProcessing whose {key} template is not "
+                       f"{' '.join('$' + x for x in want)} is not supported (it would add or move "
+                       f"ids)")
+        if not isinstance(value.get("special_tokens", {}), dict):
+            c.fail(f"{field}.special_tokens must be an object, not "
+                   f"{_json_type(value['special_tokens'])}")
+    else:
+        c.fail(f"the {field} {_hf_kind(value)} is not supported (it would add or change ids)")
+
+
+def _hf_template_part(part):
+    """"A" or "B" for a template's {"Sequence": {"id": "A", "type_id": n}}, else None."""
+    if not (isinstance(part, dict) and list(part) == ["Sequence"]
+            and isinstance(part["Sequence"], dict)):
+        return None
+    sequence = part["Sequence"]
+    type_id = sequence.get("type_id", 0)
+    if (set(sequence) <= {"id", "type_id"} and isinstance(type_id, int)
+            and not isinstance(type_id, bool) and sequence.get("id") in ("A", "B")):
+        return sequence["id"]
+    return None
 
 
 def _hf_model(model, c):
@@ -3933,10 +4365,22 @@ def _read_range(path, start, end):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        _warnings.warn(f"{path}: invalid UTF-8 at byte {start + e.start} (and maybe later); "
-                      f"such bytes are read as U+FFFD", stacklevel=2)
+        _warn(f"{path}: invalid UTF-8 at byte {start + e.start} (and maybe later); such bytes "
+              f"are read as U+FFFD")
         text = data.decode("utf-8", "replace")
     return text
+
+
+def _warn(message, category=UserWarning):
+    """warnings.warn, attributed to the line that called the library (the
+    first frame outside this module), wherever in it the warning arose."""
+    frame, level = _sys._getframe(1), 2  # level: warnings.warn's stacklevel of `frame`
+    while frame is not None and frame.f_globals.get("__name__") in _OWN_MODULES:
+        frame, level = frame.f_back, level + 1
+    _warnings.warn(message, category, stacklevel=level)
+
+
+_OWN_MODULES = frozenset([__name__, "bpe"])  # "bpe": the compiled backend
 
 
 _COUNT_PIECE = 1 << 20
@@ -4167,7 +4611,7 @@ class _WorkerPool:
             data = blob
         result, caught = pickle.loads(data)
         for message, category in caught:
-            _warnings.warn(message, category, stacklevel=3)
+            _warn(message, category)
         return result
 
     def map(self, fn, jobs):
@@ -4428,29 +4872,12 @@ def _encode_job(job, tok, options, pack=None):
 _worker_encoder = None
 
 
-def _model_parcel(tok):
-    """The model in a few flat buffers, to send to a worker process: faster
-    to pickle (in the parent, holding the GIL) than its dicts and lists."""
-    ids, tokens = list(tok._tokens), list(tok._tokens.values())
-    pairs = _array.array("i", _itertools.chain.from_iterable(tok._rank_pair))
-    return (type(tok), tok._pattern, _array.array("i", ids).tobytes(), b"".join(tokens),
-            _array.array("i", map(len, tokens)).tobytes(), pairs.tobytes(), tok._specials)
-
-
-def _model_unparcel(parcel):
-    cls, pattern, ids, blob, lengths, pairs, specials = parcel
-    tokens, pos = {}, 0
-    for i, n in zip(_array.array("i", ids), _array.array("i", lengths)):
-        tokens[i] = blob[pos:pos + n]
-        pos += n
-    pairs = _array.array("i", pairs)
-    merges = [(tokens[a], tokens[b]) for a, b in zip(pairs[::2], pairs[1::2])]
-    return cls._create(pattern, tokens, merges, specials)
-
-
-def _encode_setup(parcel, options):
+def _encode_setup(model, options):
+    """A worker's tokenizer: `model` is (class, key, blob, name) of its compact
+    state, sent whatever the tokenizer is (a registered encoding would pickle
+    by name, and the worker would read its file again)."""
     global _worker_encoder
-    _worker_encoder = (_model_unparcel(parcel), options)
+    _worker_encoder = (_unpickle_model(*model), options)
 
 
 def _tokenizer_sha256(tok):
@@ -4502,7 +4929,8 @@ def _encode_in_processes(tok, jobs, options, workers):
     procs = min(workers - 1, n - 1)
     window, limit = 2 * procs, 4 * workers
     pool = _WorkerPool(procs, "encode_files", preload=[type(tok).__module__],
-                       setup=_encode_setup, setup_args=(_model_parcel(tok), options))
+                       setup=_encode_setup,
+                       setup_args=((type(tok), *_compact_state(tok), tok.name), options))
     ended = threading.Event()  # this generator ended: start() stops waiting
     starter = None
 
@@ -4870,6 +5298,7 @@ class Tokenizer(_CoreTokenizer, _TiktokenMethods, _FileFormats, _CorpusWork):
     """
 
 
+Encoding = Tokenizer  # tiktoken's name for it: Encoding(name, *, pat_str, ...)
 count_pretokens = Tokenizer.count_pretokens
 
 

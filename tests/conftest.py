@@ -30,6 +30,10 @@ settings.load_profile("bpe")
 
 from helpers import GPT2_MERGES, GPT2_VOCAB, SPECIALS, corpus_with_specials  # noqa: E402
 
+# No test reaches the network: get_encoding downloads only where a test says so (a local
+# server, BPE_ENCODINGS_URL); here and in every subprocess, a missing file is an error.
+os.environ.setdefault("BPE_OFFLINE", "1")
+
 ALL_BACKENDS = ("bpe", "bpe_fallback")
 BACKENDS = tuple(
     b.strip()

@@ -25,6 +25,12 @@ Rows (the performance targets of SPEC.md):
   dask_encode         tools/train_dask.py's encode_on_dask, english.txt, GPT-2's merges, a local
                       cluster of 2 worker processes (its start not counted), vs encode_files
                       with 2 workers; the shards joined must equal encode_files' array
+  pool                multiprocessing.Pool(2).map(enc.encode_ordinary, docs, chunksize=64),
+                      enc = get_encoding("o200k_base" / "cl100k_base") from a tiktoken cache
+                      directory this script fills from tests/data (no download), docs = the
+                      first 25,886 paragraphs of english10.txt, the default start method; a fresh
+                      pool per repetition, the map timed; vs tiktoken the same way (each library
+                      in its own process); the ids of both are compared
   python_train_files  bpe_fallback.Tokenizer.train_files, english10.txt, vocab 8192,
                       vs Hugging Face tokenizers' BpeTrainer
   python_encode       bpe_fallback encode_ordinary, the first 2 MB of english10.txt, GPT-2's
@@ -98,6 +104,7 @@ ROWS = [
     "encode_iterable",
     "encode_files",
     "dask_encode",
+    "pool",
     "python_train_files",
     "python_encode",
     "parity",
@@ -120,6 +127,7 @@ ALIASES = {
     "patho": "pathological",
     "peer": "peers",
     "python_parity": "parity",
+    "multiprocessing": "pool",
 }
 
 # The installed packages come first; the repository root is the last resort, so that an
@@ -363,6 +371,52 @@ def job_python_encode(a):
         "tiktoken_seconds": best_t,
         "ids_match": ours == theirs,
     }
+
+
+POOL_DOCS = 25886
+POOL_VOCABS = ["o200k_base", "cl100k_base"]
+
+
+def pool_docs(path, n=POOL_DOCS):
+    """The first n non-empty paragraphs (blank-line separated) of a corpus."""
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        text = f.read()
+    return [d for d in text.split("\n\n") if d.strip()][:n]
+
+
+def job_pool(a):
+    """Pool(2).map(enc.encode_ordinary, docs, chunksize=64) for one library: enc from
+    get_encoding(name) on a tiktoken cache directory; a fresh pool each repetition, the map
+    timed (best of N); a digest of the ids."""
+    import multiprocessing
+
+    os.environ["TIKTOKEN_CACHE_DIR"] = a["cache"]
+    os.environ["BPE_OFFLINE"] = "1"
+    docs = pool_docs(a["path"], a["docs"])
+    t0 = time.perf_counter()
+    if a["lib"] == "tiktoken":
+        import tiktoken
+
+        enc = tiktoken.get_encoding(a["vocab"])
+        out = {"backend": "tiktoken"}
+    else:
+        import bpe
+
+        enc = bpe.get_encoding(a["vocab"])
+        out = {"backend": bpe.BACKEND}
+    out["load_seconds"] = time.perf_counter() - t0
+    out["docs"], out["mb"] = len(docs), sum(len(d.encode("utf-8")) for d in docs) / 1e6
+    out["pickled_bytes"] = len(__import__("pickle").dumps(enc.encode_ordinary))
+    best, ids = float("inf"), None
+    for _ in range(a["reps"]):
+        with multiprocessing.Pool(2) as pool:
+            t0 = time.perf_counter()
+            ids = pool.map(enc.encode_ordinary, docs, chunksize=64)
+            best = min(best, time.perf_counter() - t0)
+    out["seconds"] = best
+    out["start_method"] = multiprocessing.get_start_method()
+    out["ids_digest"] = _ids_digest([i for doc in ids for i in doc] + [len(doc) for doc in ids])
+    return out
 
 
 def job_parity(a):
@@ -869,6 +923,7 @@ JOBS = {
     "patho_encode": job_patho_encode,
     "patho_decode": job_patho_decode,
     "parity": job_parity,
+    "pool": job_pool,
 }
 
 
@@ -1296,6 +1351,60 @@ def row_dask_encode(ctx, table):
                                                     else "DIFFERENT from", res["cluster_seconds"]))
 
 
+def pool_cache(ctx, table):
+    """A tiktoken cache directory (files named by the sha1 of OpenAI's URLs) holding
+    o200k_base and cl100k_base from tests/data: get_encoding reads it, never downloads."""
+    import gzip
+
+    cache = work_dir(ctx, "tiktoken-cache")
+    for vocab in POOL_VOCABS:
+        gz = REPO / "tests" / "data" / (vocab + ".tiktoken.gz")
+        if not gz.is_file():
+            table.note(f"pool, {vocab}: skipped, {gz} is missing")
+            continue
+        url = f"https://openaipublic.blob.core.windows.net/encodings/{vocab}.tiktoken"
+        key = hashlib.sha1(url.encode()).hexdigest()
+        _write_if_changed(cache / key, gzip.decompress(gz.read_bytes()))
+    return cache
+
+
+def row_pool(ctx, table):
+    """Pool(2).map(enc.encode_ordinary, docs, chunksize=64) against tiktoken's, each library
+    in its own process, o200k_base and cl100k_base."""
+    name = "english10.txt"
+    path = utf8_corpus(ctx, table, name)
+    if path is None:
+        table.note(f"pool: skipped, corpus {ctx.corpora / name} is missing")
+        return
+    if not _have("tiktoken"):
+        table.note("pool: skipped, tiktoken is not installed")
+        return
+    cache = pool_cache(ctx, table)
+    for vocab in POOL_VOCABS:
+        what = f"`Pool(2).map(enc.encode_ordinary, docs, chunksize=64)` {vocab}"
+        _progress(f"pool: {vocab} with bpe and tiktoken ...")
+        res = {}
+        for lib in ("tiktoken", "ours"):
+            res[lib] = run_worker("pool", {"lib": lib, "vocab": vocab, "cache": str(cache),
+                                           "path": str(path), "docs": POOL_DOCS, "reps": ctx.reps},
+                                  ctx.timeout)
+        bad = [lib for lib in res if not res[lib]["ok"]]
+        if bad:
+            table.row(what, _short(res[bad[0]]["error"]), "-", "-", "≤ 1.5× time", "-")
+            table.note(f"pool, {vocab}: {res[bad[0]]['error']}")
+            continue
+        ours, theirs = res["ours"], res["tiktoken"]
+        r = ours["seconds"] / theirs["seconds"]
+        table.row(what, f"{ours['seconds']:.2f} s ({ours['backend']})",
+                  f"{theirs['seconds']:.2f} s tiktoken", f"{r:.2f}×", "≤ 1.5× time", _met(r <= 1.5))
+        same = "yes" if ours["ids_digest"] == theirs["ids_digest"] else "NO"
+        table.note(f"pool, {vocab}: {ours['docs']} docs ({ours['mb']:.1f} MB), start method "
+                   f"{ours['start_method']}; ids identical to tiktoken's: {same}; pickled "
+                   f"enc.encode_ordinary: {ours['pickled_bytes']} bytes (tiktoken "
+                   f"{theirs['pickled_bytes']}); get_encoding {ours['load_seconds']:.2f} s "
+                   f"(tiktoken {theirs['load_seconds']:.2f} s)")
+
+
 def row_python_train_files(ctx, table):
     name = "english10.txt"
     path = utf8_corpus(ctx, table, name)
@@ -1675,6 +1784,7 @@ ROW_FUNCS = {
     "encode_iterable": row_encode_iterable,
     "encode_files": row_encode_files,
     "dask_encode": row_dask_encode,
+    "pool": row_pool,
     "python_train_files": row_python_train_files,
     "python_encode": row_python_encode,
     "pathological": row_pathological,
