@@ -25,26 +25,50 @@ cdef uint8_t BYTE_FLAGS[256]     # UTF-8 byte -> flags (ASCII) or F_MB
 _flags_lock = threading.Lock()
 
 
+cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, uint32_t maxchar)
+
+
+# The flags of each general category (the patterns' classes are unions of
+# them; \s is a property of its own, and no whitespace is a letter, mark or
+# number): one scan of every code point, one group per category.
+_CATEGORIES = (r"(\p{Lu}+)|(\p{Ll}+)|(\p{Lt}+)|(\p{Lm}+)|(\p{Lo}+)|(\p{M}+)|(\p{N}+)|(\s+)"
+               r"|[^\p{L}\p{M}\p{N}\s]+")
+_CATEGORY_FLAGS = (0, F_L | F_U, F_L | F_W, F_L | F_U, F_L | F_U | F_W, F_L | F_U | F_W, F_U | F_W,
+                   F_N, F_S)
+
+
 cdef void _build_flags() except *:
     """Classify every code point with `regex` itself, so the native scanner
     agrees with regex's Unicode tables by construction."""
     global FLAGS
     cdef uint8_t *table
-    cdef Py_ssize_t i
+    cdef uint32_t *chars
+    cdef Py_ssize_t i, start, end
+    cdef int group
     with _flags_lock:
         if FLAGS != NULL:
             return
         table = <uint8_t *> calloc(0x110000, 1)
         if table == NULL:
             raise MemoryError()
-        # every code point in one str, without a million one-character strings on the way
-        everything = array.array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
-        for flag, pat in ((F_L, r"\p{L}+"), (F_N, r"\p{N}+"), (F_S, r"\s+"),
-                          (F_U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"),
-                          (F_W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"), (F_CASE_S, r"(?i:s)+")):
-            for m in regex.finditer(pat, everything):
-                for i in range(m.start(), m.end()):
-                    table[i] |= <uint8_t> flag
+        # every code point in one str (surrogates too), written in place
+        everything = PyUnicode_New(0x110000, 0x10FFFF)
+        chars = <uint32_t *> PyUnicode_DATA(everything)
+        for i in range(0x110000):
+            chars[i] = <uint32_t> i
+        categories = regex.compile(_CATEGORIES)
+        case_s = regex.compile(r"(?i:s)")
+        # only the assigned code points have flags (a general category is one of
+        # L, M, N, ... or Cn / Co / Cs; White_Space holds of assigned ones only)
+        for run in regex.finditer(r"[^\p{Cn}\p{Co}\p{Cs}]+", everything):
+            for m in categories.finditer(everything, run.start(), run.end()):
+                group = m.lastindex or 0
+                if group:
+                    start, end = m.span()
+                    memset(table + start, <int> _CATEGORY_FLAGS[group], end - start)
+            for m in case_s.finditer(everything, run.start(), run.end()):
+                table[m.start()] |= F_CASE_S
         for i in range(256):
             BYTE_FLAGS[i] = table[i] if i < 0x80 else F_MB
         FLAGS = table
