@@ -75,8 +75,14 @@ cdef inline void tb_take(TrieBuild *b, Py_ssize_t s, int32_t parent) noexcept no
 
 cdef Py_ssize_t tb_find_base(TrieBuild *b, const uint8_t *labels, int k) noexcept nogil:
     """A base such that base + label is free for every label (ascending); -1: no memory."""
-    cdef Py_ssize_t f = b.free_head, base
+    cdef Py_ssize_t f, base
     cdef int j, tries = 0
+    # keep free slots above the highest in use: the search below never runs
+    # off the list's end, so where it lands does not depend on how far ahead
+    # the arrays were grown
+    if tb_grow(b, b.high + 1024) < 0:
+        return -1
+    f = b.free_head
     while True:
         if f < 0 or tries > 256:
             # past every slot in use, everything is free
@@ -158,20 +164,50 @@ cdef void sort_tokens(int32_t *order, Py_ssize_t n, const uint8_t *arena, const 
 
 cdef int build_trie(TrieBuild *b, Py_ssize_t n, const uint8_t *arena, const int64_t *off,
                     const int32_t *lens, const int32_t *vals, const int32_t *ids) noexcept nogil:
-    """Place every token in a double array (root at slot 0); -1: no memory."""
+    """Place every token in a double array (root at slot 0); -1: no memory.
+    The placement reads the tokens in sorted order, many times over: it reads
+    a sorted copy of them (one pass of random reads instead of one per byte)."""
     cdef int32_t *order = <int32_t *> malloc((n + 1) * sizeof(int32_t))
     cdef int32_t *tmp = <int32_t *> malloc((n + 1) * sizeof(int32_t))
     cdef Py_ssize_t *stack = <Py_ssize_t *> malloc(3 * (n + 1) * sizeof(Py_ssize_t))
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, total = 0, at = 0
+    cdef int32_t x
+    cdef uint8_t *s_arena = NULL
+    cdef int64_t *s_off = NULL
+    cdef int32_t *s_lens = NULL
+    cdef int32_t *s_vals = NULL
+    cdef int32_t *s_ids = NULL
     cdef int err = -1
-    if order != NULL and tmp != NULL and stack != NULL:
+    for i in range(n):
+        total += lens[i]
+    s_arena = <uint8_t *> malloc(total + 1)
+    s_off = <int64_t *> malloc((n + 1) * sizeof(int64_t))
+    s_lens = <int32_t *> malloc((n + 1) * sizeof(int32_t))
+    s_vals = <int32_t *> malloc((n + 1) * sizeof(int32_t))
+    s_ids = <int32_t *> malloc((n + 1) * sizeof(int32_t))
+    if (order != NULL and tmp != NULL and stack != NULL and s_arena != NULL and s_off != NULL
+            and s_lens != NULL and s_vals != NULL and s_ids != NULL):
         for i in range(n):
             order[i] = <int32_t> i
         sort_tokens(order, n, arena, off, lens, tmp, stack)
-        err = place_nodes(b, n, order, arena, off, lens, vals, ids)
+        for i in range(n):
+            x = order[i]
+            memcpy(s_arena + at, arena + off[x], lens[x])
+            s_off[i] = at
+            s_lens[i] = lens[x]
+            s_vals[i] = vals[x]
+            s_ids[i] = ids[x]
+            at += lens[x]
+            order[i] = <int32_t> i
+        err = place_nodes(b, n, order, s_arena, s_off, s_lens, s_vals, s_ids)
     free(order)
     free(tmp)
     free(stack)
+    free(s_arena)
+    free(s_off)
+    free(s_lens)
+    free(s_vals)
+    free(s_ids)
     return err
 
 
@@ -189,7 +225,7 @@ cdef int place_nodes(TrieBuild *b, Py_ssize_t n, const int32_t *order, const uin
     cdef void *p
     for i in range(n):
         m += lens[i]
-    if tb_grow(b, m + m // 8 + 1024) < 0:  # at most one node per byte, and a few holes
+    if tb_grow(b, m // 3 + 1024) < 0:  # about what the vocabularies take; grown as needed
         return -1
     tb_take(b, 0, -2)
     # (slot, lo, hi, depth): the tokens order[lo:hi] share this node's prefix
@@ -328,8 +364,8 @@ cdef int alloc_core(CoreT *T, Py_ssize_t n_core, Py_ssize_t n_merges) noexcept n
 cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
                       const int32_t *lens, const int32_t *ids) noexcept nogil:
     """The table of the tokens of at most 8 bytes, at most half full."""
-    cdef Py_ssize_t k, count = 0, cap = 16, j
-    cdef uint64_t key
+    cdef Py_ssize_t k, count = 0, cap = 16, j, k0, end
+    cdef uint64_t keys[16]
     for k in range(n_tok):
         if lens[k] <= 8:
             count += 1
@@ -342,16 +378,53 @@ cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
     T.shorts = <ShortSlot *> big_alloc(cap * sizeof(ShortSlot), 1)
     if T.shorts == NULL:
         return -1
-    for k in range(n_tok):
-        if lens[k] <= 8:
-            key = short_key(arena + off[k], lens[k], False)
-            j = short_home(key, lens[k], T.short_shift)
-            while T.shorts[j].len != 0:
-                j = (j + 1) & T.short_mask
-            T.shorts[j].key = key
-            T.shorts[j].len = lens[k]
-            T.shorts[j].id = ids[k]
+    k0 = 0
+    while k0 < n_tok:  # 16 tokens at a time: their slots are fetched together
+        end = k0 + 16 if k0 + 16 < n_tok else n_tok
+        for k in range(k0, end):
+            if lens[k] <= 8:
+                keys[k - k0] = short_key(arena + off[k], lens[k], False)
+                prefetch(&T.shorts[short_home(keys[k - k0], lens[k], T.short_shift)])
+        for k in range(k0, end):
+            if lens[k] <= 8:
+                j = short_home(keys[k - k0], lens[k], T.short_shift)
+                while T.shorts[j].len != 0:
+                    j = (j + 1) & T.short_mask
+                T.shorts[j].key = keys[k - k0]
+                T.shorts[j].len = lens[k]
+                T.shorts[j].id = ids[k]
+        k0 = end
     return 0
+
+
+cdef enum: AHEAD = 16   # merges: the pair table's lines are fetched this many merges ahead
+
+
+cdef inline void prefetch_pair(const CoreT *T, int32_t a, int32_t b) noexcept nogil:
+    """Fetch the bloom word and the first pair-table line of (a, b)."""
+    cdef uint64_t h = word_hash(pair_key(a, b))
+    prefetch(&T.bloom[h >> T.bloom_shift])
+    if T.pairs != NULL:
+        prefetch(T.pairs + 8 * <Py_ssize_t> (word_hash(narrow_key(a, b)) >> T.pair_shift))
+    else:
+        prefetch(&T.wide_pairs[<Py_ssize_t> (h >> T.pair_shift)])
+
+
+cdef inline void prefetch_chain(const CoreT *T, int32_t t) noexcept nogil:
+    """Fetch the first pairs compatible() looks up for merge t (the pairs
+    depend on the token table alone, not on what the lookups find)."""
+    cdef int32_t a = T.tok[t].left, b = T.tok[t].right
+    cdef int step
+    for step in range(3):
+        if a < 0 or b < 0 or a >= t or b >= t:
+            return
+        prefetch_pair(T, a, b)
+        if a >= 256 and a > b:
+            a = T.tok[a].right
+        elif b >= 256:
+            b = T.tok[b].left
+        else:
+            return
 
 
 cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
@@ -380,16 +453,22 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
             return -1
     for r in range(n_merges):
         t = <int32_t> (256 + r)
-        a = idmap_get(core_of, merge_ids[r].left)
-        b = idmap_get(core_of, merge_ids[r].right)
-        T.tok[t].left = a
-        T.tok[t].right = b
+        T.tok[t].left = idmap_get(core_of, merge_ids[r].left)
+        T.tok[t].right = idmap_get(core_of, merge_ids[r].right)
+    for r in range(n_merges):
+        if r + AHEAD < n_merges:
+            prefetch_pair(T, T.tok[256 + r + AHEAD].left, T.tok[256 + r + AHEAD].right)
+        t = <int32_t> (256 + r)
+        a = T.tok[t].left
+        b = T.tok[t].right
         if a < 0 or b < 0 or a >= t or b >= t:
             continue  # a part that no earlier merge makes: this merge never fires
         pair_put(T, a, b, t)
     # buildable: both parts are, and the boundary between them survives until
     # this merge (nothing across it merges first)
     for r in range(n_merges):
+        if r + AHEAD < n_merges:
+            prefetch_chain(T, 256 + r + AHEAD)
         t = <int32_t> (256 + r)
         a = T.tok[t].left
         b = T.tok[t].right
