@@ -259,11 +259,13 @@ cdef class Core:
     cdef dict sparse           # id -> bytes, when the ids are too sparse for the byte table
     cdef list spare            # caches not in use, the most recently used last
     cdef Py_ssize_t max_spare
+    cdef MergeRec *merge_recs  # the merges (for merges())
+    cdef Py_ssize_t n_merges
+    cdef dict specials
 
     releases_gil = True
 
-    def __cinit__(self, str pattern, dict ranks, list merges, dict specials):
-        cdef dict decoder
+    def __cinit__(self, str pattern, dict ranks, list merges, dict specials, _Model model=None):
         self.pattern = pattern
         self.T.which = _which(pattern)
         if self.T.which != P_NONE:
@@ -272,11 +274,43 @@ cdef class Core:
             self.rx_findall = _py.pretokenizer(pattern)
         self.spare = []
         self.max_spare = (os.cpu_count() or 1) + 1
-        self.build(ranks, merges, [ranks[bytes([b])] for b in range(256)])
-        decoder = {i: t for t, i in ranks.items()}
-        for name, i in specials.items():
-            decoder[i] = name.encode("utf-8")
-        self.build_decoder(decoder)
+        self.specials = dict(specials)
+        if model is not None:
+            self.build_model(&model.M)
+        else:
+            self.build(ranks, merges, [ranks[bytes([b])] for b in range(256)])
+
+    # start-up: the C readers (_bpe_load.pxi) and a core from what they read
+    tiktoken_model = staticmethod(_tiktoken_model)
+    native_model = staticmethod(_native_model)
+
+    @classmethod
+    def from_model(cls, str pattern, _Model model not None, dict specials):
+        """A core from a model read by tiktoken_model or native_model."""
+        return cls(pattern, None, None, specials, model)
+
+    def tokens(self):
+        """Core.tokens: id -> bytes of every token but the special tokens, in id order."""
+        cdef dict tokens = {}
+        cdef Py_ssize_t i
+        cdef set special_ids = set(self.specials.values())
+        cdef const char *buf
+        if self.sparse is not None:
+            for i in sorted(self.sparse):
+                if i not in special_ids:
+                    tokens[i] = self.sparse[i]
+            return tokens
+        buf = PyBytes_AS_STRING(self.dec_buf)
+        for i in range(self.n_ids):
+            if self.dec_len[i] >= 0 and i not in special_ids:
+                tokens[i] = PyBytes_FromStringAndSize(buf + self.dec_off[i], self.dec_len[i])
+        return tokens
+
+    def merges(self):
+        """Core.merges: (left id, right id, merged id) of each merge, in rank order."""
+        cdef Py_ssize_t r
+        return [(self.merge_recs[r].left, self.merge_recs[r].right, self.merge_recs[r].id)
+                for r in range(self.n_merges)]
 
     counter = _Counter
     learn_merges = staticmethod(_learn_merges)
@@ -305,83 +339,86 @@ cdef class Core:
         free(self.T.shorts)
         free(self.dec_off)
         free(self.dec_len)
+        free(self.merge_recs)
 
-    cdef int build_decoder(self, dict decoder) except -1:
-        """Dense tables by id (every token's bytes end to end), unless the ids
-        are sparse: then the reference paths decode."""
-        cdef Py_ssize_t total = 0, off = 0, n
+    cdef int build_decoder(self, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
+                           const int32_t *lens, const int32_t *ids, int32_t max_id) except -1:
+        """Dense tables by id (every token's bytes end to end, the special
+        tokens' after them), unless the ids are sparse: then a dict."""
+        cdef Py_ssize_t total = 0, at, k, n
         cdef int32_t i
         cdef bytes t
         cdef char *p
-        self.n_ids = max(decoder) + 1
-        if self.n_ids > 8 * len(decoder) + (1 << 20):
+        cdef dict encoded = {i: s.encode("utf-8") for s, i in self.specials.items()}
+        self.n_ids = <Py_ssize_t> max_id + 1
+        for i in encoded:
+            if i >= self.n_ids:
+                self.n_ids = <Py_ssize_t> i + 1
+        if self.n_ids > 8 * (n_tok + len(encoded)) + (1 << 20):
             self.n_ids = 0
             self.id_objs = None
-            self.sparse = decoder
             self.dec_buf = b""
+            self.sparse = {ids[k]: PyBytes_FromStringAndSize(<char *> arena + off[k], lens[k])
+                           for k in range(n_tok)}
+            self.sparse.update(encoded)
             return 0
         self.id_objs = list(range(self.n_ids))
         self.dec_off = <int64_t *> malloc(self.n_ids * sizeof(int64_t))
         self.dec_len = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
         if self.dec_off == NULL or self.dec_len == NULL:
             raise MemoryError()
-        for i in range(self.n_ids):
-            self.dec_len[i] = -1
-        for t in decoder.values():
+        for k in range(n_tok):
+            total += lens[k]
+        for t in encoded.values():
             total += PyBytes_GET_SIZE(t)
         self.dec_buf = PyBytes_FromStringAndSize(NULL, total)
         p = PyBytes_AS_STRING(self.dec_buf)
-        for i, t in decoder.items():
+        for i in range(self.n_ids):
+            self.dec_len[i] = -1
+        at = 0
+        for k in range(n_tok):
+            memcpy(p + at, arena + off[k], lens[k])
+            self.dec_off[ids[k]] = at
+            self.dec_len[ids[k]] = lens[k]
+            at += lens[k]
+        for i, t in encoded.items():
             n = PyBytes_GET_SIZE(t)
-            memcpy(p + off, PyBytes_AS_STRING(t), n)
-            self.dec_off[i] = off
+            memcpy(p + at, PyBytes_AS_STRING(t), n)
+            self.dec_off[i] = at
             self.dec_len[i] = <int32_t> n
-            off += n
+            at += n
+        return 0
+
+    cdef int build_model(self, const ModelT *M) except -1:
+        """The core's tables from a model read by a C reader."""
+        self.build_arrays(M.n_tok, M.arena, M.off, M.lens, M.ids, M.max_id, M.n_merges, M.merges,
+                          M.byte_id)
+        self.build_decoder(M.n_tok, M.arena, M.off, M.lens, M.ids, M.max_id)
         return 0
 
     cdef int build(self, dict encoder, list merges, list byte_ids) except -1:
-        """The trie and the core's tables from the vocabulary (bytes -> id),
-        the merges in rank order ((left id, right id, merged id) each), and
-        the byte ids."""
+        """The core's tables from the vocabulary (bytes -> id), the merges in
+        rank order ((left id, right id, merged id) each), and the byte ids."""
         cdef Py_ssize_t n_tok = len(encoder), n_merges = len(merges), total = 0, k, r, m
-        cdef Py_ssize_t n_core = 256 + n_merges, max_id = 0
+        cdef int32_t max_id = 0
         cdef uint8_t *arena = NULL
         cdef int64_t *off = NULL
         cdef int32_t *lens = NULL
         cdef int32_t *ids = NULL
-        cdef int32_t *vals = NULL
         cdef MergeRec *merge_ids = NULL
-        cdef uint8_t *ok = NULL
         cdef int32_t byte_id[256]
-        cdef IdMap by_id, core_of
-        cdef TrieBuild tb
         cdef bytes t
-        cdef int err = 0
-        cdef CoreT *T = &self.T
-        memset(&tb, 0, sizeof(TrieBuild))
-        tb.free_head = -1
-        tb.free_tail = -1
-        memset(&by_id, 0, sizeof(IdMap))
-        memset(&core_of, 0, sizeof(IdMap))
         for t, i in encoder.items():
             total += PyBytes_GET_SIZE(t)
             if i > max_id:
                 max_id = i
-        if total > 0x0FFFFFFF or n_core > 0x0FFFFFFF:
-            raise MemoryError("vocabulary too large for the compiled core")
-        if alloc_core(T, n_core, n_merges) < 0:
-            raise MemoryError()
-        ok = <uint8_t *> calloc(n_core, 1)
         arena = <uint8_t *> malloc(total + 1)
         off = <int64_t *> malloc((n_tok + 1) * sizeof(int64_t))
         lens = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
         ids = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
-        vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
         merge_ids = <MergeRec *> malloc((n_merges + 1) * sizeof(MergeRec))
         try:
-            if (ok == NULL or arena == NULL
-                    or off == NULL or lens == NULL or ids == NULL or vals == NULL or merge_ids == NULL
-                    or idmap_init(&by_id, max_id, n_tok) < 0 or idmap_init(&core_of, max_id, n_core) < 0):
+            if arena == NULL or off == NULL or lens == NULL or ids == NULL or merge_ids == NULL:
                 raise MemoryError()
             k = 0
             m = 0
@@ -399,19 +436,56 @@ cdef class Core:
                 merge_ids[r].id = merged
             for r in range(256):
                 byte_id[r] = byte_ids[r]
+            self.build_arrays(n_tok, arena, off, lens, ids, max_id, n_merges, merge_ids, byte_id)
+            self.build_decoder(n_tok, arena, off, lens, ids, max_id)
+        finally:
+            free(arena)
+            free(off)
+            free(lens)
+            free(ids)
+            free(merge_ids)
+        return 0
+
+    cdef int build_arrays(self, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
+                          const int32_t *lens, const int32_t *ids, int32_t max_id,
+                          Py_ssize_t n_merges, const MergeRec *merges,
+                          const int32_t *byte_id) except -1:
+        """The trie and the core's tables from token arrays and merges."""
+        cdef Py_ssize_t n_core = 256 + n_merges, total = 0, k
+        cdef int32_t *vals = NULL
+        cdef uint8_t *ok = NULL
+        cdef IdMap by_id, core_of
+        cdef TrieBuild tb
+        cdef int err = 0
+        cdef CoreT *T = &self.T
+        memset(&tb, 0, sizeof(TrieBuild))
+        tb.free_head = -1
+        tb.free_tail = -1
+        memset(&by_id, 0, sizeof(IdMap))
+        memset(&core_of, 0, sizeof(IdMap))
+        for k in range(n_tok):
+            total += lens[k]
+        if total > 0x0FFFFFFF or n_core > 0x0FFFFFFF:
+            raise MemoryError("vocabulary too large for the compiled core")
+        self.merge_recs = <MergeRec *> malloc((n_merges + 1) * sizeof(MergeRec))
+        if self.merge_recs == NULL or alloc_core(T, n_core, n_merges) < 0:
+            raise MemoryError()
+        memcpy(self.merge_recs, merges, n_merges * sizeof(MergeRec))
+        self.n_merges = n_merges
+        ok = <uint8_t *> calloc(n_core, 1)
+        vals = <int32_t *> malloc((n_tok + 1) * sizeof(int32_t))
+        try:
+            if (ok == NULL or vals == NULL
+                    or idmap_init(&by_id, max_id, n_tok) < 0 or idmap_init(&core_of, max_id, n_core) < 0):
+                raise MemoryError()
             with nogil:
-                err = build_tables(T, n_tok, arena, off, lens, ids, vals, n_merges, merge_ids,
+                err = build_tables(T, n_tok, arena, off, lens, ids, vals, n_merges, merges,
                                    byte_id, ok, &by_id, &core_of, &tb)
             if err < 0:
                 raise MemoryError()
         finally:
             free(ok)
-            free(arena)
-            free(off)
-            free(lens)
-            free(ids)
             free(vals)
-            free(merge_ids)
             free(tb.next_free)
             free(tb.prev_free)
             idmap_free(&by_id)

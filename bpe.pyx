@@ -47,6 +47,7 @@ include "_bpe_counter.pxi"
 include "_bpe_trainer.pxi"
 include "_bpe_encoder.pxi"
 include "_bpe_tables.pxi"
+include "_bpe_load.pxi"
 include "_bpe_core.pxi"
 
 

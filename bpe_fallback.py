@@ -684,6 +684,20 @@ class Core:
       cache and builds no list, without the GIL).
     - ``releases_gil``: whether threads encode in parallel (encode_batch and
       encode_files then use threads, else this thread or worker processes).
+    - ``tokens()``, ``merges()``: the model it was built from, for a
+      Tokenizer that holds only its core: id -> bytes of every token but the
+      special tokens, in id order; the merges as (left id, right id, merged id).
+
+    For start-up (static): ``tiktoken_model(ranks)`` (ranks: a .tiktoken
+    file's text or a dict bytes -> rank) and ``native_model(text, start)``
+    (the token and merge sections of a native file from char `start`: the
+    model and where the next line starts) read a model in C with the merges a
+    .tiktoken file implies and every check of the Tokenizer's own readers,
+    and ``from_model(pattern, model, specials)`` builds a core from it; the
+    model answers ``max_id``, ``id_of(bytes)``, ``token(id)`` and
+    ``has_id(id)``.  They answer None for anything but the plain case (then
+    the Tokenizer reads the input itself, with the same result or error),
+    and always here: this core has no such readers.
 
     For training and files (on the class):
 
@@ -720,6 +734,7 @@ class Core:
 
     counter = staticmethod(_Counter)
     flatten = staticmethod(_itertools.chain.from_iterable)
+    tiktoken_model = native_model = staticmethod(lambda *source: None)
     learn_merges = staticmethod(_learn_merges)
     repair = staticmethod(_repair)
     pack_ids = staticmethod(_pack_ids)
@@ -790,6 +805,12 @@ class Core:
     def packer(self, itemsize):
         return lambda text: _pack_ids(self.encode_text(text), itemsize)
 
+    def tokens(self):
+        return {i: t for t, i in sorted(self._encoder.items(), key=_operator.itemgetter(1))}
+
+    def merges(self):
+        return [(a, b, m) for (a, b), m in zip(self._rank_pair, self._rank_id)]
+
 
 # --------------------------------------------------------------------------
 # The tokenizer's own API: construct, train, encode, decode, special tokens,
@@ -854,18 +875,74 @@ def _check_merges(merges, encoder):
     return rank_pair, rank_id
 
 
-def _check_special_ids(specials, tokens):
-    """The decoder (id -> bytes) of tokens and special tokens (str -> id,
-    ids not taken by tokens)."""
-    decoder = dict(tokens)
+def _check_special_ids(specials, is_token):
+    """Special tokens (str -> id) must have ids that no token (`is_token(id)`)
+    and no other special token takes."""
+    seen = set()
     for s, i in specials.items():
         if not isinstance(s, str) or not s:
             raise ValueError(f"special token {_short(s)} must be a non-empty str")
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
             raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in "
                              f"[0, 2**31))")
-        if i in decoder:
+        if i in seen or is_token(i):
             raise ValueError(f"special token {_short(s)} has id {i}, which is already taken")
+        seen.add(i)
+
+
+def _assign_specials(special_tokens, token_at, id_of, max_id):
+    """(specials, taken): each special token's id, and the ids of the tokens
+    that become special tokens.  An explicit id (a mapping), or the id of
+    the token with the same bytes, or the next id after `max_id`.
+    `token_at(id)` and `id_of(bytes)` look the vocabulary up (None: none)."""
+    specials, taken = {}, []
+    if isinstance(special_tokens, _abc.Mapping):
+        for s, i in special_tokens.items():
+            _check_special_text(s)
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
+                                f"{_short(i)}")
+            if not 0 <= i < _MAX_ID:
+                raise ValueError(f"special token {_short(s)} has id {i}, outside [0, 2**31)")
+            if token_at(i) == s.encode("utf-8"):
+                taken.append(i)
+            specials[s] = i
+    else:
+        names = _check_specials(special_tokens)
+        next_id = max_id + 1
+        for s in names:
+            i = id_of(s.encode("utf-8"))
+            if i is not None and i not in taken:
+                taken.append(i)
+            else:
+                i = next_id
+                next_id += 1
+            specials[s] = i
+    return specials, taken
+
+
+class _FromCore:
+    """One of a Tokenizer's copies of its model (tokens, merges, their
+    tables), made from the core when it is first read: a Tokenizer read by
+    a core's C reader starts with the core alone.  A constructor that has
+    the copy sets it instead (an instance attribute hides this)."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, tok, owner=None):
+        if tok is None:
+            return self
+        value = tok.__dict__[self.name] = self.make(tok)
+        return value
+
+
+def _decoder_of(tok):
+    decoder = dict(tok._tokens)
+    for s, i in tok._specials.items():
         decoder[i] = s.encode("utf-8")
     return decoder
 
@@ -899,24 +976,50 @@ class _CoreTokenizer:
         pattern: regex str; tokens: dict id -> bytes (not the specials);
         merges: list of (bytes, bytes), each result in `tokens`;
         specials: dict str -> id, ids not in `tokens`."""
-        self = object.__new__(cls)
-        self._pattern = pattern
-        self._findall = pretokenizer(pattern)
         encoder = _check_tokens(tokens)
         rank_pair, rank_id = _check_merges(merges, encoder)
-        decoder = _check_special_ids(specials, tokens)
+        _check_special_ids(specials, tokens.__contains__)
+        self = cls._from_core(pattern, cls.core_class(
+            pattern, encoder, [(a, b, m) for (a, b), m in zip(rank_pair, rank_id)], specials),
+            specials)
         self._tokens = dict(tokens)
         self._merges = [tuple(m) for m in merges]
-        self._specials = dict(specials)
         self._encoder = encoder
         self._rank_pair = rank_pair
         self._rank_id = rank_id
-        self._decoder = decoder
-        self._special_res = {}
-        self._core = cls.core_class(pattern, encoder,
-                                    [(a, b, m) for (a, b), m in zip(rank_pair, rank_id)],
-                                    self._specials)
         return self
+
+    @classmethod
+    def _from_core(cls, pattern, core, specials):
+        """A Tokenizer around a built core; its copies of the model come from
+        the core when first read (_FromCore)."""
+        self = object.__new__(cls)
+        self._pattern = pattern
+        self._findall = pretokenizer(pattern)
+        self._specials = dict(specials)
+        self._special_res = {}
+        self._core = core
+        return self
+
+    @classmethod
+    def _from_model(cls, pattern, model, special_tokens):
+        """A Tokenizer from a model a core's C reader gave (see Core), with
+        special tokens as _with_specials gives them; None when a special
+        token takes a token's place (the caller then reads the input itself)."""
+        specials, taken = _assign_specials(special_tokens, model.token, model.id_of,
+                                           model.max_id)
+        if taken:
+            return None
+        _check_special_ids(specials, model.has_id)
+        return cls._from_core(pattern, cls.core_class.from_model(pattern, model, specials),
+                              specials)
+
+    _tokens = _FromCore(lambda tok: tok._core.tokens())
+    _merges = _FromCore(lambda tok: [(tok._tokens[a], tok._tokens[b]) for a, b in tok._rank_pair])
+    _encoder = _FromCore(lambda tok: {t: i for i, t in tok._tokens.items()})
+    _decoder = _FromCore(_decoder_of)
+    _rank_pair = _FromCore(lambda tok: [(a, b) for a, b, _ in tok._core.merges()])
+    _rank_id = _FromCore(lambda tok: [m for _, _, m in tok._core.merges()])
 
     @classmethod
     def _from_trained(cls, pattern, merge_ids, specials):
@@ -1068,30 +1171,12 @@ class _CoreTokenizer:
         of a token with the same bytes (which then becomes the special), or
         the next free id."""
         tokens = dict(tokens)
-        specials = {}
-        if isinstance(special_tokens, _abc.Mapping):
-            for s, i in special_tokens.items():
-                _check_special_text(s)
-                if isinstance(i, bool) or not isinstance(i, int):
-                    raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
-                                    f"{_short(i)}")
-                if not 0 <= i < _MAX_ID:
-                    raise ValueError(f"special token {_short(s)} has id {i}, outside [0, 2**31)")
-                if tokens.get(i) == s.encode("utf-8"):
-                    del tokens[i]
-                specials[s] = i
-        else:
-            by_bytes = {t: i for i, t in tokens.items()}
-            names = _check_specials(special_tokens)
-            next_id = max(tokens, default=-1) + 1
-            for s in names:
-                i = by_bytes.get(s.encode("utf-8"))
-                if i is not None and i in tokens:
-                    del tokens[i]
-                else:
-                    i = next_id
-                    next_id += 1
-                specials[s] = i
+        by_bytes = {} if isinstance(special_tokens, _abc.Mapping) else {
+            t: i for i, t in tokens.items()}
+        specials, taken = _assign_specials(special_tokens, tokens.get, by_bytes.get,
+                                           max(tokens, default=-1))
+        for i in taken:
+            del tokens[i]
         return cls._create(pattern, tokens, merges, specials)
 
     # ---- encoding -------------------------------------------------------
@@ -1474,7 +1559,27 @@ class _CoreTokenizer:
     @classmethod
     def load(cls, path):
         """Read a file written by ``save``; ValueError if it is not one."""
-        return cls._create(*_native_parse(_read_text(path), path))
+        text = _read_text(path)
+        tok = cls._load_plain(text, path)
+        return tok if tok is not None else cls._create(*_native_parse(text, path))
+
+    @classmethod
+    def _load_plain(cls, text, where):
+        """load through the core's C reader of the token and merge sections;
+        None when it does not take the file (see Core)."""
+        start = text.find("\n", text.find("\n") + 1) + 1
+        got = cls.core_class.native_model(text, start) if start else None
+        if got is None:
+            return None
+        model, end = got
+        try:
+            pattern = _native_head(_Lines(text[:start], where))
+            specials = _native_specials(_Lines(text[end:], where))
+        except ValueError:
+            return None  # the reference reader says what is wrong, and where
+        _check_special_ids(specials, model.has_id)
+        return cls._from_core(pattern, cls.core_class.from_model(pattern, model, specials),
+                              specials)
 
 
 # ==========================================================================
@@ -1918,7 +2023,7 @@ class _TiktokenMethods:
                 tok = _REGISTRY.get((cls, name))
                 if tok is None:
                     pattern, specials, ranks, _ = _registry_ranks(name, None)
-                    tok = cls.from_tiktoken(ranks, pattern=pattern, special_tokens=specials)
+                    tok = cls._from_ranks(pattern, ranks, "ranks", specials)
                     tok._name, tok._registered = name, (name, pin, None)
                     _REGISTRY[(cls, name)] = tok
             return tok
@@ -1926,7 +2031,7 @@ class _TiktokenMethods:
         with _REGISTRY_LOCK:
             known = _REGISTRY.get((cls, name))
             if known is None:  # the file is OpenAI's (checked): the registry's model too
-                tok = cls.from_tiktoken(ranks, pattern=pattern, special_tokens=specials)
+                tok = cls._from_ranks(pattern, ranks, "ranks", specials)
                 known = _REGISTRY[(cls, name)] = _shared(tok)
                 known._name, known._registered = name, (name, pin, None)
             else:
@@ -2009,8 +2114,8 @@ def _ranks_sha256(ranks):
 
 def _read_ranks(path, where):
     """(ranks, sha256 of the file's text) of a .tiktoken file, plain or
-    gzipped, or of GPT-2's vocab.json / encoder.json (ids without the
-    special token)."""
+    gzipped (its text: Tokenizer._from_ranks reads it), or of GPT-2's
+    vocab.json / encoder.json (a dict, ids without the special token)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -2047,14 +2152,15 @@ def _ranks_of(data, where):
                 raise ValueError(f"{where}: the id of {_short(token)} is not an int in [0, 2**31)")
             ranks[str_to_token(token)] = i
         return ranks, digest
-    return _tiktoken_parse(text, where), digest
+    return text, digest
 
 
 def _registry_ranks(name, path):
     """(pattern, specials, ranks, source) of one of tiktoken's encodings: the
-    ranks read from `path` (source: the file read), else from tiktoken's
-    cache, else downloaded from tiktoken's URL into that cache (source:
-    None); always checked against the sha256 of OpenAI's file."""
+    ranks (as _read_ranks gives them) read from `path` (source: the file
+    read), else from tiktoken's cache, else downloaded from tiktoken's URL
+    into that cache (source: None); always checked against the sha256 of
+    OpenAI's file."""
     import hashlib
 
     if not isinstance(name, str):
@@ -2085,8 +2191,8 @@ def _registry_ranks(name, path):
         if not _os.path.isfile(path):
             raise ValueError(f"{path}: not a regular file")
         ranks, digest = _read_ranks(path, path)
-        if (digest != sha256 and all(digest != h for _, h in sources)
-                and _ranks_sha256(ranks) != sha256):
+        if digest != sha256 and all(digest != h for _, h in sources) and _ranks_sha256(
+                ranks if isinstance(ranks, dict) else _tiktoken_parse(ranks, path)) != sha256:
             raise ValueError(f"{path}: these are not the ranks of {name!r} (OpenAI's {basename} "
                              f"has sha256 {sha256})")
         return pattern, dict(specials), ranks, path
@@ -2775,28 +2881,8 @@ def _native_dump(tok):
 
 
 def _native_parse(text, where):
-    import json
-
     c = _Lines(text, where)
-    head = c.next().split(" ")
-    if len(head) != 2 or head[0] != _NATIVE_MAGIC:
-        c.fail(f"not a bpe tokenizer file (expected '{_NATIVE_MAGIC} {_NATIVE_VERSION}')")
-    if head[1] != str(_NATIVE_VERSION):
-        c.fail(f"unsupported format version {_short(head[1])} (this library reads "
-               f"{_NATIVE_VERSION})")
-    line = c.next()
-    if not line.startswith("pattern "):
-        c.fail("expected 'pattern <json string>'")
-    try:
-        pattern = json.loads(line[8:])
-    except (ValueError, RecursionError):
-        pattern = None
-    if not isinstance(pattern, str):
-        c.fail("the pattern is not a JSON string")
-    try:
-        _compile_pattern(pattern)
-    except (ValueError, RecursionError) as e:
-        c.fail(f"bad pattern: {str(e)[:200]}")
+    pattern = _native_head(c)
     tokens = {}
 
     def add(i, t):
@@ -2821,6 +2907,39 @@ def _native_parse(text, where):
             c.fail(str(e))
         add(i, a + b)
         merges.append((a, b))
+    return pattern, tokens, merges, _native_specials(c)
+
+
+def _native_head(c):
+    """The header and pattern lines of a native file: the pattern."""
+    import json
+
+    head = c.next().split(" ")
+    if len(head) != 2 or head[0] != _NATIVE_MAGIC:
+        c.fail(f"not a bpe tokenizer file (expected '{_NATIVE_MAGIC} {_NATIVE_VERSION}')")
+    if head[1] != str(_NATIVE_VERSION):
+        c.fail(f"unsupported format version {_short(head[1])} (this library reads "
+               f"{_NATIVE_VERSION})")
+    line = c.next()
+    if not line.startswith("pattern "):
+        c.fail("expected 'pattern <json string>'")
+    try:
+        pattern = json.loads(line[8:])
+    except (ValueError, RecursionError):
+        pattern = None
+    if not isinstance(pattern, str):
+        c.fail("the pattern is not a JSON string")
+    try:
+        _compile_pattern(pattern)
+    except (ValueError, RecursionError) as e:
+        c.fail(f"bad pattern: {str(e)[:200]}")
+    return pattern
+
+
+def _native_specials(c):
+    """The specials section and the end of a native file."""
+    import json
+
     specials = {}
     for _ in range(c.section("specials")):
         i, s = c.fields(2)
@@ -2838,7 +2957,7 @@ def _native_parse(text, where):
         specials[s] = i
     if c.next() != "end" or any(line for line in c.lines[c.n:]):
         c.fail("expected 'end' as the last line")
-    return pattern, tokens, merges, specials
+    return specials
 
 
 # GPT-2's vocab.json + merges.txt.  save_gpt2 writes a fingerprint of the pair
@@ -4069,14 +4188,23 @@ class _FileFormats:
         dict str -> id, or names that take the ids after the largest rank."""
         pattern = resolve_pattern(pattern)
         if isinstance(path_or_ranks, _abc.Mapping):
-            ranks = dict(path_or_ranks)
-            where = "ranks"
-        else:
-            ranks = _tiktoken_parse(_read_text(path_or_ranks), path_or_ranks)
-            where = path_or_ranks
-        tokens, merges = _tiktoken_model(ranks, where)
+            return cls._from_ranks(pattern, dict(path_or_ranks), "ranks", special_tokens)
+        return cls._from_ranks(pattern, _read_text(path_or_ranks), path_or_ranks, special_tokens)
+
+    @classmethod
+    def _from_ranks(cls, pattern, ranks, where, special_tokens):
+        """from_tiktoken of ranks: a dict bytes -> rank, or a .tiktoken file's
+        text (read by the core's C reader when it takes it, see Core)."""
         if special_tokens is None:
             special_tokens = {}
+        model = cls.core_class.tiktoken_model(ranks)
+        if model is not None:
+            tok = cls._from_model(pattern, model, special_tokens)
+            if tok is not None:
+                return tok
+        if isinstance(ranks, str):
+            ranks = _tiktoken_parse(ranks, where)
+        tokens, merges = _tiktoken_model(ranks, where)
         return cls._with_specials(pattern, tokens, merges, special_tokens)
 
     def save_tiktoken(self, path, *, sidecar=True):
