@@ -923,9 +923,9 @@ def _assign_specials(special_tokens, token_at, id_of, max_id):
 
 class _FromCore:
     """One of a Tokenizer's copies of its model (tokens, merges, their
-    tables), made from the core when it is first read: a Tokenizer read by
-    a core's C reader starts with the core alone.  A constructor that has
-    the copy sets it instead (an instance attribute hides this)."""
+    tables, the pattern's regex), made when it is first read: a Tokenizer
+    read by a core's C reader starts with the core alone.  A constructor
+    that has the copy sets it instead (an instance attribute hides this)."""
 
     def __init__(self, make):
         self.make = make
@@ -995,7 +995,6 @@ class _CoreTokenizer:
         the core when first read (_FromCore)."""
         self = object.__new__(cls)
         self._pattern = pattern
-        self._findall = pretokenizer(pattern)
         self._specials = dict(specials)
         self._special_res = {}
         self._core = core
@@ -1014,6 +1013,7 @@ class _CoreTokenizer:
         return cls._from_core(pattern, cls.core_class.from_model(pattern, model, specials),
                               specials)
 
+    _findall = _FromCore(lambda tok: pretokenizer(tok._pattern))
     _tokens = _FromCore(lambda tok: tok._core.tokens())
     _merges = _FromCore(lambda tok: [(tok._tokens[a], tok._tokens[b]) for a, b in tok._rank_pair])
     _encoder = _FromCore(lambda tok: {t: i for i, t in tok._tokens.items()})
