@@ -31,6 +31,9 @@ Rows (the performance targets of SPEC.md):
                       first 25,886 paragraphs of english10.txt, the default start method; a fresh
                       pool per repetition, the map timed; vs tiktoken the same way (each library
                       in its own process); the ids of both are compared
+  startup             (alias load) a fresh process pinned to one CPU: import, get_encoding of
+                      o200k_base / cl100k_base from the same cache directory, encode_ordinary of
+                      1 KB; vs tiktoken the same way, alternating, best of max(3, --rounds)
   python_train_files  bpe_fallback.Tokenizer.train_files, english10.txt, vocab 8192,
                       vs Hugging Face tokenizers' BpeTrainer
   python_encode       bpe_fallback encode_ordinary, the first 2 MB of english10.txt, GPT-2's
@@ -79,6 +82,7 @@ import os
 import platform
 import random
 import resource
+import shutil
 import string
 import subprocess
 import sys
@@ -105,6 +109,7 @@ ROWS = [
     "encode_files",
     "dask_encode",
     "pool",
+    "startup",
     "python_train_files",
     "python_encode",
     "parity",
@@ -128,6 +133,7 @@ ALIASES = {
     "peer": "peers",
     "python_parity": "parity",
     "multiprocessing": "pool",
+    "load": "startup",
 }
 
 # The installed packages come first; the repository root is the last resort, so that an
@@ -1405,6 +1411,64 @@ def row_pool(ctx, table):
                    f"(tiktoken {theirs['load_seconds']:.2f} s)")
 
 
+STARTUP_CODE = """
+import json, resource, time
+t0 = time.perf_counter()
+import {module}
+enc = {module}.get_encoding({vocab!r})
+ids = enc.encode_ordinary({text!r})
+seconds = time.perf_counter() - t0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps([seconds, rss, len(ids)]))
+"""
+
+
+def _startup_once(module, vocab, text, cache):
+    """One fresh interpreter, pinned to one CPU: import, get_encoding from the cache, encode
+    1 KB; returns (seconds, peak MB, number of ids)."""
+    env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(cache), BPE_OFFLINE="1")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    code = STARTUP_CODE.format(module=module, vocab=vocab, text=text)
+    cmd = [sys.executable, "-c", code]
+    if shutil.which("taskset"):
+        cmd = ["taskset", "-c", "0"] + cmd
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=str(REPO),
+                         timeout=120)
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr else "failed")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def row_startup(ctx, table):
+    """Load + first encode in a fresh process: `get_encoding(name)` from tiktoken's cache
+    and `encode_ordinary` of 1 KB, ours against tiktoken, alternating, best of rounds."""
+    if not _have("tiktoken"):
+        table.note("startup: skipped, tiktoken is not installed")
+        return
+    cache = pool_cache(ctx, table)
+    text = (REPO / "tests" / "data" / "corpus.en").read_text(encoding="utf-8")[:1024]
+    for vocab in POOL_VOCABS:
+        _progress(f"startup: {vocab} with bpe and tiktoken ...")
+        best = {}
+        try:
+            for _ in range(max(3, ctx.reps)):
+                for module in ("tiktoken", "bpe"):
+                    r = _startup_once(module, vocab, text, cache)
+                    if module not in best or r[0] < best[module][0]:
+                        best[module] = r
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            table.row(f"load + first encode, {vocab}", _short(str(e)), "-", "-", "-", "-")
+            continue
+        ours, theirs = best["bpe"], best["tiktoken"]
+        r = ours[0] / theirs[0]
+        table.row(f"load `get_encoding({vocab!r})` + encode 1 KB, fresh process",
+                  f"{ours[0]:.3f} s, {ours[1]:.0f} MB", f"{theirs[0]:.3f} s, {theirs[1]:.0f} MB "
+                  "tiktoken", f"{r:.2f}×", "≤ 1.0× time", _met(r <= 1.0))
+        same = "yes" if ours[2] == theirs[2] else "NO"
+        table.note(f"startup, {vocab}: best of {max(3, ctx.reps)} fresh processes each; peak "
+                   f"memory is the process's maximum RSS; as many ids as tiktoken: {same}")
+
+
 def row_python_train_files(ctx, table):
     name = "english10.txt"
     path = utf8_corpus(ctx, table, name)
@@ -1785,6 +1849,7 @@ ROW_FUNCS = {
     "encode_files": row_encode_files,
     "dask_encode": row_dask_encode,
     "pool": row_pool,
+    "startup": row_startup,
     "python_train_files": row_python_train_files,
     "python_encode": row_python_encode,
     "pathological": row_pathological,
