@@ -687,8 +687,7 @@ def test_corrupt_sidecar_is_a_value_error_naming_it(mod, small, tmp_path, field,
     assert f"{path}.json" in str(e.value), str(e.value)
 
 
-@pytest.mark.parametrize("content", ["", "{", "[]", "null", '"x"', "\udcff",
-                                     '{"pattern": "\\ud800"}'])
+@pytest.mark.parametrize("content", ["", "{", "[]", "null", '"x"', "\udcff", '{"pattern": 1}'])
 def test_sidecar_that_is_no_json_object_is_a_value_error_naming_it(mod, small, tmp_path, content):
     path = tmp_path / "tok.tiktoken"
     small.save_tiktoken(path)
