@@ -133,6 +133,8 @@ _PROBE = "Hello, World! it's 2024\n\t  café 東京 🙂 ÀB_c-d.e/f\r\n"
 # below any sane pattern), unspent time carries over up to PATTERN_TIME_BASE.
 # A split that overruns raises ValueError, so a catastrophic pattern costs at
 # most about PATTERN_TIME_BASE plus 2 us per character, whatever the input.
+# Each thread has its own bucket, spent in its own CPU time: other threads'
+# work and the machine's load drain nothing.
 PATTERN_TIME_BASE = 2.0
 PATTERN_TIME_PER_CHAR = 2e-6
 
@@ -179,36 +181,50 @@ def pretokenizer(pattern):
     if rx.pattern in _NAMED_PATTERNS:
         return rx.findall
 
-    slack = [PATTERN_TIME_BASE]  # the bucket, shared by every call of this split
+    import threading
+
+    bucket = threading.local()  # .slack: this thread's unspent time
     groups = rx.groups  # findall would give the groups, not the whole matches
 
     def split(text):
-        earned = PATTERN_TIME_PER_CHAR * len(text)
-        start_time = _time.monotonic()
-        try:
-            out = None if groups else rx.findall(text, timeout=max(slack[0] + earned, 1e-4))
-            if out is None or sum(map(len, out)) != len(text) or "" in out:
-                left = slack[0] + earned - (_time.monotonic() - start_time)
-                out = with_gaps(text, max(left, 1e-4))
-        except TimeoutError:
-            slack[0] = 0.0
-            raise ValueError(
-                f"the pattern {_short(rx.pattern)} took too long on a text of {len(text)} "
-                f"characters (catastrophic backtracking?); simplify it") from None
-        slack[0] = min(PATTERN_TIME_BASE, slack[0] + earned - (_time.monotonic() - start_time))
+        budget = getattr(bucket, "slack", PATTERN_TIME_BASE) + PATTERN_TIME_PER_CHAR * len(text)
+        start = _time.thread_time()
+        out = None
+        if not groups:
+            try:  # regex's clock is the process's CPU time: never less than this thread's
+                out = rx.findall(text, timeout=budget)
+            except TimeoutError:
+                pass
+        if out is None or sum(map(len, out)) != len(text) or "" in out:
+            out = with_gaps(text, start + budget)
+        bucket.slack = min(PATTERN_TIME_BASE, budget - (_time.thread_time() - start))
         return out
 
-    def with_gaps(text, timeout):
+    def with_gaps(text, deadline):
+        """The matches and the text between them, until this thread's CPU
+        clock reaches `deadline`; where regex's clock (every thread's time)
+        stops it first, matching goes on after the last match."""
         out, pos = [], 0
         append = out.append
-        for m in rx.finditer(text, timeout=timeout):
-            start, end = m.span()
-            if start == end:
+        while True:
+            left = deadline - _time.thread_time()
+            if left <= 0:
+                bucket.slack = PATTERN_TIME_BASE  # the error ends the call: the next starts afresh
+                raise ValueError(
+                    f"the pattern {_short(rx.pattern)} took too long on a text of {len(text)} "
+                    f"characters (catastrophic backtracking?); simplify it")
+            try:
+                for m in rx.finditer(text, pos, timeout=left):
+                    start, end = m.span()
+                    if start == end:
+                        continue
+                    if start > pos:
+                        append(text[pos:start])
+                    append(text[start:end])
+                    pos = end
+                break
+            except TimeoutError:
                 continue
-            if start > pos:
-                append(text[pos:start])
-            append(text[start:end])
-            pos = end
         if pos < len(text):
             append(text[pos:])
         return out
