@@ -2026,26 +2026,17 @@ def _ranks_sha256(ranks):
 def _read_ranks(path, where):
     """(ranks, sha256 of the file's text) of a .tiktoken file, plain or
     gzipped, or of GPT-2's vocab.json / encoder.json (ids without the
-    special token)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except IsADirectoryError:
-        raise ValueError(f"{where}: is a directory, not a file") from None
-    return _ranks_of(data, where)
+    special token); read as every loader reads (_read_file: a regular file,
+    at most _MAX_FILE_BYTES, inflated a step at a time)."""
+    return _ranks_of(_read_file(path), where)
 
 
 def _ranks_of(data, where):
-    """_read_ranks of a file's bytes."""
-    import gzip
+    """_read_ranks of a file's bytes (inflated the same way if gzipped)."""
     import hashlib
-    import zlib
 
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise ValueError(f"{where}: a broken gzip file ({e})") from None
+        data = _inflate(data, where)
     digest = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8")
@@ -2460,12 +2451,15 @@ def _check_regular(path, mode, size):
                          f"file may have")
 
 
-def _read_text(path):
-    """The UTF-8 text of a regular file (a leading byte order mark dropped).
+def _read_file(path):
+    """The bytes of a regular file, inflated if it is gzipped: what every
+    loader reads (the native format, tokenizer.json, GPT-2's files, .tiktoken
+    files and their sidecars, tiktoken's cache).
 
     Devices, FIFOs, sockets and directories are refused before anything is
     read (a FIFO is opened without blocking, so a missing writer never hangs
-    the caller), and so is a file larger than _MAX_FILE_BYTES."""
+    the caller), and so is a file larger than _MAX_FILE_BYTES, before or
+    after inflating (which stops there: a gzip bomb costs no more)."""
     path = _os.fspath(path)
     _check_regular(path, *_mode_size(_os.stat(path)))
     flags = (_os.O_RDONLY | getattr(_os, "O_NONBLOCK", 0) | getattr(_os, "O_NOCTTY", 0)
@@ -2476,6 +2470,51 @@ def _read_text(path):
         data = f.read(_MAX_FILE_BYTES + 1)
     if len(data) > _MAX_FILE_BYTES:
         _check_regular(path, _stat.S_IFREG, len(data))
+    return _inflate(data, path) if data[:2] == b"\x1f\x8b" else data
+
+
+_INFLATE_STEP = 1 << 20
+
+
+def _inflate(data, path):
+    """gzip data (any number of members, zero bytes between and after them)
+    inflated a step at a time, no more than _MAX_FILE_BYTES of it."""
+    import zlib
+
+    out, size, pos = [], 0, 0
+    pending, d = b"", None  # input not yet inflated; the member being inflated
+    try:
+        while True:
+            if d is None:  # between members
+                pending = pending.lstrip(b"\0")
+                if not pending:
+                    if pos >= len(data):
+                        break
+                    pending, pos = data[pos:pos + _INFLATE_STEP], pos + _INFLATE_STEP
+                    continue
+                d = zlib.decompressobj(wbits=31)
+            piece = d.decompress(pending, _INFLATE_STEP)
+            pending = d.unconsumed_tail
+            if piece:
+                size += len(piece)
+                if size > _MAX_FILE_BYTES:
+                    raise ValueError(f"{path}: more than the {_MAX_FILE_BYTES} bytes a tokenizer "
+                                     f"file may have, once inflated")
+                out.append(piece)
+            if d.eof:  # what follows the member (unconsumed_tail holds it too)
+                pending, d = d.unused_data, None
+            elif not piece and not pending:
+                if pos >= len(data):
+                    raise ValueError(f"{path}: a broken gzip file (it ends in the middle of "
+                                     f"the data)")
+                pending, pos = data[pos:pos + _INFLATE_STEP], pos + _INFLATE_STEP
+    except zlib.error as e:
+        raise ValueError(f"{path}: a broken gzip file ({e})") from None
+    return b"".join(out)
+
+
+def _text_of(data, path):
+    """A file's UTF-8 bytes as text, a leading byte order mark dropped."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -2483,17 +2522,52 @@ def _read_text(path):
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def _read_text(path):
+    """The UTF-8 text of a regular file, plain or gzipped (see _read_file)."""
+    return _text_of(_read_file(path), _os.fspath(path))
+
+
 def _mode_size(st):
     return st.st_mode, st.st_size
 
 
-def _atomic_write(path, text):
+def _existing_mode(path):
+    """The permission bits of `path` if it is a regular file, else None."""
+    try:
+        st = _os.stat(path)
+    except OSError:
+        return None
+    return _stat.S_IMODE(st.st_mode) if _stat.S_ISREG(st.st_mode) else None
+
+
+def _check_not_input(outputs, inputs):
+    """What every writer checks before writing anything: ValueError if an
+    output is one of the inputs -- the same path, a symbolic link to it, or
+    another hard link of the same file."""
+    read = []
+    for path in inputs:
+        try:
+            read.append((_os.stat(path), path))
+        except (OSError, ValueError):
+            pass
+    for out in outputs:
+        try:
+            st = _os.stat(out)
+        except (OSError, ValueError):
+            continue
+        for other, path in read:
+            if _os.path.samestat(st, other):
+                raise ValueError(f"the output {out} is the input {path}")
+
+
+def _atomic_write(path, text, keep_mode=None):
     """Write `text` (UTF-8) to `path` atomically: the data goes to a new file
     in the same directory, which is synced, then renamed over `path`, so a
     crash leaves the old file or the new one, never half of one.
 
     A new file gets the mode open() would give it (0o666 less the umask); a
-    file that exists keeps its mode.  On Linux the data is written to an
+    file that exists keeps its mode (`keep_mode`: the mode of one the caller
+    removed).  On Linux the data is written to an
     unnamed file (O_TMPFILE) that gets a name only just before the rename, so
     a process killed while writing leaves nothing behind; elsewhere the
     temporary name is hidden, ends in ".tmp" and is removed on any error."""
@@ -2502,11 +2576,8 @@ def _atomic_write(path, text):
         path = _os.fsdecode(path)
     data = text.encode("utf-8")
     directory = _os.path.dirname(_os.path.abspath(path))
-    try:
-        st = _os.stat(path)
-        keep_mode = _stat.S_IMODE(st.st_mode) if _stat.S_ISREG(st.st_mode) else None
-    except OSError:
-        keep_mode = None
+    if keep_mode is None:
+        keep_mode = _existing_mode(path)
     fd, tmp = _open_unnamed(directory, path)
     try:
         try:
