@@ -1993,6 +1993,9 @@ _ENCODINGS = {
                    ("encodings/o200k_base.tiktoken",
                     "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d")),
 }
+# OpenAI's .tiktoken files, known by their sha256 (what from_file reads without a
+# sidecar): sha256 -> the first encoding that reads it (r50k's file: "gpt2")
+_KNOWN_RANKS = {sha: name for name, (_, _, (_, sha)) in reversed(list(_ENCODINGS.items()))}
 # tiktoken's "gpt2" reads GPT-2's own pair of files; each holds the same ranks as r50k_base
 _GPT2_FILES = (("gpt-2/encodings/main/encoder.json",
                 "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"),)
@@ -3165,6 +3168,13 @@ def _rank_split(t, ranks, r):
     return [s for s in sym if s is not None]
 
 
+def _tiktoken_tokenizer(cls, ranks, where, pattern, special_tokens):
+    """from_tiktoken's tokenizer: the merges recovered from the ranks."""
+    tokens, merges = _tiktoken_model(ranks, where)
+    specials = {} if special_tokens is None else special_tokens
+    return cls._with_specials(pattern, tokens, merges, specials)
+
+
 def _check_rank_order(tok):
     ids = tok._rank_id
     if any(a >= b for a, b in zip(ids, ids[1:])):
@@ -4046,6 +4056,15 @@ def _hf_split(split, fail):
         fail(f"{field}.pattern: {e}")
 
 
+def _hf_tokenizer(cls, text, where):
+    """from_huggingface's tokenizer, from the text of a tokenizer.json."""
+    pattern, tokens, merges, specials, ignore_merges = _hf_parse(text, where)
+    tok = cls._create(pattern, tokens, merges, specials)
+    if not ignore_merges:
+        _check_merges_rebuild(tok, where)
+    return tok
+
+
 def _check_merges_rebuild(tok, where):
     """With ignore_merges false, tokenizers encodes a pre-token by its merges
     only, this library (as tiktoken, and tokenizers with ignore_merges true)
@@ -4070,49 +4089,94 @@ def _check_merges_rebuild(tok, where):
 
 # Reading any format (Tokenizer.from_file)
 
-def _read_sidecar(path):
-    """The {"pattern", "special_tokens"} beside a .tiktoken file (`path`.json), or None."""
+def _read_sidecar(path, digest):
+    """(pattern, special tokens) from the sidecar beside a .tiktoken file
+    (`path`.json, as save_tiktoken writes it), or None where there is none.
+    Anything else, or a sidecar written for another file (its sha256 is not
+    `digest`, the .tiktoken file's), is a ValueError naming it."""
     side = path + ".json"
-    if not _os.path.isfile(side):
+    if not _os.path.lexists(side):
         return None
     meta = _json(_read_text(side), side)
-    if not (isinstance(meta, dict) and isinstance(meta.get("pattern"), str)
-            and isinstance(meta.get("special_tokens", {}), dict)):
-        raise ValueError(f'{side}: not the sidecar of {path} (expected {{"pattern": str, '
-                         f'"special_tokens": {{str: id}}}})')
-    return meta
+
+    def fail(what):
+        return ValueError(f"{side}: {what}; the sidecar of {path} is what save_tiktoken writes: "
+                          f'{{"pattern": str, "special_tokens": {{str: id}}, "sha256": '
+                          f"the sha256 of {_os.path.basename(path)}}}")
+
+    if not isinstance(meta, dict):
+        raise fail(f"a JSON {_json_type(meta)}, not an object")
+    pattern, specials = meta.get("pattern"), meta.get("special_tokens", {})
+    if not isinstance(pattern, str):
+        raise fail(f'"pattern" is {_short(pattern)}, not a string')
+    if not isinstance(specials, dict):
+        raise fail(f'"special_tokens" is a JSON {_json_type(specials)}, not an object')
+    try:
+        pattern = resolve_pattern(pattern)
+        for name, i in specials.items():
+            _check_special_text(name)
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+                raise ValueError(f"the id of special token {_short(name)} must be an int in "
+                                 f"[0, 2**31), not {_short(i)}")
+    except ValueError as e:
+        raise ValueError(f"{side}: {e}") from None
+    if "sha256" in meta:
+        sha = meta["sha256"]
+        if not (isinstance(sha, str) and len(sha) == 64
+                and all(c in "0123456789abcdef" for c in sha.lower())):
+            raise fail(f'"sha256" is {_short(sha)}, not 64 hex digits')
+        if sha.lower() != digest:
+            raise ValueError(f"{side}: the sidecar of another file: it gives sha256 {sha[:16]}..., "
+                             f"{path} has sha256 {digest[:16]}... (a save cut short between the "
+                             f"two files?); save the tokenizer again, or give its pattern and "
+                             f"special tokens to Tokenizer.from_tiktoken")
+    return pattern, specials
 
 
 def _load_any(cls, path, pattern):
+    import hashlib
+
     def holds_pattern(what):
         if pattern is not None:
             raise ValueError(f"{path}: {what} holds its own pattern; do not give one")
 
     if _os.path.isdir(path):
         hf = _os.path.join(path, "tokenizer.json")
-        if _os.path.isfile(hf):
+        if _os.path.lexists(hf):  # a FIFO or a device there is refused, not skipped
             holds_pattern("tokenizer.json")
             return cls.from_huggingface(hf)
         vocab, merges = _os.path.join(path, "vocab.json"), _os.path.join(path, "merges.txt")
-        if _os.path.isfile(vocab) and _os.path.isfile(merges):
+        if _os.path.lexists(vocab) and _os.path.lexists(merges):
             return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2")
         raise ValueError(f"{path} is a directory without tokenizer.json, or vocab.json and "
                          "merges.txt")
-    with open(path, "rb") as f:
-        head = f.read(64).lstrip()
+    data = _read_file(path)  # a regular file, checked before its first byte is read
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.startswith(_NATIVE_MAGIC.encode()):
         holds_pattern("the native format")
-        return cls.load(path)
+        return cls._create(*_native_parse(_text_of(data, path), path))
     if head.startswith(b"{"):
         holds_pattern("tokenizer.json")
-        return cls.from_huggingface(path)
-    meta = _read_sidecar(path)
+        return _hf_tokenizer(cls, _text_of(data, path), path)
+    # a .tiktoken file: its pattern and special tokens come from its sidecar, from
+    # pattern=, or from the encoding whose file it is; never from a guess
+    digest = hashlib.sha256(data).hexdigest()
+    side = _read_sidecar(path, digest)
     specials = None
-    if meta is not None:
-        specials = meta.get("special_tokens", {})
-        pattern = pattern if pattern is not None else meta["pattern"]
-    return cls.from_tiktoken(path, pattern=pattern if pattern is not None else "gpt2",
-                             special_tokens=specials)
+    if side is not None:
+        specials = side[1]
+        pattern = side[0] if pattern is None else pattern
+    elif digest in _KNOWN_RANKS:
+        known, specials, _ = _ENCODINGS[_KNOWN_RANKS[digest]]
+        pattern, specials = PATTERNS[known] if pattern is None else pattern, dict(specials)
+    elif pattern is None:
+        raise ValueError(
+            f"{path}: a .tiktoken file holds neither its pattern nor its special tokens, and "
+            f"this one has no sidecar ({_os.path.basename(path)}.json, which save_tiktoken "
+            f"writes) and is none of OpenAI's files: pass pattern= (bpe encode: --pattern), or "
+            f"load it with Tokenizer.from_tiktoken(path, pattern=..., special_tokens=...)")
+    ranks = _tiktoken_parse(_text_of(data, path), path)
+    return _tiktoken_tokenizer(cls, ranks, path, resolve_pattern(pattern), specials)
 
 
 # The file formats as Tokenizer methods
@@ -4156,15 +4220,9 @@ class _FileFormats:
         dict str -> id, or names that take the ids after the largest rank."""
         pattern = resolve_pattern(pattern)
         if isinstance(path_or_ranks, _abc.Mapping):
-            ranks = dict(path_or_ranks)
-            where = "ranks"
-        else:
-            ranks = _tiktoken_parse(_read_text(path_or_ranks), path_or_ranks)
-            where = path_or_ranks
-        tokens, merges = _tiktoken_model(ranks, where)
-        if special_tokens is None:
-            special_tokens = {}
-        return cls._with_specials(pattern, tokens, merges, special_tokens)
+            return _tiktoken_tokenizer(cls, dict(path_or_ranks), "ranks", pattern, special_tokens)
+        ranks = _tiktoken_parse(_read_text(path_or_ranks), path_or_ranks)
+        return _tiktoken_tokenizer(cls, ranks, path_or_ranks, pattern, special_tokens)
 
     def save_tiktoken(self, path, *, sidecar=True):
         """Write tiktoken's format: one ``base64(token) id`` line per token.
@@ -4239,11 +4297,7 @@ class _FileFormats:
             if not _os.path.isfile(path):
                 raise ValueError(f"{_os.path.dirname(path)}: a directory without a tokenizer.json "
                                  f"(not a regular file)")
-        pattern, tokens, merges, specials, ignore_merges = _hf_parse(_read_text(path), path)
-        tok = cls._create(pattern, tokens, merges, specials)
-        if not ignore_merges:
-            _check_merges_rebuild(tok, path)
-        return tok
+        return _hf_tokenizer(cls, _read_text(path), path)
 
     def save_pretrained(self, directory, *, bos_token=None, eos_token=None, pad_token=None,
                         unk_token=None, model_max_length=None):
@@ -4303,12 +4357,16 @@ class _FileFormats:
 
     @classmethod
     def from_file(cls, path, *, pattern=None):
-        """Read a tokenizer in any of the formats this library writes, told
-        apart by their content: the native format, a tokenizer.json, a
-        directory holding one (or GPT-2's vocab.json and merges.txt), or a
-        .tiktoken file, whose pattern and special tokens come from its
-        sidecar ``path + ".json"`` when there is one.  `pattern`: for the
-        formats that hold none (GPT-2 files, .tiktoken; default "gpt2").
+        """Read a tokenizer in any of the formats this library writes, plain
+        or gzipped, told apart by their content: the native format, a
+        tokenizer.json, a directory holding one (or GPT-2's vocab.json and
+        merges.txt), or a .tiktoken file.  A .tiktoken file holds neither
+        pattern nor special tokens: they come from its sidecar ``path +
+        ".json"`` (which must name this file by its sha256), or, for OpenAI's
+        files (gpt2, p50k_base, cl100k_base, o200k_base: known by their
+        sha256), from their encoding; any other needs `pattern` (ValueError
+        otherwise: nothing is read with a guessed pattern).  `pattern`: for
+        the formats that hold none (GPT-2 files: default "gpt2"; .tiktoken).
 
         >>> import os, tempfile
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
