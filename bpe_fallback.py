@@ -4651,7 +4651,8 @@ def _count_files(core, paths, pattern, specials, workers, chunk_size, report=Non
     paths = [_os.fspath(p) for p in paths]
     for p in paths:
         if not _os.path.isfile(p):
-            raise ValueError(f"no such file: {p!r}")
+            raise ValueError(f"no such file: {p!r}" if not _os.path.exists(p)
+                             else f"{p!r} is not a regular file")
     workers = _check_workers(workers)
     if chunk_size is None:
         total = sum(_os.path.getsize(p) for p in paths)
@@ -4885,17 +4886,19 @@ def _encode_inputs(paths):
     return inputs
 
 
-def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
+def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False, disallowed=()):
     """(jobs, the input of each job, the inputs as (path, start, end)); a job
     is an _EncodeJob.  By default each worker gets about 8 chunks, 32 when
     the workers are threads (a job costs a thread almost nothing, and smaller
     ones leave less of a last one for one thread to finish alone), of 256 KB
-    to 4 MB."""
+    to 4 MB.  The jobs check their own text for `disallowed` strings; one
+    that a cut of a text file splits is refused here, as encode refuses it."""
     if chunk_size is None:
         total = sum(_os.path.getsize(p) if s is None else e - s for p, s, e in inputs)
         chunk_size = min(max(total // ((32 if threads else 8) * workers), 1 << 18), 1 << 22)
     _check_int("chunk_size", chunk_size, 1)
     text_cut = _cut_kind(tok._pattern, tuple(tok._specials))
+    needles = [s.encode("utf-8", "surrogatepass") for s in disallowed if len(s) > 1]
     jobs, owners, ranges = [], [], []
     for path, start, end in inputs:
         kind = "jsonl" if (path.lower().endswith(_JSONL_SUFFIXES) if jsonl is None else jsonl) \
@@ -4912,11 +4915,31 @@ def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
                 if not _is_cut(f, pos, size, cut_re):
                     raise ValueError(f"{path}: byte {pos} is not a place where the file may be "
                                      f"cut (take the ranges from file_cuts)")
-            for a, b in _ranges(f, size, start, end, chunk_size, cut_re):
+            cuts = _ranges(f, size, start, end, chunk_size, cut_re)
+            for a, b in cuts:
                 jobs.append(_EncodeJob(path, a, b, kind, a == 0, b == size))
                 owners.append(len(ranges))
+            if kind == "text" and needles:  # (a JSON line's text is a document of its own)
+                for pos in {start, end, *(a for a, _ in cuts)} - {0, size}:
+                    found = _split_by_cut(f, pos, needles)
+                    if found is not None:
+                        tok._check_disallowed(found, frozenset([found]))
         ranges.append((path, start, end))
     return jobs, owners, ranges
+
+
+def _split_by_cut(f, pos, needles):
+    """The first of `needles` (bytes) that a cut of file `f` at `pos` would
+    split, as text; None if none."""
+    reach = max(map(len, needles)) - 1
+    low = max(pos - reach, 0)
+    f.seek(low)
+    window = f.read(pos + reach - low)
+    for s in needles:
+        i = window.find(s, max(pos - low - len(s) + 1, 0))
+        if i != -1 and low + i < pos:
+            return s.decode("utf-8", "surrogatepass")
+    return None
 
 
 def read_jsonl(data, *, text_field="text", name="<data>", offset=0):
@@ -5271,12 +5294,15 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     out = _check_ids_output(out, inputs)
     directory = _os.path.dirname(out)
     jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
-                                        threads and workers > 1)
+                                        threads and workers > 1, disallowed)
     options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field)
     sizes = [job.end - job.start for job in jobs]
 
+    modes = _existing_mode(out), _existing_mode(out + ".json")  # what the new files keep
     fd, tmp = _open_temporary(directory, _os.path.basename(out))
     try:
+        if modes[0] is not None and hasattr(_os, "fchmod"):
+            _os.fchmod(fd, modes[0])
         with open(fd, "wb", closefd=False) as f:
             results = _encode_jobs(tok, jobs, options, workers)
             try:
@@ -5312,7 +5338,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         raise
     finally:
         _os.close(fd)
-    _atomic_write(out + ".json", _sidecar_text(meta))
+    _atomic_write(out + ".json", _sidecar_text(meta), keep_mode=modes[1])
     return meta
 
 
@@ -5325,10 +5351,7 @@ def _check_ids_output(out, inputs):
         raise ValueError(f"cannot write {out}: it is a directory")
     if not _os.path.isdir(directory):
         raise ValueError(f"cannot write {out}: no directory {directory}")
-    for path, _, _ in inputs:
-        for target in (out, out + ".json"):
-            if _os.path.exists(target) and _os.path.samefile(path, target):
-                raise ValueError(f"the output {target} is the input {path}")
+    _check_not_input([out, out + ".json"], [path for path, _, _ in inputs])
     return out
 
 
@@ -5634,12 +5657,18 @@ def _check_input(path, what="file"):
         raise _Usage(f"no such {what}: {path}", 1)
     if _os.path.isdir(path):
         raise _Usage(f"{path} is a directory, not a {what}", 1)
+    mode = _os.stat(path).st_mode
+    if not _stat.S_ISREG(mode):  # a FIFO would block the command, a device never end
+        kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+        raise _Usage(f"{path}: {kind}, not a regular file"
+                     + (" (- reads standard input)" if what == "file" else ""), 1)
     if not _os.access(path, _os.R_OK):
         raise _Usage(f"cannot read {path}: permission denied", 1)
 
 
-def _check_output(out, inputs, directory=False):
-    """Fail before any work if `out` cannot be written."""
+def _check_output(out, inputs, directory=False, outputs=None):
+    """Fail before any work if `out` cannot be written, or if a file written
+    (`outputs`, default `out`) is a file read (`inputs`)."""
     if directory and _os.path.exists(out) and not _os.path.isdir(out):
         raise _Usage(f"cannot write {out}/: it exists and is not a directory", 1)
     if not directory and _os.path.isdir(out):
@@ -5650,9 +5679,15 @@ def _check_output(out, inputs, directory=False):
         raise _Usage(f"cannot write {out}: {parent} {why}", 1)
     if not _os.access(parent, _os.W_OK | _os.X_OK):
         raise _Usage(f"cannot write {out}: directory {parent} is not writable", 1)
-    for path in inputs:
-        if path != "-" and _os.path.exists(out) and _os.path.samefile(path, out):
-            raise _Usage(f"the output {out} is the input {path}", 1)
+    _check_not_input([out] if outputs is None else outputs, [p for p in inputs if p != "-"])
+
+
+def _tokenizer_files(path):
+    """The files a tokenizer path can make bpe read: the file and its
+    sidecar, or a directory's tokenizer.json, vocab.json and merges.txt."""
+    if _os.path.isdir(path):
+        return [_os.path.join(path, n) for n in ("tokenizer.json", "vocab.json", "merges.txt")]
+    return [path, path + ".json"]
 
 
 def _check_counts(args, least):
@@ -5727,9 +5762,9 @@ def _cli_train(args, mod):
         _check_input(path)
     for path in args.eval:
         _check_input(path, "eval file")
-    _check_output(out, args.inputs, directory=args.format == "gpt2")
-    if args.format == "tiktoken":
-        _check_output(out + ".json", args.inputs)
+    written = {"tiktoken": [out, out + ".json"], "gpt2": [_os.path.join(out, "vocab.json"),
+               _os.path.join(out, "merges.txt")]}.get(args.format, [out])
+    _check_output(out, args.inputs + args.eval, directory=args.format == "gpt2", outputs=written)
     options = dict(pattern=args.pattern, special_tokens=args.special,
                    min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes)
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
@@ -5877,7 +5912,8 @@ def _cli_encode(args, mod):
     _check_input(args.tokenizer, "tokenizer") if not _os.path.isdir(args.tokenizer) else None
     for path in args.inputs:
         _check_input(path)
-    _check_output(args.output, args.inputs)
+    _check_output(args.output, args.inputs + _tokenizer_files(args.tokenizer),
+                  outputs=[args.output, args.output + ".json"])
     tok = mod.Tokenizer.from_file(args.tokenizer, pattern=args.pattern)
     allowed = "all" if "all" in args.allowed_special else set(args.allowed_special)
     options = dict(dtype=None if args.dtype == "auto" else args.dtype, eot=args.eot,
