@@ -4112,7 +4112,7 @@ def _read_sidecar(path, digest):
     if not isinstance(specials, dict):
         raise fail(f'"special_tokens" is a JSON {_json_type(specials)}, not an object')
     try:
-        pattern = resolve_pattern(pattern)
+        _compile_pattern(pattern)  # a regex: names are resolved only for pattern=
         for name, i in specials.items():
             _check_special_text(name)
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
@@ -4160,6 +4160,8 @@ def _load_any(cls, path, pattern):
         return _hf_tokenizer(cls, _text_of(data, path), path)
     # a .tiktoken file: its pattern and special tokens come from its sidecar, from
     # pattern=, or from the encoding whose file it is; never from a guess
+    if pattern is not None:
+        pattern = resolve_pattern(pattern)
     digest = hashlib.sha256(data).hexdigest()
     side = _read_sidecar(path, digest)
     specials = None
@@ -4176,7 +4178,7 @@ def _load_any(cls, path, pattern):
             f"writes) and is none of OpenAI's files: pass pattern= (bpe encode: --pattern), or "
             f"load it with Tokenizer.from_tiktoken(path, pattern=..., special_tokens=...)")
     ranks = _tiktoken_parse(_text_of(data, path), path)
-    return _tiktoken_tokenizer(cls, ranks, path, resolve_pattern(pattern), specials)
+    return _tiktoken_tokenizer(cls, ranks, path, pattern, specials)
 
 
 # The file formats as Tokenizer methods
