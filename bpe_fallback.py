@@ -4617,6 +4617,9 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
         cut_re = _cut_kind(resolve_pattern(pattern), _check_specials(special_tokens))
     _check_int("chunk_size", chunk_size, 1)
     if isinstance(file, (str, bytes, _os.PathLike)):
+        if not _os.path.isfile(file):  # a FIFO would block open(), /dev/zero look empty
+            raise ValueError(f"no such file: {file!r}" if not _os.path.exists(file)
+                             else f"{file!r} is not a regular file")
         with open(file, "rb") as f:
             size = _os.fstat(f.fileno()).st_size
             return _ranges(f, size, 0, size, chunk_size, cut_re)

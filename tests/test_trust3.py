@@ -704,3 +704,24 @@ def test_both_backends_read_sidecars_alike(both, tmp_path):
     got = [m.Tokenizer.from_file(tmp_path / "t.tiktoken") for m in both]
     assert [g.pattern for g in got] == [tok.pattern] * 2
     assert [g.special_tokens for g in got] == [tok.special_tokens] * 2
+
+
+@POSIX
+@pytest.mark.parametrize("call", [
+    "m.file_cuts(P, 100)",
+    "m.file_cuts('/dev/zero', 100)",
+    "m.Tokenizer.train_files([P], 300, workers=1)",
+    "m.Tokenizer.from_merges([]).encode_files([P], OUT)",
+])
+def test_corpus_readers_refuse_a_fifo_at_once(mod, tmp_path, call):
+    os.mkfifo(tmp_path / "fifo")
+    r = run_fresh(mod, f"""
+        P, OUT = sys.argv[1:3]
+        try:
+            {call}
+            print("read")
+        except ValueError as e:
+            print("ValueError", e)
+    """, tmp_path / "fifo", tmp_path / "out.bin", timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.startswith("ValueError") and "not a regular file" in r.stdout, r.stdout
