@@ -725,3 +725,23 @@ def test_corpus_readers_refuse_a_fifo_at_once(mod, tmp_path, call):
     """, tmp_path / "fifo", tmp_path / "out.bin", timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.startswith("ValueError") and "not a regular file" in r.stdout, r.stdout
+
+
+@POSIX
+@pytest.mark.parametrize("case", ["fifo-text", "fifo-tokenizer", "plot-over-eval"])
+def test_analyze_tool_refuses_fifos_and_output_over_input(mod, files, tmp_path, case):
+    corpus, held, tokfile = files
+    os.mkfifo(tmp_path / "fifo")
+    args = {"fifo-text": ["compress", tokfile, tmp_path / "fifo"],
+            "fifo-tokenizer": ["compress", tmp_path / "fifo", corpus],
+            "plot-over-eval": ["curve", corpus, "--sizes", "300", "--eval", held,
+                               "--plot", held]}[case]
+    before = snapshot(held)
+    env = dict(os.environ, PYTHONPATH=where(mod), BPE_OFFLINE="1",
+               BPE_BACKEND="python" if mod.__name__ == "bpe_fallback" else "")
+    tool = DATA.parent.parent / "tools" / "analyze.py"
+    r = subprocess.run([sys.executable, tool, *map(str, args)], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "regular file" in r.stderr or "is the input" in r.stderr, r.stderr
+    assert snapshot(held) == before
