@@ -15,6 +15,7 @@ import textwrap
 import time
 
 import pytest
+
 from helpers import DATA, EOT, gpt2_ranks, read_data
 
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file types, links and modes")
