@@ -133,6 +133,8 @@ _PROBE = "Hello, World! it's 2024\n\t  café 東京 🙂 ÀB_c-d.e/f\r\n"
 # below any sane pattern), unspent time carries over up to PATTERN_TIME_BASE.
 # A split that overruns raises ValueError, so a catastrophic pattern costs at
 # most about PATTERN_TIME_BASE plus 2 us per character, whatever the input.
+# Each thread has its own bucket, spent in its own CPU time: other threads'
+# work and the machine's load drain nothing.
 PATTERN_TIME_BASE = 2.0
 PATTERN_TIME_PER_CHAR = 2e-6
 
@@ -179,36 +181,50 @@ def pretokenizer(pattern):
     if rx.pattern in _NAMED_PATTERNS:
         return rx.findall
 
-    slack = [PATTERN_TIME_BASE]  # the bucket, shared by every call of this split
+    import threading
+
+    bucket = threading.local()  # .slack: this thread's unspent time
     groups = rx.groups  # findall would give the groups, not the whole matches
 
     def split(text):
-        earned = PATTERN_TIME_PER_CHAR * len(text)
-        start_time = _time.monotonic()
-        try:
-            out = None if groups else rx.findall(text, timeout=max(slack[0] + earned, 1e-4))
-            if out is None or sum(map(len, out)) != len(text) or "" in out:
-                left = slack[0] + earned - (_time.monotonic() - start_time)
-                out = with_gaps(text, max(left, 1e-4))
-        except TimeoutError:
-            slack[0] = 0.0
-            raise ValueError(
-                f"the pattern {_short(rx.pattern)} took too long on a text of {len(text)} "
-                f"characters (catastrophic backtracking?); simplify it") from None
-        slack[0] = min(PATTERN_TIME_BASE, slack[0] + earned - (_time.monotonic() - start_time))
+        budget = getattr(bucket, "slack", PATTERN_TIME_BASE) + PATTERN_TIME_PER_CHAR * len(text)
+        start = _time.thread_time()
+        out = None
+        if not groups:
+            try:  # regex's clock is the process's CPU time: never less than this thread's
+                out = rx.findall(text, timeout=budget)
+            except TimeoutError:
+                pass
+        if out is None or sum(map(len, out)) != len(text) or "" in out:
+            out = with_gaps(text, start + budget)
+        bucket.slack = min(PATTERN_TIME_BASE, budget - (_time.thread_time() - start))
         return out
 
-    def with_gaps(text, timeout):
+    def with_gaps(text, deadline):
+        """The matches and the text between them, until this thread's CPU
+        clock reaches `deadline`; where regex's clock (every thread's time)
+        stops it first, matching goes on after the last match."""
         out, pos = [], 0
         append = out.append
-        for m in rx.finditer(text, timeout=timeout):
-            start, end = m.span()
-            if start == end:
+        while True:
+            left = deadline - _time.thread_time()
+            if left <= 0:
+                bucket.slack = PATTERN_TIME_BASE  # the error ends the call: the next starts afresh
+                raise ValueError(
+                    f"the pattern {_short(rx.pattern)} took too long on a text of {len(text)} "
+                    f"characters (catastrophic backtracking?); simplify it")
+            try:
+                for m in rx.finditer(text, pos, timeout=left):
+                    start, end = m.span()
+                    if start == end:
+                        continue
+                    if start > pos:
+                        append(text[pos:start])
+                    append(text[start:end])
+                    pos = end
+                break
+            except TimeoutError:
                 continue
-            if start > pos:
-                append(text[pos:start])
-            append(text[start:end])
-            pos = end
         if pos < len(text):
             append(text[pos:])
         return out
@@ -1559,9 +1575,12 @@ class _CoreTokenizer:
     @classmethod
     def load(cls, path):
         """Read a file written by ``save``; ValueError if it is not one."""
-        text = _read_text(path)
-        tok = cls._load_plain(text, path)
-        return tok if tok is not None else cls._create(*_native_parse(text, path))
+        return cls._from_native_text(_read_text(path), path)
+
+    @classmethod
+    def _from_native_text(cls, text, where):
+        tok = cls._load_plain(text, where)
+        return tok if tok is not None else cls._create(*_native_parse(text, where))
 
     @classmethod
     def _load_plain(cls, text, where):
@@ -2082,6 +2101,9 @@ _ENCODINGS = {
                    ("encodings/o200k_base.tiktoken",
                     "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d")),
 }
+# OpenAI's .tiktoken files, known by their sha256 (what from_file reads without a
+# sidecar): sha256 -> the first encoding that reads it (r50k's file: "gpt2")
+_KNOWN_RANKS = {sha: name for name, (_, _, (_, sha)) in reversed(list(_ENCODINGS.items()))}
 # tiktoken's "gpt2" reads GPT-2's own pair of files; each holds the same ranks as r50k_base
 _GPT2_FILES = (("gpt-2/encodings/main/encoder.json",
                 "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"),)
@@ -2115,26 +2137,18 @@ def _ranks_sha256(ranks):
 def _read_ranks(path, where):
     """(ranks, sha256 of the file's text) of a .tiktoken file, plain or
     gzipped (its text: Tokenizer._from_ranks reads it), or of GPT-2's
-    vocab.json / encoder.json (a dict, ids without the special token)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except IsADirectoryError:
-        raise ValueError(f"{where}: is a directory, not a file") from None
-    return _ranks_of(data, where)
+    vocab.json / encoder.json (a dict, ids without the special token); read as
+    every loader reads (_read_file: a regular file, at most _MAX_FILE_BYTES,
+    inflated a step at a time)."""
+    return _ranks_of(_read_file(path), where)
 
 
 def _ranks_of(data, where):
-    """_read_ranks of a file's bytes."""
-    import gzip
+    """_read_ranks of a file's bytes (inflated the same way if gzipped)."""
     import hashlib
-    import zlib
 
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise ValueError(f"{where}: a broken gzip file ({e})") from None
+        data = _inflate(data, where)
     digest = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8")
@@ -2550,12 +2564,15 @@ def _check_regular(path, mode, size):
                          f"file may have")
 
 
-def _read_text(path):
-    """The UTF-8 text of a regular file (a leading byte order mark dropped).
+def _read_file(path):
+    """The bytes of a regular file, inflated if it is gzipped: what every
+    loader reads (the native format, tokenizer.json, GPT-2's files, .tiktoken
+    files and their sidecars, tiktoken's cache).
 
     Devices, FIFOs, sockets and directories are refused before anything is
     read (a FIFO is opened without blocking, so a missing writer never hangs
-    the caller), and so is a file larger than _MAX_FILE_BYTES."""
+    the caller), and so is a file larger than _MAX_FILE_BYTES, before or
+    after inflating (which stops there: a gzip bomb costs no more)."""
     path = _os.fspath(path)
     _check_regular(path, *_mode_size(_os.stat(path)))
     flags = (_os.O_RDONLY | getattr(_os, "O_NONBLOCK", 0) | getattr(_os, "O_NOCTTY", 0)
@@ -2566,6 +2583,51 @@ def _read_text(path):
         data = f.read(_MAX_FILE_BYTES + 1)
     if len(data) > _MAX_FILE_BYTES:
         _check_regular(path, _stat.S_IFREG, len(data))
+    return _inflate(data, path) if data[:2] == b"\x1f\x8b" else data
+
+
+_INFLATE_STEP = 1 << 20
+
+
+def _inflate(data, path):
+    """gzip data (any number of members, zero bytes between and after them)
+    inflated a step at a time, no more than _MAX_FILE_BYTES of it."""
+    import zlib
+
+    out, size, pos = [], 0, 0
+    pending, d = b"", None  # input not yet inflated; the member being inflated
+    try:
+        while True:
+            if d is None:  # between members
+                pending = pending.lstrip(b"\0")
+                if not pending:
+                    if pos >= len(data):
+                        break
+                    pending, pos = data[pos:pos + _INFLATE_STEP], pos + _INFLATE_STEP
+                    continue
+                d = zlib.decompressobj(wbits=31)
+            piece = d.decompress(pending, _INFLATE_STEP)
+            pending = d.unconsumed_tail
+            if piece:
+                size += len(piece)
+                if size > _MAX_FILE_BYTES:
+                    raise ValueError(f"{path}: more than the {_MAX_FILE_BYTES} bytes a tokenizer "
+                                     f"file may have, once inflated")
+                out.append(piece)
+            if d.eof:  # what follows the member (unconsumed_tail holds it too)
+                pending, d = d.unused_data, None
+            elif not piece and not pending:
+                if pos >= len(data):
+                    raise ValueError(f"{path}: a broken gzip file (it ends in the middle of "
+                                     f"the data)")
+                pending, pos = data[pos:pos + _INFLATE_STEP], pos + _INFLATE_STEP
+    except zlib.error as e:
+        raise ValueError(f"{path}: a broken gzip file ({e})") from None
+    return b"".join(out)
+
+
+def _text_of(data, path):
+    """A file's UTF-8 bytes as text, a leading byte order mark dropped."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -2573,17 +2635,52 @@ def _read_text(path):
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def _read_text(path):
+    """The UTF-8 text of a regular file, plain or gzipped (see _read_file)."""
+    return _text_of(_read_file(path), _os.fspath(path))
+
+
 def _mode_size(st):
     return st.st_mode, st.st_size
 
 
-def _atomic_write(path, text):
+def _existing_mode(path):
+    """The permission bits of `path` if it is a regular file, else None."""
+    try:
+        st = _os.stat(path)
+    except OSError:
+        return None
+    return _stat.S_IMODE(st.st_mode) if _stat.S_ISREG(st.st_mode) else None
+
+
+def _check_not_input(outputs, inputs):
+    """What every writer checks before writing anything: ValueError if an
+    output is one of the inputs -- the same path, a symbolic link to it, or
+    another hard link of the same file."""
+    read = []
+    for path in inputs:
+        try:
+            read.append((_os.stat(path), path))
+        except (OSError, ValueError):
+            pass
+    for out in outputs:
+        try:
+            st = _os.stat(out)
+        except (OSError, ValueError):
+            continue
+        for other, path in read:
+            if _os.path.samestat(st, other):
+                raise ValueError(f"the output {out} is the input {path}")
+
+
+def _atomic_write(path, text, keep_mode=None):
     """Write `text` (UTF-8) to `path` atomically: the data goes to a new file
     in the same directory, which is synced, then renamed over `path`, so a
     crash leaves the old file or the new one, never half of one.
 
     A new file gets the mode open() would give it (0o666 less the umask); a
-    file that exists keeps its mode.  On Linux the data is written to an
+    file that exists keeps its mode (`keep_mode`: the mode of one the caller
+    removed).  On Linux the data is written to an
     unnamed file (O_TMPFILE) that gets a name only just before the rename, so
     a process killed while writing leaves nothing behind; elsewhere the
     temporary name is hidden, ends in ".tmp" and is removed on any error."""
@@ -2592,11 +2689,8 @@ def _atomic_write(path, text):
         path = _os.fsdecode(path)
     data = text.encode("utf-8")
     directory = _os.path.dirname(_os.path.abspath(path))
-    try:
-        st = _os.stat(path)
-        keep_mode = _stat.S_IMODE(st.st_mode) if _stat.S_ISREG(st.st_mode) else None
-    except OSError:
-        keep_mode = None
+    if keep_mode is None:
+        keep_mode = _existing_mode(path)
     fd, tmp = _open_unnamed(directory, path)
     try:
         try:
@@ -4078,6 +4172,15 @@ def _hf_split(split, fail):
         fail(f"{field}.pattern: {e}")
 
 
+def _hf_tokenizer(cls, text, where):
+    """from_huggingface's tokenizer, from the text of a tokenizer.json."""
+    pattern, tokens, merges, specials, ignore_merges = _hf_parse(text, where)
+    tok = cls._create(pattern, tokens, merges, specials)
+    if not ignore_merges:
+        _check_merges_rebuild(tok, where)
+    return tok
+
+
 def _check_merges_rebuild(tok, where):
     """With ignore_merges false, tokenizers encodes a pre-token by its merges
     only, this library (as tiktoken, and tokenizers with ignore_merges true)
@@ -4102,49 +4205,95 @@ def _check_merges_rebuild(tok, where):
 
 # Reading any format (Tokenizer.from_file)
 
-def _read_sidecar(path):
-    """The {"pattern", "special_tokens"} beside a .tiktoken file (`path`.json), or None."""
+def _read_sidecar(path, digest):
+    """(pattern, special tokens) from the sidecar beside a .tiktoken file
+    (`path`.json, as save_tiktoken writes it), or None where there is none.
+    Anything else, or a sidecar written for another file (its sha256 is not
+    `digest`, the .tiktoken file's), is a ValueError naming it."""
     side = path + ".json"
-    if not _os.path.isfile(side):
+    if not _os.path.lexists(side):
         return None
     meta = _json(_read_text(side), side)
-    if not (isinstance(meta, dict) and isinstance(meta.get("pattern"), str)
-            and isinstance(meta.get("special_tokens", {}), dict)):
-        raise ValueError(f'{side}: not the sidecar of {path} (expected {{"pattern": str, '
-                         f'"special_tokens": {{str: id}}}})')
-    return meta
+
+    def fail(what):
+        return ValueError(f"{side}: {what}; the sidecar of {path} is what save_tiktoken writes: "
+                          f'{{"pattern": str, "special_tokens": {{str: id}}, "sha256": '
+                          f"the sha256 of {_os.path.basename(path)}}}")
+
+    if not isinstance(meta, dict):
+        raise fail(f"a JSON {_json_type(meta)}, not an object")
+    pattern, specials = meta.get("pattern"), meta.get("special_tokens", {})
+    if not isinstance(pattern, str):
+        raise fail(f'"pattern" is {_short(pattern)}, not a string')
+    if not isinstance(specials, dict):
+        raise fail(f'"special_tokens" is a JSON {_json_type(specials)}, not an object')
+    try:
+        _compile_pattern(pattern)  # a regex: names are resolved only for pattern=
+        for name, i in specials.items():
+            _check_special_text(name)
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+                raise ValueError(f"the id of special token {_short(name)} must be an int in "
+                                 f"[0, 2**31), not {_short(i)}")
+    except ValueError as e:
+        raise ValueError(f"{side}: {e}") from None
+    if "sha256" in meta:
+        sha = meta["sha256"]
+        if not (isinstance(sha, str) and len(sha) == 64
+                and all(c in "0123456789abcdef" for c in sha.lower())):
+            raise fail(f'"sha256" is {_short(sha)}, not 64 hex digits')
+        if sha.lower() != digest:
+            raise ValueError(f"{side}: the sidecar of another file: it gives sha256 {sha[:16]}..., "
+                             f"{path} has sha256 {digest[:16]}... (a save cut short between the "
+                             f"two files?); save the tokenizer again, or give its pattern and "
+                             f"special tokens to Tokenizer.from_tiktoken")
+    return pattern, specials
 
 
 def _load_any(cls, path, pattern):
+    import hashlib
+
     def holds_pattern(what):
         if pattern is not None:
             raise ValueError(f"{path}: {what} holds its own pattern; do not give one")
 
     if _os.path.isdir(path):
         hf = _os.path.join(path, "tokenizer.json")
-        if _os.path.isfile(hf):
+        if _os.path.lexists(hf):  # a FIFO or a device there is refused, not skipped
             holds_pattern("tokenizer.json")
             return cls.from_huggingface(hf)
         vocab, merges = _os.path.join(path, "vocab.json"), _os.path.join(path, "merges.txt")
-        if _os.path.isfile(vocab) and _os.path.isfile(merges):
+        if _os.path.lexists(vocab) and _os.path.lexists(merges):
             return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2")
         raise ValueError(f"{path} is a directory without tokenizer.json, or vocab.json and "
                          "merges.txt")
-    with open(path, "rb") as f:
-        head = f.read(64).lstrip()
+    data = _read_file(path)  # a regular file, checked before its first byte is read
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.startswith(_NATIVE_MAGIC.encode()):
         holds_pattern("the native format")
-        return cls.load(path)
+        return cls._from_native_text(_text_of(data, path), path)
     if head.startswith(b"{"):
         holds_pattern("tokenizer.json")
-        return cls.from_huggingface(path)
-    meta = _read_sidecar(path)
+        return _hf_tokenizer(cls, _text_of(data, path), path)
+    # a .tiktoken file: its pattern and special tokens come from its sidecar, from
+    # pattern=, or from the encoding whose file it is; never from a guess
+    if pattern is not None:
+        pattern = resolve_pattern(pattern)
+    digest = hashlib.sha256(data).hexdigest()
+    side = _read_sidecar(path, digest)
     specials = None
-    if meta is not None:
-        specials = meta.get("special_tokens", {})
-        pattern = pattern if pattern is not None else meta["pattern"]
-    return cls.from_tiktoken(path, pattern=pattern if pattern is not None else "gpt2",
-                             special_tokens=specials)
+    if side is not None:
+        specials = side[1]
+        pattern = side[0] if pattern is None else pattern
+    elif digest in _KNOWN_RANKS:
+        known, specials, _ = _ENCODINGS[_KNOWN_RANKS[digest]]
+        pattern, specials = PATTERNS[known] if pattern is None else pattern, dict(specials)
+    elif pattern is None:
+        raise ValueError(
+            f"{path}: a .tiktoken file holds neither its pattern nor its special tokens, and "
+            f"this one has no sidecar ({_os.path.basename(path)}.json, which save_tiktoken "
+            f"writes) and is none of OpenAI's files: pass pattern= (bpe encode: --pattern), or "
+            f"load it with Tokenizer.from_tiktoken(path, pattern=..., special_tokens=...)")
+    return cls._from_ranks(pattern, _text_of(data, path), path, specials)
 
 
 # The file formats as Tokenizer methods
@@ -4280,11 +4429,7 @@ class _FileFormats:
             if not _os.path.isfile(path):
                 raise ValueError(f"{_os.path.dirname(path)}: a directory without a tokenizer.json "
                                  f"(not a regular file)")
-        pattern, tokens, merges, specials, ignore_merges = _hf_parse(_read_text(path), path)
-        tok = cls._create(pattern, tokens, merges, specials)
-        if not ignore_merges:
-            _check_merges_rebuild(tok, path)
-        return tok
+        return _hf_tokenizer(cls, _read_text(path), path)
 
     def save_pretrained(self, directory, *, bos_token=None, eos_token=None, pad_token=None,
                         unk_token=None, model_max_length=None):
@@ -4344,12 +4489,16 @@ class _FileFormats:
 
     @classmethod
     def from_file(cls, path, *, pattern=None):
-        """Read a tokenizer in any of the formats this library writes, told
-        apart by their content: the native format, a tokenizer.json, a
-        directory holding one (or GPT-2's vocab.json and merges.txt), or a
-        .tiktoken file, whose pattern and special tokens come from its
-        sidecar ``path + ".json"`` when there is one.  `pattern`: for the
-        formats that hold none (GPT-2 files, .tiktoken; default "gpt2").
+        """Read a tokenizer in any of the formats this library writes, plain
+        or gzipped, told apart by their content: the native format, a
+        tokenizer.json, a directory holding one (or GPT-2's vocab.json and
+        merges.txt), or a .tiktoken file.  A .tiktoken file holds neither
+        pattern nor special tokens: they come from its sidecar ``path +
+        ".json"`` (which must name this file by its sha256), or, for OpenAI's
+        files (gpt2, p50k_base, cl100k_base, o200k_base: known by their
+        sha256), from their encoding; any other needs `pattern` (ValueError
+        otherwise: nothing is read with a guessed pattern).  `pattern`: for
+        the formats that hold none (GPT-2 files: default "gpt2"; .tiktoken).
 
         >>> import os, tempfile
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
@@ -4598,6 +4747,9 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
         cut_re = _cut_kind(resolve_pattern(pattern), _check_specials(special_tokens))
     _check_int("chunk_size", chunk_size, 1)
     if isinstance(file, (str, bytes, _os.PathLike)):
+        if not _os.path.isfile(file):  # a FIFO would block open(), /dev/zero look empty
+            raise ValueError(f"no such file: {file!r}" if not _os.path.exists(file)
+                             else f"{file!r} is not a regular file")
         with open(file, "rb") as f:
             size = _os.fstat(f.fileno()).st_size
             return _ranges(f, size, 0, size, chunk_size, cut_re)
@@ -4634,7 +4786,8 @@ def _count_files(core, paths, pattern, specials, workers, chunk_size, report=Non
     paths = [_os.fspath(p) for p in paths]
     for p in paths:
         if not _os.path.isfile(p):
-            raise ValueError(f"no such file: {p!r}")
+            raise ValueError(f"no such file: {p!r}" if not _os.path.exists(p)
+                             else f"{p!r} is not a regular file")
     workers = _check_workers(workers)
     if chunk_size is None:
         total = sum(_os.path.getsize(p) for p in paths)
@@ -4868,17 +5021,19 @@ def _encode_inputs(paths):
     return inputs
 
 
-def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
+def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False, disallowed=()):
     """(jobs, the input of each job, the inputs as (path, start, end)); a job
     is an _EncodeJob.  By default each worker gets about 8 chunks, 32 when
     the workers are threads (a job costs a thread almost nothing, and smaller
     ones leave less of a last one for one thread to finish alone), of 256 KB
-    to 4 MB."""
+    to 4 MB.  The jobs check their own text for `disallowed` strings; one
+    that a cut of a text file splits is refused here, as encode refuses it."""
     if chunk_size is None:
         total = sum(_os.path.getsize(p) if s is None else e - s for p, s, e in inputs)
         chunk_size = min(max(total // ((32 if threads else 8) * workers), 1 << 18), 1 << 22)
     _check_int("chunk_size", chunk_size, 1)
     text_cut = _cut_kind(tok._pattern, tuple(tok._specials))
+    needles = [s.encode("utf-8", "surrogatepass") for s in disallowed if len(s) > 1]
     jobs, owners, ranges = [], [], []
     for path, start, end in inputs:
         kind = "jsonl" if (path.lower().endswith(_JSONL_SUFFIXES) if jsonl is None else jsonl) \
@@ -4895,11 +5050,31 @@ def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False):
                 if not _is_cut(f, pos, size, cut_re):
                     raise ValueError(f"{path}: byte {pos} is not a place where the file may be "
                                      f"cut (take the ranges from file_cuts)")
-            for a, b in _ranges(f, size, start, end, chunk_size, cut_re):
+            cuts = _ranges(f, size, start, end, chunk_size, cut_re)
+            for a, b in cuts:
                 jobs.append(_EncodeJob(path, a, b, kind, a == 0, b == size))
                 owners.append(len(ranges))
+            if kind == "text" and needles:  # (a JSON line's text is a document of its own)
+                for pos in {start, end, *(a for a, _ in cuts)} - {0, size}:
+                    found = _split_by_cut(f, pos, needles)
+                    if found is not None:
+                        tok._check_disallowed(found, frozenset([found]))
         ranges.append((path, start, end))
     return jobs, owners, ranges
+
+
+def _split_by_cut(f, pos, needles):
+    """The first of `needles` (bytes) that a cut of file `f` at `pos` would
+    split, as text; None if none."""
+    reach = max(map(len, needles)) - 1
+    low = max(pos - reach, 0)
+    f.seek(low)
+    window = f.read(pos + reach - low)
+    for s in needles:
+        i = window.find(s, max(pos - low - len(s) + 1, 0))
+        if i != -1 and low + i < pos:
+            return s.decode("utf-8", "surrogatepass")
+    return None
 
 
 def read_jsonl(data, *, text_field="text", name="<data>", offset=0):
@@ -5254,12 +5429,15 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     out = _check_ids_output(out, inputs)
     directory = _os.path.dirname(out)
     jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
-                                        threads and workers > 1)
+                                        threads and workers > 1, disallowed)
     options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field)
     sizes = [job.end - job.start for job in jobs]
 
+    modes = _existing_mode(out), _existing_mode(out + ".json")  # what the new files keep
     fd, tmp = _open_temporary(directory, _os.path.basename(out))
     try:
+        if modes[0] is not None and hasattr(_os, "fchmod"):
+            _os.fchmod(fd, modes[0])
         with open(fd, "wb", closefd=False) as f:
             results = _encode_jobs(tok, jobs, options, workers)
             try:
@@ -5295,7 +5473,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         raise
     finally:
         _os.close(fd)
-    _atomic_write(out + ".json", _sidecar_text(meta))
+    _atomic_write(out + ".json", _sidecar_text(meta), keep_mode=modes[1])
     return meta
 
 
@@ -5308,10 +5486,7 @@ def _check_ids_output(out, inputs):
         raise ValueError(f"cannot write {out}: it is a directory")
     if not _os.path.isdir(directory):
         raise ValueError(f"cannot write {out}: no directory {directory}")
-    for path, _, _ in inputs:
-        for target in (out, out + ".json"):
-            if _os.path.exists(target) and _os.path.samefile(path, target):
-                raise ValueError(f"the output {target} is the input {path}")
+    _check_not_input([out, out + ".json"], [path for path, _, _ in inputs])
     return out
 
 
@@ -5617,12 +5792,18 @@ def _check_input(path, what="file"):
         raise _Usage(f"no such {what}: {path}", 1)
     if _os.path.isdir(path):
         raise _Usage(f"{path} is a directory, not a {what}", 1)
+    mode = _os.stat(path).st_mode
+    if not _stat.S_ISREG(mode):  # a FIFO would block the command, a device never end
+        kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+        raise _Usage(f"{path}: {kind}, not a regular file"
+                     + (" (- reads standard input)" if what == "file" else ""), 1)
     if not _os.access(path, _os.R_OK):
         raise _Usage(f"cannot read {path}: permission denied", 1)
 
 
-def _check_output(out, inputs, directory=False):
-    """Fail before any work if `out` cannot be written."""
+def _check_output(out, inputs, directory=False, outputs=None):
+    """Fail before any work if `out` cannot be written, or if a file written
+    (`outputs`, default `out`) is a file read (`inputs`)."""
     if directory and _os.path.exists(out) and not _os.path.isdir(out):
         raise _Usage(f"cannot write {out}/: it exists and is not a directory", 1)
     if not directory and _os.path.isdir(out):
@@ -5633,9 +5814,15 @@ def _check_output(out, inputs, directory=False):
         raise _Usage(f"cannot write {out}: {parent} {why}", 1)
     if not _os.access(parent, _os.W_OK | _os.X_OK):
         raise _Usage(f"cannot write {out}: directory {parent} is not writable", 1)
-    for path in inputs:
-        if path != "-" and _os.path.exists(out) and _os.path.samefile(path, out):
-            raise _Usage(f"the output {out} is the input {path}", 1)
+    _check_not_input([out] if outputs is None else outputs, [p for p in inputs if p != "-"])
+
+
+def _tokenizer_files(path):
+    """The files a tokenizer path can make bpe read: the file and its
+    sidecar, or a directory's tokenizer.json, vocab.json and merges.txt."""
+    if _os.path.isdir(path):
+        return [_os.path.join(path, n) for n in ("tokenizer.json", "vocab.json", "merges.txt")]
+    return [path, path + ".json"]
 
 
 def _check_counts(args, least):
@@ -5710,9 +5897,9 @@ def _cli_train(args, mod):
         _check_input(path)
     for path in args.eval:
         _check_input(path, "eval file")
-    _check_output(out, args.inputs, directory=args.format == "gpt2")
-    if args.format == "tiktoken":
-        _check_output(out + ".json", args.inputs)
+    written = {"tiktoken": [out, out + ".json"], "gpt2": [_os.path.join(out, "vocab.json"),
+               _os.path.join(out, "merges.txt")]}.get(args.format, [out])
+    _check_output(out, args.inputs + args.eval, directory=args.format == "gpt2", outputs=written)
     options = dict(pattern=args.pattern, special_tokens=args.special,
                    min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes)
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
@@ -5860,7 +6047,8 @@ def _cli_encode(args, mod):
     _check_input(args.tokenizer, "tokenizer") if not _os.path.isdir(args.tokenizer) else None
     for path in args.inputs:
         _check_input(path)
-    _check_output(args.output, args.inputs)
+    _check_output(args.output, args.inputs + _tokenizer_files(args.tokenizer),
+                  outputs=[args.output, args.output + ".json"])
     tok = mod.Tokenizer.from_file(args.tokenizer, pattern=args.pattern)
     allowed = "all" if "all" in args.allowed_special else set(args.allowed_special)
     options = dict(dtype=None if args.dtype == "auto" else args.dtype, eot=args.eot,

@@ -76,6 +76,8 @@ def check_input_file(path, what="file"):
         raise CLIError(f"no such {what}: {path}")
     if os.path.isdir(path):
         raise CLIError(f"{path} is a directory, not a {what}")
+    if not os.path.isfile(path):  # a FIFO would block the tool, a device never end
+        raise CLIError(f"{path} is not a regular file (a FIFO or a device), not a {what}")
 
 
 def display_path(path):
@@ -345,6 +347,9 @@ def cmd_curve(args, mod):
     plt = None
     if args.plot:
         check_writable(args.plot)
+        for path in args.files + args.eval:
+            if os.path.exists(args.plot) and os.path.samefile(path, args.plot):
+                raise CLIError(f"the output {args.plot} is the input {path}")
         plt = load_pyplot()
 
     start = time.perf_counter()
