@@ -57,6 +57,15 @@ def test_shim_is_the_fallback():
         assert getattr(bpe, name) is getattr(bpe_fallback, name), name
 
 
+def test_star_import_gives_every_public_name(mod):
+    """`from bpe import *` works: every name of __all__ exists in the module."""
+    missing = [name for name in mod.__all__ if not hasattr(mod, name)]
+    assert not missing
+    namespace = {}
+    exec(f"from {mod.__name__} import *", namespace)
+    assert set(mod.__all__) <= set(namespace)
+
+
 def test_no_private_names_cross_modules():
     """No module reads another's underscore names (the library and its tools)."""
     pyx = (REPO / "bpe.pyx").read_text(encoding="utf-8")
