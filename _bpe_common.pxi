@@ -20,12 +20,13 @@ cdef extern from *:
     /* Profiling probes: counts of the encoder's paths, kept only in a build
        with -DBPE_STATS (CFLAGS=-DBPE_STATS python setup.py build_ext --inplace
        --force), where bpe._path_counts() reads them; elsewhere STAT is nothing.
-       0 hot8 hit while scanning, 1 hot8 hit in piece, 2 short whole token,
-       3 hot hit, 4 cache hit (long results), 5 whole token from the trie walk,
-       6 backtracking runs, 7 backtracking gave up (merge by rank), 8 short and
-       not a token, 9 bytes backtracked, 10 memo lookups, 11 memo misses,
-       12 dead ends, 13 steps in compatible(), 14 trie steps, 15 hit after a
-       spill. */
+       0 flat table hit in the home line, 1 hit further along, 2 new short
+       pre-tokens merged by rank, 3 repeats of one being merged, 4 cache hit
+       (long results), 5 whole token from the trie walk, 6 backtracking runs,
+       7 backtracking gave up (merge by rank), 8 merge steps of short
+       pre-tokens, 9 bytes backtracked, 10 memo lookups, 11 memo misses,
+       12 dead ends, 13 steps in compatible(), 14 trie steps, 15 flat table
+       resets (first use included). */
     #ifdef BPE_STATS
     #define BPE_STATS_ON 1
     #define BPE_STAT(i, k) (bpe_stats[i] += (k))

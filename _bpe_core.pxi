@@ -262,6 +262,8 @@ cdef class Core:
     cdef MergeRec *merge_recs  # the merges (for merges())
     cdef Py_ssize_t n_merges
     cdef dict specials
+    cdef bint seed_ids         # the decoder's tables hold every token exactly (build_decoder):
+                               # the flat table's template comes from them
 
     releases_gil = True
 
@@ -319,9 +321,39 @@ cdef class Core:
 
     cdef _Cache take(self):
         """A cache for one call: a spare one (the warmest), or a new one."""
-        if self.spare:
-            return self.spare.pop()
-        return _Cache()
+        cdef _Cache cache = self.spare.pop() if self.spare else _Cache()
+        self.prepare(cache)
+        return cache
+
+    cdef int prepare(self, _Cache cache) except -1:
+        """The flat table's template and pair grid (at the first encode), and
+        the cache's own copy of the template (at its first use)."""
+        cdef int err = 0
+        cdef uint8_t *skip = NULL
+        cdef const uint8_t *buf = NULL
+        if self.T.flat == NULL:
+            if self.seed_ids and self.id_objs is not None:
+                skip = <uint8_t *> calloc(self.n_ids + 1, 1)
+                if skip == NULL:
+                    raise MemoryError()
+                for i in self.specials.values():
+                    skip[<Py_ssize_t> i] = 1
+                buf = <const uint8_t *> PyBytes_AS_STRING(self.dec_buf)
+            # with the GIL held: no other thread sees a template half built
+            err = build_flat(&self.T, buf, self.dec_off, self.dec_len, self.n_ids, skip)
+            free(skip)
+            if err < 0:
+                raise MemoryError()
+        if cache.c.flat_of != <const void *> &self.T:
+            free(cache.c.flat)
+            cache.c.flat = <FSlot *> big_alloc((<size_t> 1 << self.T.flat_bits) * sizeof(FSlot), 0)
+            if cache.c.flat == NULL:
+                cache.c.flat_of = NULL
+                raise MemoryError()
+            cache.c.flat_of = <const void *> &self.T
+            cache.c.flat_limit = self.T.flat_limit
+            flat_reset(&self.T, &cache.c)
+        return 0
 
     cdef void give(self, _Cache cache):
         """Back to the pool, which keeps at most a few (one per CPU, and one)."""
@@ -337,6 +369,8 @@ cdef class Core:
         free(self.T.bloom)
         free(self.T.wide_pairs)
         free(self.T.shorts)
+        free(self.T.flat)
+        free(self.T.pair1)
         free(self.dec_off)
         free(self.dec_len)
         free(self.merge_recs)
@@ -376,12 +410,17 @@ cdef class Core:
         for i in range(self.n_ids):
             self.dec_len[i] = -1
         at = 0
+        self.seed_ids = True   # unless an id has two tokens, or a token and a special
         for k in range(n_tok):
             memcpy(p + at, arena + off[k], lens[k])
+            if self.dec_len[ids[k]] >= 0:
+                self.seed_ids = False
             self.dec_off[ids[k]] = at
             self.dec_len[ids[k]] = lens[k]
             at += lens[k]
         for i, t in encoded.items():
+            if self.dec_len[i] >= 0:
+                self.seed_ids = False
             n = PyBytes_GET_SIZE(t)
             memcpy(p + at, PyBytes_AS_STRING(t), n)
             self.dec_off[i] = at
@@ -555,7 +594,7 @@ cdef class Core:
         try:
             for p in pieces:
                 b = p.encode("utf-8")
-                if piece(&self.T, <const uint8_t *> PyBytes_AS_STRING(b), len(b), False, &cache.c, &out, &sc):
+                if piece_flat(&self.T, <const uint8_t *> PyBytes_AS_STRING(b), len(b), &cache.c, &out, &sc):
                     raise MemoryError()
             return self.to_list(&out, &cache.c)
         finally:
@@ -649,6 +688,7 @@ cdef class Core:
         cdef Py_ssize_t cut = 0, bad
         cdef bytes packed
         cdef uint8_t *p
+        self.prepare(cache)
         if self.T.which == P_NONE:
             return _pack_ids(self.pieces_with(self.rx_findall(text), cache), itemsize)
         out.len = 0

@@ -1,6 +1,7 @@
-# The encoder: the tables it reads (CoreT: trie, pair table, shorts),
-# the per-thread pre-token caches, and the encode loops (backtracking over the
-# trie, merge by rank, the scan-and-encode loop over a whole text).
+# The encoder: the tables it reads (CoreT: trie, pair table, the flat table's
+# template), the per-thread pre-token caches, and the encode loops (merge by
+# rank over small arrays, backtracking over the trie, the scan-and-encode loop
+# over a whole text).
 # Needs: IVec, hashes, big_alloc, prefetch, STAT (_bpe_common.pxi); the
 # scanners (_bpe_scanner.pxi).  The tables are built in _bpe_tables.pxi.
 
@@ -14,10 +15,21 @@
 # compatible with the token before it (merge by rank of the two gives exactly
 # those two), else the next shorter one; when none fits, take the previous
 # token back and remember the dead end.  The first sequence found is the
-# merge-by-rank result.  Most pre-tokens never get there: per thread (a
-# _Cache) they are looked up first in hot8 (one-token pre-tokens of up to 8
-# bytes), hot (4-way, up to 16 bytes and 3 ids), the read-only shorts table,
-# and a cache of longer results (slots).  All of it is memory-bound.
+# merge-by-rank result.  That is the path of the pre-tokens of more than
+# FS_MAX bytes, behind a cache of their results (slots).
+#
+# A pre-token of up to FS_MAX (15) bytes is one probe of the flat table: per
+# thread (a _Cache), 32-byte slots (the bytes as two words with the length in
+# the top byte, up to 3 ids inline), a copy of the core's template that holds
+# every token of up to 15 bytes (so the whole-token rule is a plain hit), and
+# then the recent pre-tokens.  scan_flat works a chunk of FCHUNK pre-tokens at
+# a time: the scanner's spans are keyed and their slots prefetched as they are
+# found, then probed; a hit copies 3 ids and advances by its count.  A
+# pre-token that is not there is merged by rank over small arrays
+# (merge_batch), several at a time in turn so that their waits for the pair
+# table overlap, the pairs of small core numbers from a dense 1 MB grid; its
+# place in the output is kept and filled when the batch is done.  All of it
+# is memory-bound: the aim is independent loads, asked for early.
 
 cdef enum: CACHE_BITS = 18
 cdef enum: CACHE_MAX_BYTES = 255
@@ -152,45 +164,33 @@ cdef struct CSlot:
     uint8_t n_ids
     uint16_t spare
 
-cdef struct HotSlot:
-    uint64_t k0       # the pre-token's bytes, zero-padded to 16
-    uint64_t k1
-    uint8_t len       # 0: empty
-    uint8_t n         # 1 to HOT_IDS ids; HOT_IDS + 1: more, in the cache of longer results
-    uint8_t spilled   # the bucket has lost a slot to that cache (one slot of it says so)
-    uint8_t spare
-    int32_t ids[3]    # HOT_IDS
-
-cdef enum: HOT_IDS = 3
-cdef enum: HOT_WAYS = 4
-cdef enum: HOT_BITS = 16     # buckets of HOT_WAYS slots (two cache lines): 8 MB
-cdef enum: HOT8_BITS = 14
-
 cdef enum: CACHE_MIN_BITS = 12
+
+cdef struct FSlot:    # a slot of the flat table (32 bytes, two a cache line)
+    uint64_t k0       # bytes 0-7 of the pre-token, zero-padded (a little-endian load)
+    uint64_t k1       # bytes 8-14, zero-padded; the top byte: the length; 0: a free slot
+    int32_t ids[3]    # n <= 3: the ids (the rest zero)
+    uint32_t n        # the count, or FS_LONG (ids[0]: an offset in flat_ids, ids[1]: the
+                      # count) or FS_PENDING (being merged: ids[0] is its item)
 
 cdef struct PCache:
     uint64_t *memo    # the backtracking's remembered compatibility checks
     Py_ssize_t *id_count # to_list: how often each id occurs (zero between calls)
     int32_t *id_seen  # to_list: the ids that occur
-    ShortSlot *hot8   # the last pre-token of up to 8 bytes and one id seen at each slot
-    HotSlot *hot      # the recent others of up to 16 bytes: HOT_WAYS slots a bucket,
-                      #   the more recently used first
+    FSlot *flat       # the flat table: a copy of the core's template, then the recent
+                      #   pre-tokens of up to FS_MAX bytes
+    const void *flat_of   # the CoreT whose template it copies (NULL: none yet)
+    Py_ssize_t flat_count # slots taken
+    Py_ssize_t flat_limit # at this count the table is reset to the template
+    int32_t *flat_ids # the ids of the entries of more than 3
+    Py_ssize_t flat_ids_len
+    Py_ssize_t flat_ids_cap
     CSlot *slots      # open addressing, at most 3/4 full: doubled up to 2**CACHE_BITS
     int bits          #   slots, then emptied when full
     Py_ssize_t count
     uint8_t *arena    # the records: a hit reads its slot and one record, side by side
     Py_ssize_t arena_len
     Py_ssize_t arena_cap
-
-
-cdef inline ShortSlot *hot8_slot(const PCache *c, uint64_t k, Py_ssize_t n) noexcept nogil:
-    return &c.hot8[((k + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> (64 - HOT8_BITS)]
-
-
-cdef inline HotSlot *hot_slot(const PCache *c, uint64_t k0, uint64_t k1, Py_ssize_t n) noexcept nogil:
-    """The bucket (HOT_WAYS slots) of a pre-token of up to 16 bytes in the hot table."""
-    return &c.hot[HOT_WAYS * (((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL) ^ <uint64_t> n) * 0x9E3779B97F4A7C15ULL)
-                       >> (64 - HOT_BITS))]
 
 
 cdef inline uint64_t piece_hash(const uint8_t *p, Py_ssize_t n) noexcept nogil:
@@ -213,23 +213,22 @@ cdef int pcache_init(PCache *c) noexcept nogil:
     memset(c, 0, sizeof(PCache))
     c.bits = CACHE_MIN_BITS
     c.slots = <CSlot *> calloc(<size_t> 1 << CACHE_MIN_BITS, sizeof(CSlot))
-    c.hot = <HotSlot *> big_alloc((<size_t> HOT_WAYS << HOT_BITS) * sizeof(HotSlot), 1)
-    c.hot8 = <ShortSlot *> calloc(1 << HOT8_BITS, sizeof(ShortSlot))
     c.memo = <uint64_t *> calloc(1 << MEMO_BITS, sizeof(uint64_t))
-    return -1 if c.slots == NULL or c.hot == NULL or c.hot8 == NULL or c.memo == NULL else 0
+    return -1 if c.slots == NULL or c.memo == NULL else 0
 
 
 cdef void pcache_free(PCache *c) noexcept nogil:
-    free(c.hot)
-    free(c.hot8)
+    free(c.flat)
+    free(c.flat_ids)
+    c.flat = NULL
+    c.flat_ids = NULL
+    c.flat_of = NULL
     free(c.memo)
     c.memo = NULL
     free(c.id_count)
     free(c.id_seen)
     c.id_count = NULL
     c.id_seen = NULL
-    c.hot = NULL
-    c.hot8 = NULL
     free(c.slots)
     free(c.arena)
     c.slots = NULL
@@ -340,6 +339,12 @@ cdef struct CoreT:
     uint64_t *bloom      # a filter of the merges' pairs: two bits in one word a pair
     int bloom_shift      # 64 - log2(words): most pairs are no merge, and this says so
                          # from a table that stays in the CPU's cache
+    FSlot *flat          # the flat table's template (built at the first encode: build_flat)
+    int flat_bits        # log2 of its slots
+    Py_ssize_t flat_limit
+    Py_ssize_t flat_seeded
+    uint32_t *pair1      # GRID x GRID: the core number of the merge of two core numbers
+                         # below GRID (0xFFFFFFFF: none), a table that stays in the L2
 
 
 cdef inline uint64_t narrow_key(int32_t a, int32_t b) noexcept nogil:
@@ -643,8 +648,8 @@ cdef inline int append_cached(const PCache *cache, const CSlot *e, IVec *out) no
 
 cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
                     IVec *out, Scratch *sc) noexcept nogil:
-    """A pre-token of more than 16 bytes, or of more than HOT_IDS ids: through
-    the cache, whose ids it then keeps."""
+    """A pre-token of more than FS_MAX bytes: through the cache of longer
+    results, which then keeps its ids."""
     cdef const CSlot *e
     cdef Py_ssize_t start = out.len
     cdef uint64_t h = 0
@@ -659,113 +664,6 @@ cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
     if n <= CACHE_MAX_BYTES:
         return pcache_put(cache, s, n, h, out.data + start, out.len - start)
     return 0
-
-
-cdef inline int32_t whole_token(const CoreT *T, Py_ssize_t n, uint64_t k0) noexcept nogil:
-    """The id of the token of n <= 8 bytes whose bytes are k0 (zero-padded), or
-    -1: one probe of the table of short tokens.  (Longer ones: backtrack's
-    first walk down the trie.)"""
-    cdef const ShortSlot *e
-    cdef Py_ssize_t j = short_home(k0, n, T.short_shift)
-    while True:
-        e = &T.shorts[j]
-        if e.key == k0 and e.len == n:
-            return e.id
-        if e.len == 0:
-            return -1
-        j = (j + 1) & T.short_mask
-
-
-cdef inline int piece(const CoreT *T, const uint8_t *s, Py_ssize_t n, bint may_overread, PCache *cache,
-                      IVec *out, Scratch *sc) noexcept nogil:
-    """Append the ids of one pre-token (UTF-8 bytes).  The common case -- a
-    pre-token of up to 8 bytes that is a token -- is one probe of a small
-    per-thread table of the recent ones (hot8); one of up to 16 bytes is one
-    probe of a second one (hot: its ids, up to HOT_IDS, or word that the cache
-    of longer results has them); only then the table of every token of up to
-    8 bytes, then the encoder.  may_overread: s[:8] is readable."""
-    cdef uint64_t k0 = 0, k1 = 0
-    cdef ShortSlot *x8 = NULL
-    cdef HotSlot *x
-    cdef HotSlot hot, victim
-    cdef const CSlot *e
-    cdef uint8_t key[16]
-    cdef uint8_t spilled
-    cdef int32_t i
-    cdef Py_ssize_t start = out.len, k
-    if n > 16:
-        return piece_long(T, s, n, cache, out, sc)
-    if n <= 8:
-        if n == 0:
-            return 0  # a custom pattern may match the empty string: no ids
-        k0 = short_key(s, n, may_overread)
-        x8 = hot8_slot(cache, k0, n)
-        if x8.key == k0 and x8.len == n:
-            STAT(1, 1)
-            if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
-                return -1
-            out.data[out.len] = x8.id
-            out.len += 1
-            return 0
-    else:
-        memcpy(&k0, s, 8)
-        memcpy(&k1, s + 8, n - 8)
-    x = hot_slot(cache, k0, k1, n)
-    hot.len = 0
-    spilled = 0
-    for k in range(HOT_WAYS):
-        spilled |= x[k].spilled
-        if x[k].k0 == k0 and x[k].k1 == k1 and x[k].len == n:
-            hot = x[k]
-            while k > 0:       # to the front
-                x[k] = x[k - 1]
-                k -= 1
-            x[0] = hot
-            break
-    if hot.len:
-        if hot.n > HOT_IDS:
-            return piece_long(T, s, n, cache, out, sc)
-        STAT(3, 1)
-        if out.cap - out.len < HOT_IDS and ivec_reserve(out, out.len + HOT_IDS) < 0:
-            return -1
-        for k in range(HOT_IDS):
-            out.data[out.len + k] = hot.ids[k]
-        out.len += hot.n
-        return 0
-    if n <= 8:
-        i = whole_token(T, n, k0)
-        STAT(2 if i >= 0 else 8, 1)
-        if i >= 0:
-            x8.key = k0
-            x8.len = <int32_t> n
-            x8.id = i
-            return ivec_push(out, i)
-    if spilled:   # this bucket has lost slots to the cache of longer results: ask it
-        e = pcache_get(cache, s, n, piece_hash(s, n))
-        if e != NULL:
-            STAT(15, 1)
-            return append_cached(cache, e, out)
-    if encode_new(T, s, n, out, sc) < 0:
-        return -1
-    victim = x[HOT_WAYS - 1]
-    for k in range(HOT_WAYS - 1, 0, -1):
-        x[k] = x[k - 1]
-    x.k0 = k0
-    x.k1 = k1
-    x.len = <uint8_t> n
-    x.spilled = victim.len != 0
-    if victim.len and victim.n <= HOT_IDS:   # the least recently used moves to the cache
-        memcpy(key, &victim.k0, 8)
-        memcpy(key + 8, &victim.k1, 8)
-        if pcache_put(cache, key, victim.len, piece_hash(key, victim.len), victim.ids, victim.n) < 0:
-            return -1
-    if out.len - start <= HOT_IDS:
-        x.n = <uint8_t> (out.len - start)
-        for k in range(HOT_IDS):
-            x.ids[k] = out.data[start + k] if k < x.n else 0
-        return 0
-    x.n = HOT_IDS + 1   # the cache of longer results has them
-    return pcache_put(cache, s, n, piece_hash(s, n), out.data + start, out.len - start)
 
 
 cdef struct O200kScan:
@@ -795,24 +693,338 @@ cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, sc
         return next_words(s, i, n)
 
 
-cdef enum: BATCH = 16
+# ---- the flat table and the scan-and-encode loop ---------------------------
+
+cdef enum: FS_MAX = 15
+cdef enum: FS_LONG = 255
+cdef enum: FCHUNK = 128
+cdef enum: GRID_BITS = 9
+cdef enum: GRID = 1 << GRID_BITS   # pairs of core numbers below: a dense table (1 MB)
+cdef enum: FS_PENDING = 254   # a slot whose pre-token is being merged (ids[0]: its item)
+cdef enum: MAXPEND = 64
+
+cdef uint64_t FS_LO[16]   # k0's mask for a length: the first min(n, 8) bytes
+cdef uint64_t FS_HI[16]   # k1's: bytes 8 to n - 1
+for _n in range(16):
+    FS_LO[_n] = 0xFFFFFFFFFFFFFFFFULL if _n >= 8 else ((<uint64_t> 1 << (8 * _n)) - 1)
+    FS_HI[_n] = 0 if _n <= 8 else ((<uint64_t> 1 << (8 * (_n - 8))) - 1)
 
 
-cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
-                   Py_ssize_t limit, Py_ssize_t *cut, scanner_t *which) noexcept nogil:
-    """Pre-tokenize UTF-8 with one named pattern (a specialization each) and
-    encode every pre-token that ends at or before byte `limit` (*cut: where
-    the last one ends).  The scanner runs BATCH pre-tokens ahead of the
-    encoder and asks for their slots in the per-thread tables early, so that
-    the encoder finds them in the CPU's cache."""
-    cdef Py_ssize_t i = 0, e, m, j, cnt
-    cdef Py_ssize_t ends[BATCH + 1]
-    cdef int32_t hits[BATCH]
+cdef inline void fs_key(const uint8_t *s, Py_ssize_t m, bint wide, uint64_t *k0,
+                        uint64_t *k1) noexcept nogil:
+    """The key of s[:m] (1 <= m <= FS_MAX); wide: s[:16] is readable."""
+    cdef uint64_t w0 = 0, w1 = 0
+    if wide:
+        memcpy(&w0, s, 8)
+        memcpy(&w1, s + 8, 8)
+    elif m > 8:
+        memcpy(&w0, s, 8)
+        memcpy(&w1, s + 8, m - 8)
+    else:
+        memcpy(&w0, s, m)
+    k0[0] = le64(w0) & FS_LO[m]
+    k1[0] = (le64(w1) & FS_HI[m]) | (<uint64_t> m << 56)
+
+
+cdef inline Py_ssize_t fs_home(uint64_t k0, uint64_t k1, int shift) noexcept nogil:
+    """The home slot: the first of a pair of slots (a cache line)."""
+    return <Py_ssize_t> ((((k0 ^ (k1 * 0xC2B2AE3D27D4EB4FULL)) * 0x9E3779B97F4A7C15ULL) >> shift)
+                         & ~(<uint64_t> 1))
+
+
+cdef inline uint32_t pair_rank(const CoreT *T, uint32_t a, uint32_t b) noexcept nogil:
+    """The core number that merges a and b (its rank order), or 0xFFFFFFFF."""
+    cdef uint64_t x
+    if (a | b) < GRID:
+        return T.pair1[(a << GRID_BITS) | b]
+    if T.pairs != NULL:   # straight to the table: one cache line, no filter word first
+        x = narrow_slot(T, narrow_key(<int32_t> a, <int32_t> b))[0]
+        return <uint32_t> (x & LOW21) if x != 0 else 0xFFFFFFFF
+    return <uint32_t> pair_get(T, <int32_t> a, <int32_t> b)
+
+
+cdef inline Py_ssize_t merge_small(const CoreT *T, const uint8_t *s, Py_ssize_t n,
+                                   int32_t *ids) noexcept nogil:
+    """The ids of s[:n] (2 <= n <= FS_MAX) by merging the lowest-ranked
+    adjacent pair first (the leftmost of equals): arrays of at most 16, the
+    first round's ranks from the byte-pair table.  Returns the count."""
+    cdef uint32_t sym[16]
+    cdef uint32_t rk[16]
+    cdef Py_ssize_t m = n, i, j
+    cdef uint64_t best, x
+    for i in range(n):
+        sym[i] = s[i]
+    for i in range(n - 1):
+        rk[i] = T.pair1[(<uint32_t> s[i] << GRID_BITS) | s[i + 1]]
+    while m > 1:
+        best = (<uint64_t> rk[0] << 4)
+        for i in range(1, m - 1):
+            x = (<uint64_t> rk[i] << 4) | <uint64_t> i
+            if x < best:
+                best = x
+        if (best >> 4) == 0xFFFFFFFFULL:
+            break
+        j = <Py_ssize_t> (best & 15)
+        sym[j] = <uint32_t> (best >> 4)
+        for i in range(j + 1, m - 1):
+            sym[i] = sym[i + 1]
+            rk[i] = rk[i + 1]
+        m -= 1
+        if j + 1 < m:
+            rk[j] = pair_rank(T, sym[j], sym[j + 1])
+        if j > 0:
+            rk[j - 1] = pair_rank(T, sym[j - 1], sym[j])
+    for i in range(m):
+        ids[i] = T.t_id[sym[i]]
+    return m
+
+
+cdef int flat_reset(const CoreT *T, PCache *c) noexcept nogil:
+    """The cache's flat table back to the template (at its first use, and when full)."""
+    STAT(15, 1)
+    memcpy(c.flat, T.flat, (<size_t> 1 << T.flat_bits) * sizeof(FSlot))
+    c.flat_count = T.flat_seeded
+    c.flat_ids_len = 0
+    return 0
+
+
+cdef inline int fs_emit(const PCache *c, const FSlot *e, IVec *out) noexcept nogil:
+    cdef Py_ssize_t k
+    if e.n <= 3:
+        if ivec_reserve(out, out.len + 3) < 0:
+            return -1
+        for k in range(3):
+            out.data[out.len + k] = e.ids[k]
+        out.len += e.n
+        return 0
+    k = e.ids[1]
+    if ivec_reserve(out, out.len + k) < 0:
+        return -1
+    memcpy(out.data + out.len, c.flat_ids + e.ids[0], k * sizeof(int32_t))
+    out.len += k
+    return 0
+
+
+cdef struct MissItem:
+    uint32_t sym[16]  # the symbols so far (core numbers)
+    uint32_t rk[16]   # rk[i]: the rank of the pair (sym[i], sym[i + 1]), 0xFFFFFFFF: none
+    int32_t m         # symbols left
+    int32_t j         # where the last merge was (its two new pairs to be read), -1: none
+    int32_t n         # the pre-token's length
+    int32_t src       # >= 0: the same pre-token as that earlier item (nothing to merge)
+    uint64_t k0       # its key
+    uint64_t k1
+    Py_ssize_t pos    # its place in the output (n ids reserved)
+
+
+cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept nogil:
+    """merge_small on several pre-tokens in turn, a step of each at a time:
+    each round first reads the new pairs of every pre-token in one tight loop
+    (independent loads, so their waits for memory overlap), then takes each
+    one's next merge."""
+    cdef Py_ssize_t active[MAXPEND]
+    cdef Py_ssize_t na = 0, k, w, i, j, m
+    cdef MissItem *t
+    cdef uint64_t best, x
+    for k in range(cnt):
+        if items[k].src < 0:
+            active[na] = k
+            na += 1
+    while na > 0:
+        # the pairs around each pre-token's last merge: independent loads, in one tight loop
+        for k in range(na):
+            t = &items[active[k]]
+            j = t.j
+            if j >= 0:
+                if j + 1 < t.m:
+                    t.rk[j] = pair_rank(T, t.sym[j], t.sym[j + 1])
+                if j > 0:
+                    t.rk[j - 1] = pair_rank(T, t.sym[j - 1], t.sym[j])
+        w = 0
+        for k in range(na):
+            t = &items[active[k]]
+            m = t.m
+            if m < 2:
+                continue
+            best = <uint64_t> t.rk[0] << 4
+            for i in range(1, m - 1):
+                x = (<uint64_t> t.rk[i] << 4) | <uint64_t> i
+                if x < best:
+                    best = x
+            if (best >> 4) == 0xFFFFFFFFULL:
+                continue
+            j = <Py_ssize_t> (best & 15)
+            STAT(8, 1)
+            t.sym[j] = <uint32_t> (best >> 4)
+            for i in range(j + 1, m - 1):
+                t.sym[i] = t.sym[i + 1]
+                t.rk[i] = t.rk[i + 1]
+            m -= 1
+            t.m = <int32_t> m
+            t.j = <int32_t> j
+            active[w] = active[k]
+            w += 1
+        na = w
+
+
+cdef int flat_add(const CoreT *T, PCache *c, uint64_t k0, uint64_t k1, const int32_t *ids,
+                  Py_ssize_t cnt) noexcept nogil:
+    """Remember a pre-token's ids (unless the table has it)."""
+    cdef Py_ssize_t mask = (<Py_ssize_t> 1 << T.flat_bits) - 1, k, h
+    cdef FSlot *e
+    cdef int32_t *p
+    if c.flat_count >= c.flat_limit:
+        flat_reset(T, c)
+    h = fs_home(k0, k1, 64 - T.flat_bits)
+    e = &c.flat[h]
+    while e.k1 != 0:
+        if e.k0 == k0 and e.k1 == k1:
+            if e.n != FS_PENDING:
+                return 0
+            c.flat_count -= 1   # counted again below
+            break
+        h = (h + 1) & mask
+        e = &c.flat[h]
+    if cnt > 3:
+        if c.flat_ids_len + cnt > c.flat_ids_cap:
+            k = 2 * c.flat_ids_cap + 256 if c.flat_ids_cap else 4096
+            p = <int32_t *> realloc(c.flat_ids, k * sizeof(int32_t))
+            if p == NULL:
+                return 0   # not remembered
+            c.flat_ids = p
+            c.flat_ids_cap = k
+        memcpy(c.flat_ids + c.flat_ids_len, ids, cnt * sizeof(int32_t))
+        e.ids[0] = <int32_t> c.flat_ids_len
+        e.ids[1] = <int32_t> cnt
+        e.ids[2] = 0
+        e.n = FS_LONG
+        c.flat_ids_len += cnt
+    else:
+        for k in range(3):
+            e.ids[k] = ids[k] if k < cnt else 0
+        e.n = <uint32_t> cnt
+    e.k0 = k0
+    e.k1 = k1
+    c.flat_count += 1
+    return 0
+
+
+cdef inline const FSlot *flat_find(const CoreT *T, const PCache *c, uint64_t k0, uint64_t k1,
+                                   Py_ssize_t h) noexcept nogil:
+    """The slot holding the key, along the probe sequence from h; NULL: none."""
+    cdef Py_ssize_t mask = (<Py_ssize_t> 1 << T.flat_bits) - 1
+    cdef const FSlot *e = &c.flat[h]
+    while e.k1 != 0:
+        if e.k0 == k0 and e.k1 == k1:
+            return e
+        h = (h + 1) & mask
+        e = &c.flat[h]
+    return NULL
+
+
+cdef int piece_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
+                    IVec *out, Scratch *sc) noexcept nogil:
+    """Append the ids of one pre-token (a custom pattern's, one at a time)."""
     cdef uint64_t k0, k1
-    cdef const ShortSlot *x
+    cdef const FSlot *e
+    cdef int32_t ids[16]
+    cdef Py_ssize_t cnt
+    if n == 0:
+        return 0  # a custom pattern may match the empty string: no ids
+    if n > FS_MAX:
+        return piece_long(T, s, n, cache, out, sc)
+    fs_key(s, n, False, &k0, &k1)
+    e = flat_find(T, cache, k0, k1, fs_home(k0, k1, 64 - T.flat_bits))
+    if e != NULL:
+        return fs_emit(cache, e, out)
+    STAT(2, 1)
+    cnt = merge_small(T, s, n, ids)
+    if ivec_reserve(out, out.len + cnt) < 0:
+        return -1
+    memcpy(out.data + out.len, ids, cnt * sizeof(int32_t))
+    out.len += cnt
+    return flat_add(T, cache, k0, k1, ids, cnt)
+
+
+cdef void misses_done(const CoreT *T, PCache *c, MissItem *items, Py_ssize_t cnt,
+                      IVec *out) noexcept nogil:
+    """Merge the pending new pre-tokens, put their ids in the places kept for
+    them (closing the gaps), and remember them."""
+    cdef Py_ssize_t k, i, dst, seg, end
+    cdef MissItem *t
+    cdef MissItem *u
+    cdef int32_t ids[16]
+    merge_batch(T, items, cnt)
+    dst = items[0].pos
+    for k in range(cnt):
+        t = &items[k]
+        u = &items[t.src] if t.src >= 0 else t
+        for i in range(u.m):
+            ids[i] = T.t_id[u.sym[i]]
+        memcpy(out.data + dst, ids, u.m * sizeof(int32_t))
+        dst += u.m
+        seg = t.pos + t.n
+        end = items[k + 1].pos if k + 1 < cnt else out.len
+        if end > seg:
+            memmove(out.data + dst, out.data + seg, (end - seg) * sizeof(int32_t))
+            dst += end - seg
+        if t.src < 0:
+            flat_add(T, c, t.k0, t.k1, ids, u.m)
+    out.len = dst
+
+
+cdef inline void miss_start(const CoreT *T, PCache *c, MissItem *t, Py_ssize_t index,
+                            const uint8_t *s, Py_ssize_t m, uint64_t k0, uint64_t k1,
+                            Py_ssize_t h, IVec *out) noexcept nogil:
+    """A new pre-token (2..FS_MAX bytes: every byte is a token) waits as item
+    `index`, with m ids' room kept in the output and a marker in the table."""
+    cdef Py_ssize_t k, mask = (<Py_ssize_t> 1 << T.flat_bits) - 1
+    cdef FSlot *e
+    t.n = <int32_t> m
+    t.m = <int32_t> m
+    t.j = -1
+    t.src = -1
+    t.k0 = k0
+    t.k1 = k1
+    t.pos = out.len
+    out.len += m
+    for k in range(m):
+        t.sym[k] = s[k]
+    for k in range(m - 1):
+        t.rk[k] = T.pair1[(<uint32_t> s[k] << GRID_BITS) | s[k + 1]]
+    if c.flat_count < c.flat_limit:
+        e = &c.flat[h]
+        while e.k1 != 0:
+            h = (h + 1) & mask
+            e = &c.flat[h]
+        e.k0 = k0
+        e.k1 = k1
+        e.n = FS_PENDING
+        e.ids[0] = <int32_t> index
+        c.flat_count += 1
+
+
+cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache, IVec *out,
+                   Py_ssize_t limit, Py_ssize_t *cut, scanner_t *which) noexcept nogil:
+    """Pre-tokenize UTF-8 with one named pattern and encode every pre-token
+    that ends at or before byte `limit` (*cut: where the last one ends), a
+    chunk of spans at a time: scan, then keys, homes and prefetches, then
+    the probes."""
+    cdef Py_ssize_t i = 0, e, m, j, cnt, a, h
+    cdef Py_ssize_t ends[FCHUNK + 1]
+    cdef uint64_t key0[FCHUNK]
+    cdef uint64_t key1[FCHUNK]
+    cdef Py_ssize_t home[FCHUNK]
+    cdef MissItem items[MAXPEND]
+    cdef MissItem *t
+    cdef Py_ssize_t nmiss = 0
+    cdef const FSlot *x
+    cdef FSlot *flat = cache.flat
+    cdef int shift = 64 - T.flat_bits
     cdef Scratch sc
     cdef int err = 0
     cdef bint more = True
+    cdef int32_t *o
     memset(&sc, 0, sizeof(Scratch))
     sc.memo = cache.memo
     cut[0] = 0
@@ -821,49 +1033,179 @@ cdef int scan_with(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     while more and i < n:
         ends[0] = i
         cnt = 0
-        while cnt < BATCH and i < n:
+        while cnt < FCHUNK and i < n:
             e = next_end(s, i, n, which)
             if e > limit:
                 more = False  # [i, e) is left for later: *cut = i
                 break
             m = e - i
-            hits[cnt] = -1
-            if m <= 8:
-                k0 = short_key(s + i, m, i + 8 <= n)
-                x = hot8_slot(cache, k0, m)
-                if x.key == k0 and x.len == m:
-                    hits[cnt] = x.id
-                else:
-                    prefetch(hot_slot(cache, k0, 0, m))
-                    prefetch(hot_slot(cache, k0, 0, m) + 2)
-                    prefetch(&T.shorts[short_home(k0, m, T.short_shift)])
-            elif m <= 16:
-                memcpy(&k0, s + i, 8)
-                k1 = 0
-                memcpy(&k1, s + i + 8, m - 8)
-                prefetch(hot_slot(cache, k0, k1, m))
-                prefetch(hot_slot(cache, k0, k1, m) + 2)
+            if m <= FS_MAX:   # its slot is asked for now, read a chunk later
+                fs_key(s + i, m, i + 16 <= n, &key0[cnt], &key1[cnt])
+                h = fs_home(key0[cnt], key1[cnt], shift)
+                home[cnt] = h
+                prefetch(&flat[h])
+            else:
+                home[cnt] = -1
             cnt += 1
             ends[cnt] = e
             i = e
+        if ivec_reserve(out, out.len + (ends[cnt] - ends[0]) + 3) < 0:
+            err = -1
+            break
         for j in range(cnt):
-            if hits[j] >= 0:
-                STAT(0, 1)
-                if out.len == out.cap and ivec_reserve(out, out.len + 1) < 0:
-                    err = -1
-                    more = False
-                    i = ends[j]
-                    break
-                out.data[out.len] = hits[j]
-                out.len += 1
-            elif piece(T, s + ends[j], ends[j + 1] - ends[j], ends[j] + 8 <= n, cache, out, &sc) < 0:
+            h = home[j]
+            if h >= 0:
+                x = &flat[h]
+                if x.k0 != key0[j] or x.k1 != key1[j]:
+                    x += 1   # the other slot of the line
+                if x.k0 == key0[j] and x.k1 == key1[j] and x.n <= 3:
+                    STAT(0, 1)
+                    o = out.data + out.len
+                    o[0] = x.ids[0]
+                    o[1] = x.ids[1]
+                    o[2] = x.ids[2]
+                    out.len += x.n
+                    continue
+                x = flat_find(T, cache, key0[j], key1[j], h)
+                if x != NULL and x.n != FS_PENDING:
+                    STAT(1, 1)
+                    if fs_emit(cache, x, out) < 0:
+                        err = -1
+                else:   # new: merged later, with other new ones
+                    if nmiss == MAXPEND:
+                        misses_done(T, cache, items, nmiss, out)
+                        nmiss = 0
+                        x = flat_find(T, cache, key0[j], key1[j], h)
+                        if x != NULL:
+                            if fs_emit(cache, x, out) < 0:
+                                err = -1
+                            x = NULL
+                            if err:
+                                more = False
+                                i = ends[j]
+                                break
+                            continue
+                    m = ends[j + 1] - ends[j]
+                    t = &items[nmiss]
+                    if x != NULL:   # the same as a waiting one
+                        STAT(3, 1)
+                        t.src = x.ids[0]
+                        t.n = <int32_t> m
+                        t.pos = out.len
+                        out.len += m
+                    else:
+                        STAT(2, 1)
+                        miss_start(T, cache, t, nmiss, s + ends[j], m, key0[j], key1[j], h, out)
+                    nmiss += 1
+            elif piece_long(T, s + ends[j], ends[j + 1] - ends[j], cache, out, &sc) < 0:
                 err = -1
+            if err:
                 more = False
                 i = ends[j]
                 break
+    if nmiss:   # also after an error: no marker may stay in the table
+        misses_done(T, cache, items, nmiss, out)
     cut[0] = i
     scratch_free(&sc)
     return err
+
+
+cdef inline void flat_seed(CoreT *T, const uint8_t *s, Py_ssize_t m, int32_t id) noexcept nogil:
+    cdef uint64_t k0, k1
+    cdef Py_ssize_t h, mask = (<Py_ssize_t> 1 << T.flat_bits) - 1
+    cdef FSlot *e
+    fs_key(s, m, False, &k0, &k1)
+    h = fs_home(k0, k1, 64 - T.flat_bits)
+    while T.flat[h].k1 != 0:
+        if T.flat[h].k0 == k0 and T.flat[h].k1 == k1:
+            return   # the same bytes twice: the first (the trie's) stays
+        h = (h + 1) & mask
+    e = &T.flat[h]
+    e.k0 = k0
+    e.k1 = k1
+    e.ids[0] = id
+    e.n = 1
+    T.flat_seeded += 1
+
+
+cdef int build_flat(CoreT *T, const uint8_t *dec_buf, const int64_t *dec_off,
+                    const int32_t *dec_len, Py_ssize_t n_ids, const uint8_t *skip) noexcept nogil:
+    """The template of the flat table: every token of up to FS_MAX bytes, in
+    id order (for tiktoken's files and trained ones alike the more frequent
+    tokens first, so that those sit in their home slots), from the decoder's
+    tables (dec_buf: ids whose skip[id] is set are not tokens), or else from
+    the trie; and the dense table of the pairs of small core numbers."""
+    cdef Py_ssize_t k, count = 0, cap, r
+    cdef int32_t node, parent
+    cdef int depth, bits
+    cdef uint8_t buf[16]
+    cdef uint32_t a, b
+    cdef uint64_t k0, k1
+    cdef Py_ssize_t t
+    cdef int32_t *node_of = NULL
+    free(T.pair1)
+    T.pair1 = <uint32_t *> malloc(GRID * GRID * sizeof(uint32_t))
+    if T.pair1 == NULL:
+        return -1
+    memset(T.pair1, 0xFF, GRID * GRID * sizeof(uint32_t))
+    for t in range(256, T.n_core):   # as pair_put: the earliest merge of a pair, if it fires
+        a = <uint32_t> T.tok[t].left
+        b = <uint32_t> T.tok[t].right
+        if (a | b) < GRID and a < t and b < t and T.pair1[(a << GRID_BITS) | b] == 0xFFFFFFFFU:
+            T.pair1[(a << GRID_BITS) | b] = <uint32_t> t
+    if dec_buf != NULL:
+        for k in range(n_ids):
+            if 0 < dec_len[k] <= FS_MAX and not skip[k]:
+                count += 1
+    else:
+        for k in range(1, T.da_len):
+            if T.da[k].check >= 0 and T.leaf[k].id >= 0:
+                count += 1
+    bits = 12
+    while (<Py_ssize_t> 1 << bits) < 2 * count + 65536:
+        bits += 1
+    cap = <Py_ssize_t> 1 << bits
+    T.flat = <FSlot *> big_alloc(cap * sizeof(FSlot), 1)
+    if T.flat == NULL:
+        return -1
+    T.flat_bits = bits
+    T.flat_limit = (cap * 3) // 4
+    T.flat_seeded = 0
+    if dec_buf != NULL:
+        for k in range(n_ids):
+            if k + 16 < n_ids and 0 < dec_len[k + 16] <= FS_MAX:   # its home slot, early
+                fs_key(dec_buf + dec_off[k + 16], dec_len[k + 16], False, &k0, &k1)
+                prefetch(&T.flat[fs_home(k0, k1, 64 - bits)])
+            if 0 < dec_len[k] <= FS_MAX and not skip[k]:
+                flat_seed(T, dec_buf + dec_off[k], dec_len[k], <int32_t> k)
+        return 0
+    # from the trie: the nodes where a token ends, by id, and each one's bytes
+    # from the node up to the root
+    r = 0   # 1 + the largest id
+    for k in range(1, T.da_len):
+        if T.da[k].check >= 0 and <Py_ssize_t> T.leaf[k].id >= r:
+            r = <Py_ssize_t> T.leaf[k].id + 1
+    node_of = <int32_t *> malloc((r + 1) * sizeof(int32_t)) if r < 8 * count + (1 << 20) else NULL
+    if node_of != NULL:
+        memset(node_of, 0xFF, (r + 1) * sizeof(int32_t))
+        for k in range(1, T.da_len):
+            if T.da[k].check >= 0 and T.leaf[k].id >= 0 and node_of[T.leaf[k].id] < 0:
+                node_of[T.leaf[k].id] = <int32_t> k
+    for r in range(r if node_of != NULL else T.da_len):
+        k = node_of[r] if node_of != NULL else r
+        if k <= 0 or T.da[k].check < 0 or T.leaf[k].id < 0:
+            continue
+        node = <int32_t> k
+        depth = 0
+        while node != 0 and depth <= FS_MAX:
+            parent = T.da[node].check
+            buf[15 - depth] = <uint8_t> (node - (T.da[parent].base & DA_BASE))
+            node = parent
+            depth += 1
+        if node == 0 and depth <= FS_MAX:
+            flat_seed(T, buf + 16 - depth, depth, T.leaf[k].id)
+    free(node_of)
+    return 0
 
 
 cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
@@ -871,12 +1213,12 @@ cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     """Pre-tokenize UTF-8 natively and encode every pre-token that ends at or
     before byte `limit` (*cut: where the last one ends)."""
     if T.which == P_O200K:
-        return scan_with(T, s, n, cache, out, limit, cut, <O200kScan *> NULL)
+        return scan_flat(T, s, n, cache, out, limit, cut, <O200kScan *> NULL)
     if T.which == P_CL100K:
-        return scan_with(T, s, n, cache, out, limit, cut, <Cl100kScan *> NULL)
+        return scan_flat(T, s, n, cache, out, limit, cut, <Cl100kScan *> NULL)
     if T.which == P_GPT2:
-        return scan_with(T, s, n, cache, out, limit, cut, <Gpt2Scan *> NULL)
-    return scan_with(T, s, n, cache, out, limit, cut, <WordsScan *> NULL)
+        return scan_flat(T, s, n, cache, out, limit, cut, <Gpt2Scan *> NULL)
+    return scan_flat(T, s, n, cache, out, limit, cut, <WordsScan *> NULL)
 
 
 cdef inline void i64heap_push(int64_t *heap, Py_ssize_t *hlen, int64_t item) noexcept nogil:
