@@ -701,7 +701,7 @@ cdef enum: FCHUNK = 128
 cdef enum: GRID_BITS = 9
 cdef enum: GRID = 1 << GRID_BITS   # pairs of core numbers below: a dense table (1 MB)
 cdef enum: FS_PENDING = 254   # a slot whose pre-token is being merged (ids[0]: its item)
-cdef enum: MAXPEND = 64
+cdef enum: MAXPEND = 128
 
 cdef uint64_t FS_LO[16]   # k0's mask for a length: the first min(n, 8) bytes
 cdef uint64_t FS_HI[16]   # k1's: bytes 8 to n - 1
