@@ -368,7 +368,6 @@ cdef class Core:
         free(self.T.pairs)
         free(self.T.bloom)
         free(self.T.wide_pairs)
-        free(self.T.shorts)
         free(self.T.flat)
         free(self.T.pair1)
         free(self.dec_off)

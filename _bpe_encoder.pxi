@@ -73,26 +73,6 @@ cdef struct Tok:
 
 
 
-cdef struct ShortSlot:
-    uint64_t key      # the token's bytes, zero-padded (little-endian load)
-    int32_t id
-    int32_t len       # 0: a free slot
-
-
-cdef inline uint64_t short_key(const uint8_t *s, Py_ssize_t n, bint may_overread) noexcept nogil:
-    """Bytes s[:n] (1 <= n <= 8) as a zero-padded word; may_overread: 8 bytes are readable."""
-    cdef uint64_t x = 0
-    if may_overread:
-        memcpy(&x, s, 8)
-        return x & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n))
-    memcpy(&x, s, n)
-    return x
-
-
-cdef inline Py_ssize_t short_home(uint64_t key, Py_ssize_t n, int shift) noexcept nogil:
-    return <Py_ssize_t> (((key + <uint64_t> n) * 0x9E3779B97F4A7C15ULL) >> shift)
-
-
 cdef inline uint64_t pair_key(int32_t a, int32_t b) noexcept nogil:
     return (<uint64_t> <uint32_t> a << 32) | <uint32_t> b
 
@@ -332,9 +312,6 @@ cdef struct CoreT:
     PairSlot *wide_pairs # the same, for vocabularies of 2**21 tokens or more
     Py_ssize_t pair_mask
     int pair_shift
-    ShortSlot *shorts    # every token of at most 8 bytes -> its id
-    Py_ssize_t short_mask
-    int short_shift
     int which            # the native scanner, or P_NONE
     uint64_t *bloom      # a filter of the merges' pairs: two bits in one word a pair
     int bloom_shift      # 64 - log2(words): most pairs are no merge, and this says so
@@ -626,11 +603,12 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
 
 
 cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
-    """Append the ids of a pre-token that no cache holds: the whole-token rule
-    (a walk down the trie, for more than 8 bytes; the caller has asked the
-    table of short tokens), else the trie encoder, else the rank merge."""
+    """Append the ids of a pre-token of more than FS_MAX bytes that no cache
+    holds (shorter ones: the flat table and merge_small): the whole-token
+    rule (from the first walk down the trie), else the trie encoder, else the
+    rank merge."""
     cdef int err
-    err = backtrack(T, s, n, out, sc, n > 8)
+    err = backtrack(T, s, n, out, sc, True)
     if err == -2:
         STAT(7, 1)
         err = rank_merge(T, s, n, out, sc)

@@ -1,5 +1,6 @@
 # Building the encoder's tables from a vocabulary and its merges: the
-# double-array trie, the pair table, the table of short tokens (Core.build).
+# double-array trie and the pair table (Core.build; the flat table's template
+# is built at the first encode: build_flat in _bpe_encoder.pxi).
 # Everything here runs once per Core, without the GIL; the encoder only reads
 # what it builds.
 # Needs: CoreT and its slot types (_bpe_encoder.pxi), U64Map and big_alloc
@@ -361,42 +362,6 @@ cdef int alloc_core(CoreT *T, Py_ssize_t n_core, Py_ssize_t n_merges) noexcept n
     return 0
 
 
-cdef int build_shorts(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const int64_t *off,
-                      const int32_t *lens, const int32_t *ids) noexcept nogil:
-    """The table of the tokens of at most 8 bytes, at most half full."""
-    cdef Py_ssize_t k, count = 0, cap = 16, j, k0, end
-    cdef uint64_t keys[16]
-    for k in range(n_tok):
-        if lens[k] <= 8:
-            count += 1
-    while 2 * cap < 3 * count:
-        cap *= 2
-    T.short_mask = cap - 1
-    T.short_shift = 64
-    while (<Py_ssize_t> 1 << (64 - T.short_shift)) < cap:
-        T.short_shift -= 1
-    T.shorts = <ShortSlot *> big_alloc(cap * sizeof(ShortSlot), 1)
-    if T.shorts == NULL:
-        return -1
-    k0 = 0
-    while k0 < n_tok:  # 16 tokens at a time: their slots are fetched together
-        end = k0 + 16 if k0 + 16 < n_tok else n_tok
-        for k in range(k0, end):
-            if lens[k] <= 8:
-                keys[k - k0] = short_key(arena + off[k], lens[k], False)
-                prefetch(&T.shorts[short_home(keys[k - k0], lens[k], T.short_shift)])
-        for k in range(k0, end):
-            if lens[k] <= 8:
-                j = short_home(keys[k - k0], lens[k], T.short_shift)
-                while T.shorts[j].len != 0:
-                    j = (j + 1) & T.short_mask
-                T.shorts[j].key = keys[k - k0]
-                T.shorts[j].len = lens[k]
-                T.shorts[j].id = ids[k]
-        k0 = end
-    return 0
-
-
 cdef enum: AHEAD = 16   # merges: the pair table's lines are fetched this many merges ahead
 
 
@@ -477,8 +442,6 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
     for k in range(n_tok):
         x = idmap_get(core_of, ids[k])
         vals[k] = x if x >= 0 and ok[x] else -1
-    if build_shorts(T, n_tok, arena, off, lens, ids) < 0:
-        return -1
     if build_trie(tb, n_tok, arena, off, lens, vals, ids) < 0:
         return -1
     # every base + byte stays inside the arrays: keep up to the last base + 255
