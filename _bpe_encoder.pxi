@@ -27,7 +27,7 @@
 # found, then probed; a hit copies 3 ids and advances by its count.  A
 # pre-token that is not there is merged by rank over small arrays
 # (merge_batch), several at a time in turn so that their waits for the pair
-# table overlap, the pairs of small core numbers from a dense 1 MB grid; its
+# table overlap, the pairs of small core numbers from a dense 4 MB grid; its
 # place in the output is kept and filled when the batch is done.  All of it
 # is memory-bound: the aim is independent loads, asked for early.
 
@@ -321,7 +321,8 @@ cdef struct CoreT:
     Py_ssize_t flat_limit
     Py_ssize_t flat_seeded
     uint32_t *pair1      # GRID x GRID: the core number of the merge of two core numbers
-                         # below GRID (0xFFFFFFFF: none), a table that stays in the L2
+                         # below GRID (0xFFFFFFFF: none); its byte-pair corner, read by
+                         # every first round, stays in the CPU's caches
 
 
 cdef inline uint64_t narrow_key(int32_t a, int32_t b) noexcept nogil:
@@ -676,8 +677,8 @@ cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, sc
 cdef enum: FS_MAX = 15
 cdef enum: FS_LONG = 255
 cdef enum: FCHUNK = 128
-cdef enum: GRID_BITS = 9
-cdef enum: GRID = 1 << GRID_BITS   # pairs of core numbers below: a dense table (1 MB)
+cdef enum: GRID_BITS = 10
+cdef enum: GRID = 1 << GRID_BITS   # pairs of core numbers below: a dense table (4 MB)
 cdef enum: FS_PENDING = 254   # a slot whose pre-token is being merged (ids[0]: its item)
 cdef enum: MAXPEND = 128
 
