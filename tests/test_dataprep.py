@@ -433,7 +433,7 @@ def test_workers_help_says_threads(mod):
         result = cli(mod, [command, "--help"])
         assert_ok(result)
         flat = " ".join(result.stdout.split())
-        at = flat.index("--workers")
+        at = flat.rindex("--workers")  # the option's help, after the usage line
         assert "thread" in flat[at:at + 200], flat[at:at + 200]
 
 
