@@ -4662,23 +4662,34 @@ _OWN_MODULES = frozenset([__name__, "bpe"])  # "bpe": the compiled backend
 
 _COUNT_PIECE = 1 << 20
 
-# train_files' unit of work: count bytes [start, end) of a file with a core's counter
-_CountJob = _collections.namedtuple("_CountJob", "core path start end pattern specials")
+# train_files' unit of work: bytes [start, end) of a file, "text" or "jsonl"
+_CountJob = _collections.namedtuple("_CountJob", "path start end kind")
+# what every count job is counted with: the pattern, the special tokens (split out and
+# never counted) and the field of a JSON record that holds its text
+_CountOptions = _collections.namedtuple("_CountOptions", "pattern specials text_field")
 
 
-def _count_job(job):
-    """Worker of train_files: count the pre-tokens of bytes [start, end) of
-    a file with a core's counter; its packed counts.  The text is read in
-    pieces of about _COUNT_PIECE bytes, cut where its pre-tokens do not
-    change (as the jobs are): a job's memory is its counter, not its text."""
-    core, path, start, end, pattern, specials = job  # a _CountJob
-    counter = core.counter(pattern)
-    special_re = _special_regex(specials)
+def _count_job(job, options, core, counter, stop=None):
+    """Count the pre-tokens of bytes [start, end) of a file into `counter`
+    (a core's): a text file's range is read in pieces of about _COUNT_PIECE
+    bytes cut where its pre-tokens do not change (as the jobs are), a JSON
+    lines range in pieces of whole lines, each record one document: a job's
+    memory is its counter, not its text.  `stop()`: checked between pieces."""
+    path, start, end, kind = job
+    special_re = _special_regex(options.specials)
+    jsonl = kind == "jsonl"
+    cut_re = _LINE_CUT if jsonl else _cut_kind(options.pattern, options.specials)
     with open(path, "rb") as f:
-        pieces = _ranges(f, end, start, end, _COUNT_PIECE, _cut_kind(pattern, specials))
+        pieces = _ranges(f, end, start, end, _COUNT_PIECE, cut_re)
     for a, b in pieces:
-        _count_into(counter, _read_range(path, a, b), core.repair, special_re)
-    return counter.pack()
+        if stop is not None and stop():
+            return
+        if jsonl:
+            for text in read_jsonl(_read_bytes(path, a, b), text_field=options.text_field,
+                                   name=path, offset=a):
+                _count_into(counter, text, core.repair, special_re)
+        else:
+            _count_into(counter, _read_range(path, a, b), core.repair, special_re)
 
 
 def _find_cut(f, pos, size, cut_re):
@@ -4757,14 +4768,15 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
     return _ranges(file, size, 0, size, chunk_size, cut_re)
 
 
-def _file_jobs(core, paths, chunk_size, pattern, specials):
-    kind = _cut_kind(pattern, specials)
+def _file_jobs(paths, chunk_size, pattern, specials, kinds):
+    text_cut = _cut_kind(pattern, specials)
     jobs = []
-    for path in paths:
+    for path, kind in zip(paths, kinds):
         with open(path, "rb") as f:
             size = _os.fstat(f.fileno()).st_size
-            jobs += [_CountJob(core, path, a, b, pattern, specials)
-                     for a, b in _ranges(f, size, 0, size, chunk_size, kind)]
+            cut_re = _LINE_CUT if kind == "jsonl" else text_cut
+            jobs += [_CountJob(path, a, b, kind)
+                     for a, b in _ranges(f, size, 0, size, chunk_size, cut_re)]
     return jobs
 
 
@@ -4776,18 +4788,39 @@ def _check_workers(workers):
     return workers
 
 
-def _count_files(core, paths, pattern, specials, workers, chunk_size, report=None):
-    """Count the pre-tokens of files with a core's counters: one job (a safe
-    byte range) per worker task, their packed counts summed in one counter
-    (returned: the compiled core's learn_merges reads it without making a
-    Python object per pre-token)."""
+def _count_kinds(paths, jsonl):
+    """How train_files reads each file: "jsonl" or "text".  A .jsonl or
+    .ndjson file read as text (jsonl=None) is warned about: its JSON syntax
+    would be learned as tokens."""
+    if jsonl is not None and not isinstance(jsonl, bool):
+        raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
+    if jsonl is None:
+        for p in paths:
+            if p.lower().endswith(_JSONL_SUFFIXES):
+                _warnings.warn(f"{p}: JSON lines trained as plain text (the JSON syntax becomes "
+                               f"tokens); pass jsonl=True (bpe train --jsonl) to train on each "
+                               f"record's text, or jsonl=False to keep the raw text",
+                               UserWarning, stacklevel=4)
+                break
+    return ["jsonl" if jsonl else "text"] * len(paths)
+
+
+def _count_files(core, paths, options, workers, chunk_size, report=None, jsonl=None):
+    """Count the pre-tokens of files with a core's counters, one job (a safe
+    byte range) at a time, into one counter (returned: the compiled core's
+    learn_merges reads it without making a Python object per pre-token).
+    Workers: threads of this process when the core counts without the GIL
+    (the compiled one), else worker processes."""
     if isinstance(paths, (str, bytes, _os.PathLike)):
         paths = [paths]
-    paths = [_os.fspath(p) for p in paths]
+    paths = [_os.fsdecode(p) for p in paths]
     for p in paths:
         if not _os.path.isfile(p):
             raise ValueError(f"no such file: {p!r}" if not _os.path.exists(p)
                              else f"{p!r} is not a regular file")
+    if not isinstance(options.text_field, str):
+        raise TypeError(f"text_field must be a str, not {type(options.text_field).__name__}")
+    kinds = _count_kinds(paths, jsonl)
     workers = _check_workers(workers)
     if chunk_size is None:
         total = sum(_os.path.getsize(p) for p in paths)
@@ -4795,18 +4828,88 @@ def _count_files(core, paths, pattern, specials, workers, chunk_size, report=Non
         chunk_size = min(max(total // (4 * workers), 1 << 20), 1 << 24)
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
-    jobs = _file_jobs(core, paths, chunk_size, pattern, specials)
+    jobs = _file_jobs(paths, chunk_size, options.pattern, options.specials, kinds)
     sizes = [job.end - job.start for job in jobs]
-    total = core.counter(pattern)
+    total = core.counter(options.pattern)
     if workers == 1 or len(jobs) == 1:
-        results = map(_count_job, jobs)
-        for packed in _reported(results, sizes, report, "count"):
-            total.add_packed(packed)
+        counted = (_count_job(job, options, core, total) for job in jobs)
+        for _ in _reported(counted, sizes, report, "count"):
+            pass
         return total
-    with _WorkerPool(min(workers, len(jobs)), "train_files", preload=[core.__module__]) as pool:
-        for packed in _reported(pool.map(_count_job, jobs), sizes, report, "count"):
+    workers = min(workers, len(jobs))
+    if core.releases_gil:
+        _count_in_threads(core, jobs, options, workers, total, sizes, report)
+        return total
+    with _WorkerPool(workers, "train_files", _count_task(options)) as pool:
+        for packed in _reported(pool.map(jobs), sizes, report, "count"):
             total.add_packed(packed)
     return total
+
+
+def _count_in_threads(core, jobs, options, workers, total, sizes, report):
+    """Count the jobs in `workers` threads, each into its own counter (a core
+    that counts without the GIL: they run in parallel), then add them all to
+    `total`.  The first error in job order is raised; then, or on Ctrl-C,
+    the threads take no more jobs and stop between pieces."""
+    import threading
+
+    lock = threading.Condition()
+    state = {"next": 0, "stop": False}
+    finished, errors = [], {}
+
+    def stopped():
+        return state["stop"]
+
+    def work(counter):
+        while True:
+            with lock:
+                if state["stop"] or state["next"] == len(jobs):
+                    return
+                k = state["next"]
+                state["next"] += 1
+            try:
+                _count_job(jobs[k], options, core, counter, stopped)
+            except BaseException as e:  # noqa: B036 - raised again by the caller
+                with lock:
+                    errors[k] = e
+                    state["stop"] = True
+                    lock.notify_all()
+                return
+            with lock:
+                finished.append(k)
+                lock.notify_all()
+
+    counters = [core.counter(options.pattern) for _ in range(workers)]
+    pool = [threading.Thread(target=work, args=(c,), name=f"train_files-{i}", daemon=True)
+            for i, c in enumerate(counters)]
+    done = 0
+    total_bytes = sum(sizes)
+    try:
+        if report is not None:
+            report("count", 0, total_bytes)
+        for thread in pool:
+            thread.start()
+        reported = 0
+        with lock:
+            while len(finished) < len(jobs) and not errors:
+                lock.wait()
+                if report is not None:
+                    while reported < len(finished):
+                        done += sizes[finished[reported]]
+                        reported += 1
+                        report("count", done, total_bytes)
+    finally:
+        with lock:
+            state["stop"] = True
+            lock.notify_all()
+        for thread in pool:
+            if thread.ident is not None:
+                thread.join()
+    if errors:
+        raise errors[min(errors)]
+    for counter in counters:
+        total.add_packed(counter.pack())
+        counter.clear()
 
 
 def _reported(results, sizes, report, phase):
@@ -4822,135 +4925,295 @@ def _reported(results, sizes, report, phase):
         yield result
 
 
-# Worker processes
+# Worker processes (a core that needs the GIL: the pure-Python one).  Each is
+# a fresh interpreter running this module's _worker_main, fed over pipes: it
+# never imports the user's main script, so no `if __name__ == "__main__":`
+# guard is needed, and `python -c` and a script on stdin work.  Messages are
+# frames: a 4-byte length, a JSON header, then the raw byte blobs the header
+# lists (no pickle).  The first message sets a worker up for its task.
+
+def _send(f, header, blobs=()):
+    import json
+
+    blobs = [bytes(b) for b in blobs]
+    header = dict(header, blobs=[len(b) for b in blobs])
+    data = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    f.write(len(data).to_bytes(4, "little") + data)
+    for blob in blobs:
+        f.write(blob)
+    f.flush()
+
+
+def _read_exact(f, n):
+    data = f.read(n)
+    if len(data) != n:
+        raise EOFError("the other end closed the pipe")
+    return data
+
+
+def _recv(f):
+    import json
+
+    header = json.loads(_read_exact(f, int.from_bytes(_read_exact(f, 4), "little")))
+    return header, [_read_exact(f, n) for n in header.pop("blobs")]
+
+
+def _count_task(options):
+    """train_files' setup message for a worker process."""
+    return {"task": "count", "pattern": options.pattern, "specials": list(options.specials),
+            "text_field": options.text_field}, []
+
+
+def _encode_task(tok, options):
+    """encode_files' setup message: the model in a few flat buffers, and the options."""
+    ids, tokens = list(tok._tokens), list(tok._tokens.values())
+    pairs = _array.array("i", _itertools.chain.from_iterable(tok._rank_pair))
+    header = {"task": "encode", "pattern": tok._pattern, "specials": tok._specials,
+              "options": dict(options._asdict(), allowed=sorted(options.allowed),
+                              disallowed=sorted(options.disallowed))}
+    return header, [_array.array("i", ids).tobytes(), b"".join(tokens),
+                    _array.array("i", map(len, tokens)).tobytes(), pairs.tobytes()]
+
+
+def _worker_setup(header, blobs):
+    """In a worker: job header -> (reply header, reply blobs), for the task."""
+    if header["task"] == "count":
+        options = _CountOptions(header["pattern"], tuple(header["specials"]),
+                                header["text_field"])
+
+        def count(job):
+            counter = Core.counter(options.pattern)
+            _count_job(_CountJob(*job), options, Core, counter)
+            return {"counts": counter.pack()}, []
+
+        return count
+    ids, blob, lengths, pairs = blobs
+    tokens, pos = {}, 0
+    for i, n in zip(_array.array("i", ids), _array.array("i", lengths)):
+        tokens[i] = blob[pos:pos + n]
+        pos += n
+    pairs = _array.array("i", pairs)
+    merges = [(tokens[a], tokens[b]) for a, b in zip(pairs[::2], pairs[1::2])]
+    tok = Tokenizer._create(header["pattern"], tokens, merges, header["specials"])
+    o = header["options"]
+    options = _EncodeOptions(**dict(o, allowed=frozenset(o["allowed"]),
+                                    disallowed=frozenset(o["disallowed"])))
+
+    def encode(job):
+        parts = _encode_job(_EncodeJob(*job), tok, options)
+        return {"parts": [[n, docs] for _, n, docs in parts]}, [data for data, _, _ in parts]
+
+    return encode
+
+
+def _worker_main():
+    """A worker process: set up by the first message, then one reply per job
+    message until standard input ends.  Ctrl-C is left to the parent."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    source = _sys.stdin.buffer
+    sink = open(_os.dup(1), "wb")
+    _os.dup2(2, 1)  # whatever else prints goes to stderr, not into the replies
+    _sys.stdout = _sys.stderr
+    try:
+        header, blobs = _recv(source)
+        task = _worker_setup(header, blobs)
+    except EOFError:
+        return
+    _send(sink, {"ready": True})
+    while True:
+        try:
+            header, _ = _recv(source)
+        except EOFError:
+            return
+        with _warnings.catch_warnings(record=True) as caught:
+            _warnings.simplefilter("always")
+            try:
+                reply, blobs = task(header["job"])
+            except Exception as e:  # noqa: BLE001 - raised again in the parent
+                reply, blobs = {"error": [type(e).__name__, str(e)]}, []
+        reply["warnings"] = [[str(w.message), w.category.__name__] for w in caught]
+        _send(sink, reply, blobs)
+
+
+class _WorkerDied(Exception):
+    pass
+
+
+def _raised(name, message):
+    """The exception a worker raised, rebuilt in the parent."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    if cls in (ValueError, TypeError, OSError, MemoryError, RuntimeError, ArithmeticError,
+               OverflowError, FileNotFoundError, PermissionError, IsADirectoryError):
+        return cls(message)
+    if isinstance(cls, type) and issubclass(cls, ValueError):
+        return ValueError(message)
+    return RuntimeError(f"{name}: {message}")
+
 
 class _WorkerPool:
-    """Worker processes for train_files and encode_files, started by a fork
-    server (spawn where there is none), never forked from this process (a
-    lock another thread holds would stay held in the child); so a script
-    needs ``if __name__ == "__main__":``.  They ignore Ctrl-C: on any error or
-    interrupt the parent stops them all; a worker that dies is a RuntimeError
-    naming `what`.  A job's warnings are raised again in the parent; a large
-    result comes back through a file, not the pipe (a worker killed mid-write
-    would leave the pool waiting forever).  `setup(*setup_args)` runs once in
-    each worker, before its first job."""
+    """Worker processes for train_files and encode_files (see _worker_main):
+    `task` (a setup message) is sent to each; submit(job) returns a Future of
+    the worker's reply.  They are started with the interpreter's own flags
+    and this process's sys.path, not forked (a lock another thread holds
+    would stay held in the child).  On any error or interrupt every worker is
+    stopped; a worker that dies is a RuntimeError naming `what`.  A job's
+    warnings are raised again here; nothing is written to disk."""
 
-    def __init__(self, workers, what, preload=(), setup=None, setup_args=()):
-        import multiprocessing
-        import tempfile
-        from concurrent.futures import ProcessPoolExecutor
+    def __init__(self, workers, what, task):
+        import queue
+        import subprocess
+        import threading
 
-        methods = multiprocessing.get_all_start_methods()
-        method = "forkserver" if "forkserver" in methods else "spawn"
-        context = multiprocessing.get_context(method)
-        if method == "forkserver":
-            # the server imports these once (when it starts); the workers it forks have them
-            context.set_forkserver_preload(["__main__", __name__, *preload])
-        self.what, self.workers = what, workers
-        self.spool = tempfile.mkdtemp(prefix="bpe-workers-")
+        self.what, self.workers, self.task = what, workers, task
+        self.queue = queue.SimpleQueue()
+        self.broken = None
+        self.procs, self.threads = [], []
+        code = (f"import sys; sys.path[:0] = {[p for p in _sys.path if isinstance(p, str)]!r}; "
+                f"import {__name__} as m; m._worker_main()")
+        args = [_sys.executable, *subprocess._args_from_interpreter_flags(), "-c", code]
         try:
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                            initializer=_worker_init,
-                                            initargs=(self.spool, setup, setup_args))
+            for i in range(workers):
+                proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                self.procs.append(proc)
+                thread = threading.Thread(target=self._serve, args=(proc,),
+                                          name=f"{what}-worker-{i}", daemon=True)
+                self.threads.append(thread)
+                thread.start()
         except BaseException:
-            _os.rmdir(self.spool)
+            self.stop()
             raise
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, value, traceback):
-        import shutil
-        from concurrent.futures.process import BrokenProcessPool
-
-        try:
-            if kind is None:
-                self.pool.shutdown()
-            else:
-                self.stop()  # Ctrl-C or a failed job: stop every worker now, leave none behind
-        finally:
-            shutil.rmtree(self.spool, ignore_errors=True)
-        if isinstance(value, (BrokenProcessPool, BrokenPipeError, EOFError)):
-            raise RuntimeError(
-                f"{self.what}: a worker process died (killed, or out of memory?) or could "
-                f"not start (a script that starts workers must run its work under "
-                f"`if __name__ == \"__main__\":`, since each worker imports it)") from value
+        if kind is None:
+            self.shutdown()
+        else:
+            self.stop()  # Ctrl-C or a failed job: stop every worker now, leave none behind
+        if isinstance(value, _WorkerDied):
+            raise RuntimeError(f"{self.what}: a worker process died (killed, or out of "
+                               f"memory?) or could not start") from value
         return False
 
-    def submit(self, fn, job):
-        return self.pool.submit(_run_job, fn, job)
+    def _serve(self, proc):
+        """One worker's thread: its setup, then the jobs it takes from the queue."""
+        current = None
+        try:
+            _send(proc.stdin, *self.task)
+            _recv(proc.stdout)  # ready
+            while True:
+                item = self.queue.get()
+                if item is None:
+                    return
+                current, job = item
+                if not current.set_running_or_notify_cancel():
+                    continue
+                if job is None:  # submit(None): whether a worker is ready
+                    current.set_result(None)
+                    continue
+                _send(proc.stdin, {"job": job})
+                current.set_result(_recv(proc.stdout))
+                current = None
+        except (OSError, EOFError, ValueError) as e:
+            self._broke(e, current)
+
+    def _broke(self, error, current):
+        import queue
+
+        if self.broken is None:
+            self.broken = _WorkerDied(f"{self.what}: a worker process died ({error})")
+        if current is not None and not current.done():
+            current.set_exception(self.broken)
+        while True:  # no worker may wait for jobs no one will take
+            try:
+                item = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None and item[0].set_running_or_notify_cancel():
+                item[0].set_exception(self.broken)
+
+    def submit(self, job):
+        """A Future of a worker's reply to `job` (a list; None: of it being ready)."""
+        from concurrent.futures import Future
+
+        future = Future()
+        if self.broken is not None:
+            future.set_exception(self.broken)
+        else:
+            self.queue.put((future, None if job is None else list(job)))
+        return future
 
     @staticmethod
     def result(future):
-        import pickle
+        reply = future.result()
+        if reply is None:
+            return None
+        header, blobs = reply
+        for message, category in header.get("warnings", ()):
+            import builtins
 
-        data = future.result()
-        if isinstance(data, str):  # a file in the spool
-            with open(data, "rb") as f:
-                blob = f.read()
-            _os.unlink(data)
-            data = blob
-        result, caught = pickle.loads(data)
-        for message, category in caught:
-            _warn(message, category)
-        return result
+            cls = getattr(builtins, category, None)
+            if not (isinstance(cls, type) and issubclass(cls, Warning)):
+                cls = UserWarning
+            _warn(message, cls)
+        if "error" in header:
+            raise _raised(*header["error"])
+        if "counts" in header:
+            return header["counts"]
+        return [(blob, n, docs) for blob, (n, docs) in zip(blobs, header["parts"])]
 
-    def map(self, fn, jobs):
-        """fn(job) for each job, in order, with a few jobs per worker submitted
-        ahead (not all: their results would wait in memory)."""
+    def map(self, jobs):
+        """The result of each job, in order, with a few jobs per worker
+        submitted ahead (not all: their results would wait in memory)."""
         jobs = iter(jobs)
-        ahead = _collections.deque(self.submit(fn, job)
+        ahead = _collections.deque(self.submit(job)
                                    for job in _itertools.islice(jobs, 2 * self.workers))
         while ahead:
             future = ahead.popleft()
-            ahead.extend(self.submit(fn, job) for job in _itertools.islice(jobs, 1))
+            ahead.extend(self.submit(job) for job in _itertools.islice(jobs, 1))
             yield self.result(future)
 
+    def shutdown(self):
+        """Let the workers finish (their standard input ends) and wait for them."""
+        for _ in self.threads:
+            self.queue.put(None)
+        for thread in self.threads:
+            thread.join()
+        for proc in self.procs:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        for proc in self.procs:
+            try:
+                proc.wait(10)
+            except Exception:  # noqa: BLE001 - a worker that does not end is killed
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+
     def stop(self):
-        processes = list((getattr(self.pool, "_processes", None) or {}).values())
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        for p in processes:
-            if p.is_alive():
-                p.terminate()
-        for p in processes:
-            p.join(5)
-            if p.is_alive():
-                p.kill()
-                p.join()
-
-
-_worker_spool = None
-
-
-def _worker_init(spool, setup, setup_args):
-    """Workers leave Ctrl-C to the parent, which stops them."""
-    import signal
-
-    global _worker_spool
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker_spool = spool
-    if setup is not None:
-        setup(*setup_args)
-
-
-def _run_job(fn, job):
-    """fn(job) in a worker, with the warnings it raised (to raise them again
-    in the parent, whose warning filters and display apply): pickled, and
-    in a file of the spool when that is more than a pipe writes at once."""
-    import pickle
-    import tempfile
-
-    with _warnings.catch_warnings(record=True) as caught:
-        _warnings.simplefilter("always")
-        result = fn(job)
-    data = pickle.dumps((result, [(str(w.message), w.category) for w in caught]),
-                        pickle.HIGHEST_PROTOCOL)
-    if len(data) <= 2048:
-        return data
-    fd, path = tempfile.mkstemp(dir=_worker_spool)
-    with open(fd, "wb") as f:
-        f.write(data)
-    return path
+        """Stop every worker now; the futures not yet done fail."""
+        self._broke(OSError("stopped"), None) if self.broken is None else None
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+        for _ in self.threads:
+            self.queue.put(None)
+        for thread in self.threads:
+            thread.join()
+        for proc in self.procs:
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
 
 
 # Encoding files to arrays of ids (Tokenizer.encode_files)
@@ -5533,8 +5796,8 @@ class _CorpusWork:
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
         progress = _reporter(progress)
-        counts = _count_files(cls.core_class, paths, pattern, specials, workers, chunk_size,
-                              progress)
+        counts = _count_files(cls.core_class, paths, _CountOptions(pattern, specials, "text"),
+                              workers, chunk_size, progress, False)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
