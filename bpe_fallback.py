@@ -4965,14 +4965,14 @@ def _count_task(options):
 
 
 def _encode_task(tok, options):
-    """encode_files' setup message: the model in a few flat buffers, and the options."""
-    ids, tokens = list(tok._tokens), list(tok._tokens.values())
-    pairs = _array.array("i", _itertools.chain.from_iterable(tok._rank_pair))
-    header = {"task": "encode", "pattern": tok._pattern, "specials": tok._specials,
+    """encode_files' setup message: the model's compact state (what pickling
+    sends, never a registered encoding's name: a worker would read its file
+    again), and the options."""
+    key, blob = _compact_state(tok)
+    header = {"task": "encode", "key": key, "name": tok.name,
               "options": dict(options._asdict(), allowed=sorted(options.allowed),
                               disallowed=sorted(options.disallowed))}
-    return header, [_array.array("i", ids).tobytes(), b"".join(tokens),
-                    _array.array("i", map(len, tokens)).tobytes(), pairs.tobytes()]
+    return header, [blob]
 
 
 def _worker_setup(header, blobs):
@@ -4987,14 +4987,7 @@ def _worker_setup(header, blobs):
             return {"counts": counter.pack()}, []
 
         return count
-    ids, blob, lengths, pairs = blobs
-    tokens, pos = {}, 0
-    for i, n in zip(_array.array("i", ids), _array.array("i", lengths)):
-        tokens[i] = blob[pos:pos + n]
-        pos += n
-    pairs = _array.array("i", pairs)
-    merges = [(tokens[a], tokens[b]) for a, b in zip(pairs[::2], pairs[1::2])]
-    tok = Tokenizer._create(header["pattern"], tokens, merges, header["specials"])
+    tok = _unpickle_model(Tokenizer, header["key"], blobs[0], header["name"])
     o = header["options"]
     options = _EncodeOptions(**dict(o, allowed=frozenset(o["allowed"]),
                                     disallowed=frozenset(o["disallowed"])))
@@ -5225,11 +5218,67 @@ _IDS_FORMAT = "bpe-ids"
 # encode_files' unit of work: bytes [start, end) of a file, "text" or "jsonl", and
 # whether they start / end the file (where a text file's document starts and ends)
 _EncodeJob = _collections.namedtuple("_EncodeJob",
-                                     "path start end kind starts_document ends_document")
+                                     "path start end kind starts_document ends_document val")
 # what every job is encoded with: the special-token policy, the id appended after each
-# document (or None), the bytes per id, and the field of a JSON record that holds its text
+# document (or None), the bytes per id, the field of a JSON record that holds its text,
+# and the validation split: None, or [key, threshold] (see _is_val)
 _EncodeOptions = _collections.namedtuple("_EncodeOptions",
-                                         "allowed disallowed eot itemsize text_field")
+                                         "allowed disallowed eot itemsize text_field val")
+
+
+def _is_val(data, val):
+    """Whether a document (its bytes, or a hash object fed them) goes to the
+    validation file: the first 8 bytes of blake2b(data, key=str(seed)) as a
+    little-endian integer, below val_fraction * 2**64."""
+    import hashlib
+
+    key, threshold = val
+    h = data if not isinstance(data, (bytes, bytearray)) else hashlib.blake2b(
+        data, key=key.encode("utf-8"), digest_size=8)
+    return int.from_bytes(h.digest()[:8], "little") < threshold
+
+
+def _file_is_val(path, val):
+    """_is_val of a whole file's bytes (a text file is one document)."""
+    import hashlib
+
+    h = hashlib.blake2b(key=val[0].encode("utf-8"), digest_size=8)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return _is_val(h, val)
+
+
+def _val_options(val_fraction, seed):
+    """encode_files' val_fraction and seed -> _EncodeOptions.val."""
+    if val_fraction is None:
+        return None
+    if isinstance(val_fraction, bool) or not isinstance(val_fraction, (int, float)) or \
+            not 0 < val_fraction < 1:
+        raise ValueError(f"val_fraction must be a number between 0 and 1 (exclusive), not "
+                         f"{val_fraction!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
+    return [str(seed), min(int(val_fraction * 2 ** 64), 2 ** 64 - 1)]
+
+
+def val_path(out):
+    """Where encode_files writes the validation split of `out` by default: its
+    name with the last "train" replaced by "val" (``data/train.bin`` ->
+    ``data/val.bin``), else ``NAME.val.EXT``.
+
+    >>> val_path("data/train.bin"), val_path("corpus.bin")
+    ('data/val.bin', 'corpus.val.bin')
+    """
+    out = _os.fspath(out)
+    head, name = _os.path.split(out)
+    at = name.rfind("train")
+    if at >= 0:
+        name = name[:at] + "val" + name[at + 5:]
+    else:
+        stem, ext = _os.path.splitext(name)
+        name = f"{stem}.val{ext}"
+    return _os.path.join(head, name)
 
 
 def _ids_dtype(tok, dtype):
@@ -5284,7 +5333,8 @@ def _encode_inputs(paths):
     return inputs
 
 
-def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False, disallowed=()):
+def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False, disallowed=(),
+                 val=None):
     """(jobs, the input of each job, the inputs as (path, start, end)); a job
     is an _EncodeJob.  By default each worker gets about 8 chunks, 32 when
     the workers are threads (a job costs a thread almost nothing, and smaller
@@ -5313,9 +5363,10 @@ def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False, disallo
                 if not _is_cut(f, pos, size, cut_re):
                     raise ValueError(f"{path}: byte {pos} is not a place where the file may be "
                                      f"cut (take the ranges from file_cuts)")
+            side = 1 if kind == "text" and val is not None and _file_is_val(path, val) else 0
             cuts = _ranges(f, size, start, end, chunk_size, cut_re)
             for a, b in cuts:
-                jobs.append(_EncodeJob(path, a, b, kind, a == 0, b == size))
+                jobs.append(_EncodeJob(path, a, b, kind, a == 0, b == size, side))
                 owners.append(len(ranges))
             if kind == "text" and needles:  # (a JSON line's text is a document of its own)
                 for pos in {start, end, *(a for a, _ in cuts)} - {0, size}:
@@ -5394,10 +5445,12 @@ def _read_job(job, options):
 
 
 def _encode_read(job, read, tok, options, pack=None):
-    """Encode a job's documents (what _read_job gave): (packed ids, number of
-    ids, document starts).  `pack`: None, or this thread's function text ->
-    the packed ids of encode_ordinary(text) (a core's, made without the GIL
-    and without a list of ids), used when no special token is allowed."""
+    """Encode a job's documents (what _read_job gave): a list of parts
+    (packed ids, number of ids, document starts), one for `out` and, with a
+    validation split, one for the validation file.  `pack`: None, or this
+    thread's function text -> the packed ids of encode_ordinary(text) (a
+    core's, made without the GIL and without a list of ids), used when no
+    special token is allowed."""
     kind, starts_doc, ends_doc = job.kind, job.starts_document, job.ends_document
     allowed, disallowed, eot, itemsize = (options.allowed, options.disallowed, options.eot,
                                           options.itemsize)
@@ -5405,12 +5458,20 @@ def _encode_read(job, read, tok, options, pack=None):
     if allowed:
         pack = None  # the tokenizer splits the text on the allowed ones
     jsonl = kind == "jsonl"
-    out, docs, count = [], [], 0  # out: the ids, or (with pack) packed parts
+    # each side: the ids (or, with pack, packed parts), the document starts, the count
+    sides = [[[], [], 0] for _ in range(1 if options.val is None else 2)]
     eot_item = eot if pack is None or eot is None else _pack_ids([eot], itemsize)
     for text in texts:
         if jsonl:
             text = tok._core.repair(text)  # a JSON string may hold a lone surrogate
         tok._check_disallowed(text, disallowed)
+        if options.val is None:
+            side = sides[0]
+        elif jsonl:
+            side = sides[_is_val(text.encode("utf-8"), options.val)]
+        else:
+            side = sides[job.val]
+        out, docs, count = side
         if jsonl or starts_doc:
             docs.append(count)
         if pack is None:
@@ -5423,27 +5484,17 @@ def _encode_read(job, read, tok, options, pack=None):
             count += 1
         if pack is None:
             count = len(out)
+        side[0], side[2] = out, count
     if error is not None:
         raise error
     if pack is None:
-        return tok._core.pack_ids(out, itemsize), count, docs
-    return b"".join(out), count, docs
+        return [(tok._core.pack_ids(out, itemsize), count, docs) for out, docs, count in sides]
+    return [(b"".join(out), count, docs) for out, docs, count in sides]
 
 
 def _encode_job(job, tok, options, pack=None):
-    """Read and encode one job: (packed ids, number of ids, document starts)."""
+    """Read and encode one job: its parts (see _encode_read)."""
     return _encode_read(job, _read_job(job, options), tok, options, pack)
-
-
-_worker_encoder = None
-
-
-def _encode_setup(model, options):
-    """A worker's tokenizer: `model` is (class, key, blob, name) of its compact
-    state, sent whatever the tokenizer is (a registered encoding would pickle
-    by name, and the worker would read its file again)."""
-    global _worker_encoder
-    _worker_encoder = (_unpickle_model(*model), options)
 
 
 def _tokenizer_sha256(tok):
@@ -5454,10 +5505,6 @@ def _tokenizer_sha256(tok):
     if digest is None:
         digest = tok._sha256 = hashlib.sha256(_native_dump(tok).encode("utf-8")).hexdigest()
     return digest
-
-
-def _encode_job_in_worker(job):
-    return _encode_job(job, *_worker_encoder)
 
 
 def _gil_free_core(tok):
@@ -5494,9 +5541,7 @@ def _encode_in_processes(tok, jobs, options, workers):
     n = len(jobs)
     procs = min(workers - 1, n - 1)
     window, limit = 2 * procs, 4 * workers
-    pool = _WorkerPool(procs, "encode_files", preload=[type(tok).__module__],
-                       setup=_encode_setup,
-                       setup_args=((type(tok), *_compact_state(tok), tok.name), options))
+    pool = _WorkerPool(procs, "encode_files", _encode_task(tok, options))
     ended = threading.Event()  # this generator ended: start() stops waiting
     starter = None
 
@@ -5520,7 +5565,7 @@ def _encode_in_processes(tok, jobs, options, workers):
                         for _ in range(procs):  # (each submit may start a process)
                             if ended.is_set():
                                 break
-                            ready.append(pool.submit(_ready, None))
+                            ready.append(pool.submit(None))
                         _tokenizer_sha256(tok)  # for the sidecar, while the workers start
                         while concurrent.futures.wait(ready, 0.1).not_done and not ended.is_set():
                             pass  # (a stopped pool may never finish a starting worker's future)
@@ -5533,20 +5578,20 @@ def _encode_in_processes(tok, jobs, options, workers):
                 head = following = 0
                 while head < n:
                     slot = slots.get(head)
-                    if isinstance(slot, tuple) or (slot is not None and slot.done()):
+                    if isinstance(slot, list) or (slot is not None and slot.done()):
                         del slots[head]
                         head += 1
-                        yield slot if isinstance(slot, tuple) else pool.result(slot)
+                        yield slot if isinstance(slot, list) else pool.result(slot)
                         continue
                     if started and started[0] is not True:
                         raise started[0]
                     if started:  # keep every worker process busy
                         busy = sum(1 for s in slots.values()
-                                   if not isinstance(s, tuple) and not s.done())
+                                   if not isinstance(s, list) and not s.done())
                         if busy < window and following < n:
                             end = min(following + window - busy, n)
                             for k in range(following, end):
-                                slots[k] = pool.submit(_encode_job_in_worker, jobs[k])
+                                slots[k] = pool.submit(jobs[k])
                             following = end
                             continue
                     if following < n and following - head < limit:
@@ -5561,10 +5606,6 @@ def _encode_in_processes(tok, jobs, options, workers):
                 halt()  # before the pool stops
     finally:
         halt()
-
-
-def _ready(_):
-    return True
 
 
 def _encode_in_threads(tok, core, jobs, options, workers):
@@ -5673,7 +5714,8 @@ class _JobThreads:
 
 
 def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_special,
-                  disallowed_special, workers, chunk_size, progress):
+                  disallowed_special, workers, chunk_size, progress, val_fraction=None,
+                  val_out=None, seed=0):
     allowed, disallowed = tok._policy(allowed_special, disallowed_special)
     dtype = _ids_dtype(tok, dtype)
     eot = _eot_id(tok, eot)
@@ -5681,6 +5723,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
     if jsonl is not None and not isinstance(jsonl, bool):
         raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
+    val = _val_options(val_fraction, seed)
     report = _reporter(progress)
     inputs = _encode_inputs(paths)
     threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
@@ -5689,30 +5732,42 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         total = sum(_os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
         workers = max(1, min(_os.cpu_count() or 1, total >> (20 if threads else 23)))
     workers = _check_workers(workers)
-    out = _check_ids_output(out, inputs)
-    directory = _os.path.dirname(out)
+    outs = [_check_ids_output(out, inputs)]
+    if val is not None:
+        outs.append(_check_ids_output(val_path(out) if val_out is None else val_out, inputs))
+        if outs[1] == outs[0]:
+            raise ValueError(f"the validation output is the output {outs[0]}")
     jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
-                                        threads and workers > 1, disallowed)
-    options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field)
+                                        threads and workers > 1, disallowed, val)
+    options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field, val)
     sizes = [job.end - job.start for job in jobs]
 
-    modes = _existing_mode(out), _existing_mode(out + ".json")  # what the new files keep
-    fd, tmp = _open_temporary(directory, _os.path.basename(out))
+    # what the new files keep: the modes of the files they replace
+    modes = [(_existing_mode(path), _existing_mode(path + ".json")) for path in outs]
+    temporaries = []  # (fd, its path or None) of each output
     try:
-        if modes[0] is not None and hasattr(_os, "fchmod"):
-            _os.fchmod(fd, modes[0])
-        with open(fd, "wb", closefd=False) as f:
+        for path, (mode, _) in zip(outs, modes):
+            fd, tmp = _open_temporary(_os.path.dirname(path), _os.path.basename(path))
+            temporaries.append((fd, tmp))
+            if mode is not None and hasattr(_os, "fchmod"):
+                _os.fchmod(fd, mode)
+        files = [open(fd, "wb", closefd=False) for fd, _ in temporaries]
+        try:
             results = _encode_jobs(tok, jobs, options, workers)
             try:
-                count, documents, spans = _write_ids(f, owners, len(ranges),
-                                                     _reported(results, sizes, report, "encode"))
+                written = _write_ids(files, owners, len(ranges),
+                                     _reported(results, sizes, report, "encode"))
             finally:
                 # an error or Ctrl-C here, not in the generator: stop its workers now, not
                 # when it is collected (maybe at exit, with the threads that starts frozen)
                 results.close()
-            f.flush()
-            _os.fsync(fd)
-        meta = {
+            for f in files:
+                f.flush()
+                _os.fsync(f.fileno())
+        finally:
+            for f in files:
+                f.close()
+        metas = [{
             "format": _IDS_FORMAT, "version": 1, "dtype": dtype, "byteorder": "little",
             "count": count, "vocab_size": tok.vocab_size,
             "tokenizer_sha256": _tokenizer_sha256(tok),
@@ -5720,24 +5775,32 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
             "inputs": [{"path": p, "start": a, "end": b, "ids_start": i, "ids_count": n}
                        for (p, a, b), (i, n) in zip(ranges, spans)],
             "documents": documents,
-        }
-        try:  # an old sidecar must not describe the new array, even for a moment
-            _os.unlink(out + ".json")
-        except FileNotFoundError:
-            pass
-        _publish(fd, tmp, out)
-        tmp = None
-    except BaseException:
-        if tmp is not None:
-            try:
-                _os.unlink(tmp)
-            except OSError:
+        } for count, documents, spans in written]
+        if val is not None:
+            for meta, name in zip(metas, ("train", "val")):
+                meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed}
+        for path in outs:
+            try:  # an old sidecar must not describe the new array, even for a moment
+                _os.unlink(path + ".json")
+            except FileNotFoundError:
                 pass
+        for k, (path, (fd, tmp)) in enumerate(zip(outs, temporaries)):
+            _publish(fd, tmp, path)
+            temporaries[k] = (fd, None)
+    except BaseException:
+        for _, tmp in temporaries:
+            if tmp is not None:
+                try:
+                    _os.unlink(tmp)
+                except OSError:
+                    pass
         raise
     finally:
-        _os.close(fd)
-    _atomic_write(out + ".json", _sidecar_text(meta), keep_mode=modes[1])
-    return meta
+        for fd, _ in temporaries:
+            _os.close(fd)
+    for path, meta, (_, mode) in zip(outs, metas, modes):
+        _atomic_write(path + ".json", _sidecar_text(meta), keep_mode=mode)
+    return metas[0]
 
 
 def _check_ids_output(out, inputs):
@@ -5768,18 +5831,20 @@ def _sidecar_text(meta):
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def _write_ids(f, owners, n_inputs, results):
-    """Write the jobs' packed ids in order: (count, document starts, [ids
-    start, ids count] of each input)."""
-    count, documents, spans = 0, [], [[0, 0] for _ in range(n_inputs)]
-    for owner, (data, n, docs) in zip(owners, results):
-        if not spans[owner][1]:
-            spans[owner][0] = count
-        documents += [count + d for d in docs]
-        f.write(data)
-        count += n
-        spans[owner][1] += n
-    return count, documents, spans
+def _write_ids(files, owners, n_inputs, results):
+    """Write the jobs' packed ids in order, each part to its file: for each
+    file (count, document starts, [ids start, ids count] of each input)."""
+    written = [(0, [], [[0, 0] for _ in range(n_inputs)]) for _ in files]
+    for owner, parts in zip(owners, results):
+        for k, (f, (data, n, docs)) in enumerate(zip(files, parts)):
+            count, documents, spans = written[k]
+            if not spans[owner][1]:
+                spans[owner][0] = count
+            documents += [count + d for d in docs]
+            f.write(data)
+            spans[owner][1] += n
+            written[k] = (count + n, documents, spans)
+    return written
 
 
 # Corpus work as Tokenizer methods
@@ -5789,21 +5854,30 @@ class _CorpusWork:
 
     @classmethod
     def train_files(cls, paths, vocab_size, *, workers=None, chunk_size=None, pattern="gpt2",
-                    special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False):
+                    special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False,
+                    jsonl=None, text_field="text"):
         """Train on UTF-8 files: large files are read in chunks cut where no
-        pre-token can change, counted in `workers` processes; the merges are
-        exactly those of ``train([whole text of each file])``."""
+        pre-token can change and counted by `workers` workers (default: the
+        CPUs): threads of this process with the compiled core, worker
+        processes with the pure-Python one (never a re-run of the main
+        script: no ``if __name__ == "__main__":`` needed).  The merges are
+        exactly those of ``train([whole text of each file])``.
+
+        ``jsonl=True``: every file is JSON lines, each record's `text_field`
+        one document (the merges of ``train(texts)``).  A ``.jsonl`` or
+        ``.ndjson`` file read as text (the default, ``jsonl=None``) warns;
+        ``jsonl=False`` reads it as text quietly."""
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
         progress = _reporter(progress)
-        counts = _count_files(cls.core_class, paths, _CountOptions(pattern, specials, "text"),
-                              workers, chunk_size, progress, False)
+        counts = _count_files(cls.core_class, paths, _CountOptions(pattern, specials, text_field),
+                              workers, chunk_size, progress, jsonl)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
     def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
                      allowed_special=frozenset(), disallowed_special="all", workers=None,
-                     chunk_size=None, progress=False):
+                     chunk_size=None, progress=False, val_fraction=None, val_out=None, seed=0):
         """Encode a corpus into `out`, one flat little-endian array of ids
         (``uint16`` when every id fits, else ``uint32``; no header: what
         ``numpy.memmap(out, dtype=..., mode="r")`` reads), and write
@@ -5823,10 +5897,19 @@ class _CorpusWork:
         threads of this process when the core encodes without the GIL (the
         compiled one; default: the CPUs, at most one per MB of input), else
         processes (this one and workers - 1 more; default: the CPUs, at most
-        one per 8 MB of input); memory follows the chunk size and the workers,
-        not the corpus.  The files are written atomically: a crash or Ctrl-C
-        leaves no partial `out`.  `progress`: True, or a callable (phase,
-        done, total).
+        one per 8 MB of input; they never re-run the main script); memory
+        follows the chunk size and the workers, not the corpus.  The files are
+        written atomically: a crash or Ctrl-C leaves no partial `out`.
+        `progress`: True, or a callable (phase, done, total).
+
+        ``val_fraction`` (between 0 and 1): whole documents go to a second
+        array, `val_out` (default ``val_path(out)``: ``train.bin`` ->
+        ``val.bin``), with its own sidecar; the rest to `out`.  A document
+        goes there when the first 8 bytes of ``blake2b(its UTF-8 bytes,
+        key=str(seed))``, read as a little-endian integer, are below
+        ``val_fraction * 2**64``: about that fraction of the documents, the
+        same choice on every run and with any workers, and equal documents
+        always on the same side.  Returns the sidecar of `out`.
 
         >>> import os, tempfile, array
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>"])
@@ -5843,7 +5926,8 @@ class _CorpusWork:
         [256, 32, 256, 257, 105, 104, 257]
         """
         return _encode_files(self, paths, out, dtype, eot, jsonl, text_field, allowed_special,
-                             disallowed_special, workers, chunk_size, progress)
+                             disallowed_special, workers, chunk_size, progress, val_fraction,
+                             val_out, seed)
 
 
 # --------------------------------------------------------------------------
