@@ -5977,8 +5977,8 @@ def _cli_parser():
         def error(self, message):
             raise _Usage(f"{message} (see {self.prog} --help)")
 
-    p = Parser(prog="bpe", description="Train a byte-level BPE tokenizer on text files, or encode "
-               "a corpus into a flat array of token ids.",
+    p = Parser(prog="bpe", description="Train a byte-level BPE tokenizer on text files, encode "
+               "a corpus into a flat array of token ids, decode one, or describe a tokenizer.",
                epilog="`bpe COMMAND --help` shows each command's options.  BPE_BACKEND=python "
                       "uses the pure-Python bpe_fallback; BPE_DEBUG=1 shows tracebacks.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -5986,6 +5986,8 @@ def _cli_parser():
 
     t = _cli_train_parser(sub)
     e = _cli_encode_parser(sub)
+    _cli_decode_parser(sub)
+    _cli_info_parser(sub)
     for c in (t, e):
         c.add_argument("-q", "--quiet", action="store_true",
                        help="no summary, no automatic progress")
@@ -6011,7 +6013,12 @@ def _cli_train_parser(sub):
                    help="stop when the best pair occurs fewer than N times (default 2)")
     t.add_argument("--max-token-bytes", type=int, metavar="N", help="never learn a longer token")
     t.add_argument("--workers", type=int, metavar="N",
-                   help="counting processes (default: the CPUs)")
+                   help="counting workers (default: the CPUs): threads with the compiled core, "
+                        "processes with the pure-Python one")
+    t.add_argument("--jsonl", action="store_true",
+                   help="read every input as JSON lines, each record's text one document")
+    t.add_argument("--text-field", default="text", metavar="FIELD",
+                   help="with --jsonl: the field of a record that holds its text (default text)")
     t.add_argument("-o", "--output", metavar="OUT", help="default by format: " + ", ".join(
         f"{v}{'/' if k == 'gpt2' else ''} ({k})" for k, v in _FORMATS.items()))
     t.add_argument("--format", choices=list(_FORMATS), default="native",
@@ -6031,9 +6038,7 @@ def _cli_encode_parser(sub):
                                    "Tokenizer.encode_files.")
     e.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="text files, .jsonl/.ndjson files, - for standard input")
-    e.add_argument("--tokenizer", "-t", required=True, metavar="T",
-                   help="a tokenizer file in any format bpe train writes (or a directory of "
-                        "GPT-2's vocab.json and merges.txt)")
+    e.add_argument("--tokenizer", "-t", required=True, metavar="T", help=_TOKENIZER_HELP)
     e.add_argument("-o", "--output", required=True, metavar="OUT", help="the array of ids, e.g. "
                                                                         "train.bin")
     e.add_argument("--eot", metavar="TOKEN", help="a special token to append after every document")
@@ -6051,8 +6056,47 @@ def _cli_encode_parser(sub):
                                                   "sidecar "
                    "or GPT-2 files of another pattern than gpt2")
     e.add_argument("--workers", type=int, metavar="N",
-                   help="encoding processes (default: the CPUs)")
+                   help="encoding workers (default: the CPUs, at most one per MB of input): "
+                        "threads with the compiled core, processes with the pure-Python one")
+    e.add_argument("--val-fraction", type=float, metavar="F",
+                   help="write about this fraction of the documents (whole ones, chosen by a "
+                        "seeded hash of their text) to a second array beside OUT: train.bin -> "
+                        "val.bin, else OUT.val.bin")
+    e.add_argument("--seed", type=int, default=0, metavar="S",
+                   help="with --val-fraction: the seed of the choice (default 0)")
     return e
+
+
+_TOKENIZER_HELP = ("a tokenizer file in any format bpe train writes (a .tiktoken file may be "
+                   "gzipped), a directory of GPT-2's vocab.json and merges.txt, or the name of "
+                   "an encoding: gpt2, r50k_base, p50k_base, cl100k_base, o200k_base (tiktoken's "
+                   "cached files)")
+
+
+def _cli_decode_parser(sub):
+    """The options of `bpe decode`."""
+    d = sub.add_parser("decode", help="decode an array of ids back to text",
+                       description="Decode IDS, an array of ids that bpe encode wrote (its dtype "
+                                   "read from IDS.json, the sidecar), back to text: to standard "
+                                   "output, or to OUT.")
+    d.add_argument("ids", metavar="IDS", help="the array of ids, e.g. train.bin")
+    d.add_argument("--tokenizer", "-t", required=True, metavar="T", help=_TOKENIZER_HELP)
+    d.add_argument("-o", "--output", metavar="OUT", help="write the text here (default: standard "
+                                                          "output)")
+    d.add_argument("--dtype", choices=["auto", "uint16", "uint32"], default="auto",
+                   help="auto (default): the sidecar's, else uint16 when every id fits")
+    d.add_argument("--pattern", metavar="P", help="as for bpe encode")
+    return d
+
+
+def _cli_info_parser(sub):
+    """The options of `bpe info`."""
+    i = sub.add_parser("info", help="describe a tokenizer",
+                       description="Show a tokenizer's vocabulary size, pattern, special tokens "
+                                   "and longest tokens.")
+    i.add_argument("tokenizer", metavar="T", help=_TOKENIZER_HELP)
+    i.add_argument("--pattern", metavar="P", help="as for bpe encode")
+    return i
 
 def _cli_backend():
     """The module the command runs on: the compiled `bpe` when importable."""
@@ -6101,14 +6145,16 @@ def main(argv=None):
     with _warnings.catch_warnings():
         def show(message, category, filename, lineno, file=None, line=None):
             out = file or _sys.stderr
-            out.write(("\r\x1b[K" if _isatty(out) else "") + "bpe: warning: "
-                                                             f"{' '.join(str(message).split())}\n")
+            text = _Spooled.named(" ".join(str(message).split()))
+            out.write(("\r\x1b[K" if _isatty(out) else "") + f"bpe: warning: {text}\n")
 
         _warnings.showwarning = show
         try:
             args = _cli_parser().parse_args(argv)
             mod = _cli_backend()
-            return _cli_train(args, mod) if args.command == "train" else _cli_encode(args, mod)
+            run = {"train": _cli_train, "encode": _cli_encode, "decode": _cli_decode,
+                   "info": _cli_info}[args.command]
+            return run(args, mod)
         except _Usage as e:
             status, message = e.code, str(e)
         except SystemExit as e:  # --help
@@ -6125,7 +6171,7 @@ def main(argv=None):
                 RuntimeError) as e:
             if _os.environ.get("BPE_DEBUG"):
                 raise
-            message = _cli_error_text(e)
+            message = _Spooled.named(_cli_error_text(e))
     _sys.stderr.write(("\r\x1b[K" if _isatty(_sys.stderr) else "")
                      + f"bpe: error: {' '.join(message.split())}\n")
     _sys.stderr.flush()
@@ -6204,10 +6250,20 @@ class _Phases:
 
 
 class _Spooled:
-    """The inputs, with standard input (-) copied into a temporary file."""
+    """The inputs, with standard input (-) copied into a temporary file
+    (which messages call <stdin>: see named)."""
+
+    spools = []  # the temporary files of standard input, in this process
 
     def __init__(self, inputs):
         self.inputs, self.tmp = inputs, None
+
+    @classmethod
+    def named(cls, message):
+        """A message with the temporary files' names replaced by <stdin>."""
+        for tmp in cls.spools:
+            message = message.replace(tmp, "<stdin>")
+        return message
 
     def __enter__(self):
         import tempfile
@@ -6217,6 +6273,7 @@ class _Spooled:
         paths = list(self.inputs)
         if "-" in paths:
             fd, self.tmp = tempfile.mkstemp(prefix="bpe-stdin-", suffix=".txt")
+            self.spools.append(self.tmp)
             with _os.fdopen(fd, "wb") as f:
                 while True:
                     block = _sys.stdin.buffer.read(1 << 20)
@@ -6256,7 +6313,8 @@ def _cli_train(args, mod):
         size = sum(_os.path.getsize(p) for p in paths)
         start = _time.perf_counter()
         tok = mod.Tokenizer.train_files(paths, args.vocab_size, workers=workers, progress=phases,
-                                        **options)
+                                        jsonl=True if args.jsonl else None,
+                                        text_field=args.text_field, **options)
         took = _time.perf_counter() - start
         written = _save_as(tok, out, args.format)
         if args.quiet:
@@ -6275,7 +6333,7 @@ def _train_summary(args, mod, tok, paths, phases, size, start, took):
     learned, how long it took, and the compression on the training text and
     on each --eval file."""
     least = 256 + len(args.special)
-    nbytes, ntokens, whole = _measure(tok, paths)
+    nbytes, ntokens, whole = _measure(tok, paths, jsonl=args.jsonl, text_field=args.text_field)
     evals = [(path, *_measure(tok, [path])) for path in args.eval]
     names = ["standard input" if p == "-" else p for p in args.inputs]
     names = names[:3] + ([f"... ({len(names) - 3} more)"] if len(names) > 3 else [])
@@ -6303,6 +6361,7 @@ def _train_summary(args, mod, tok, paths, phases, size, start, took):
         return f"{b / t:.2f} bytes per token" if t else "no tokens"
 
     part = "the training text" if whole else f"the first {_fmt_bytes(nbytes)} of the training text"
+    part += "s of the records" if args.jsonl else ""
     rows.append(("compression", f"{ratio(nbytes, ntokens)} on {part} ({ntokens:,} tokens)"))
     for path, b, t, full in evals:
         rows.append(("eval", f"{ratio(b, t)} on {path} ({t:,} tokens"
@@ -6315,21 +6374,44 @@ def _train_summary(args, mod, tok, paths, phases, size, start, took):
     return rows
 
 
-def _measure(tok, paths, limit=_MEASURE_LIMIT):
-    """(bytes, tokens, whole) of encoding the files, specials as their ids,
-    stopping at a line end after `limit` bytes."""
-    nbytes = ntokens = 0
+def _measure(tok, paths, limit=_MEASURE_LIMIT, jsonl=False, text_field="text"):
+    """(bytes, tokens, whole) of encoding the files (with jsonl, the texts of
+    their records), specials as their ids, stopping at a line end after
+    `limit` bytes of file.  The text is read and encoded in pieces of about
+    a megabyte cut where no id changes (file_cuts' rule): memory holds a
+    piece and its ids, never the corpus's."""
+    cut_re = _LINE_CUT if jsonl else _cut_kind(tok._pattern, tuple(tok._specials))
+    nbytes = ntokens = read = 0
     for path in paths:
         with open(path, "rb") as f:
-            data = f.read(limit - nbytes + 1)
-        if nbytes + len(data) > limit:
-            data = data[:data.rfind(b"\n", 0, limit - nbytes) + 1]
-            nbytes += len(data)
-            ntokens += len(tok.encode(data.decode("utf-8", "replace"), allowed_special="all"))
+            size = _os.fstat(f.fileno()).st_size
+            end = size if read + size <= limit else _line_end_before(f, limit - read)
+            for a, b in _ranges(f, end, 0, end, 1 << 20, cut_re):
+                f.seek(a)
+                data = f.read(b - a)
+                texts = (read_jsonl(data, text_field=text_field, name=path, offset=a) if jsonl
+                         else [data.decode("utf-8", "replace")])
+                for text in texts:
+                    nbytes += len(text.encode("utf-8", "replace")) if jsonl else 0
+                    ntokens += len(tok.encode(text, allowed_special="all"))
+                nbytes += 0 if jsonl else len(data)
+        read += end
+        if end < size:
             return nbytes, ntokens, False
-        nbytes += len(data)
-        ntokens += len(tok.encode(data.decode("utf-8", "replace"), allowed_special="all"))
     return nbytes, ntokens, True
+
+
+def _line_end_before(f, pos):
+    """The offset just after the last line feed before `pos` (0 if none)."""
+    step = 1 << 20
+    while pos > 0:
+        start = max(0, pos - step)
+        f.seek(start)
+        at = f.read(pos - start).rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        pos = start
+    return 0
 
 
 def _save_as(tok, out, fmt):
@@ -6389,19 +6471,68 @@ def _pattern_name(pattern):
     return repr(next((name for name, rx in PATTERNS.items() if rx == pattern), pattern))
 
 
+def _cli_tokenizer(spec, pattern, mod):
+    """-t T: a tokenizer file in any format, a directory of GPT-2's files, or
+    the name of one of tiktoken's encodings (get_encoding)."""
+    if not _os.path.exists(spec):
+        if spec in _ENCODINGS:
+            if pattern is not None:
+                raise _Usage(f"--pattern: encoding {spec} has its own pattern")
+            return mod.get_encoding(spec)
+        raise _Usage(f"no such tokenizer: {spec} (a tokenizer file, a directory of GPT-2's "
+                     f"vocab.json and merges.txt, or one of {', '.join(_ENCODINGS)})", 1)
+    if not _os.path.isdir(spec):
+        _check_input(spec, "tokenizer")
+    try:
+        return mod.Tokenizer.from_file(spec, pattern=pattern)
+    except ValueError:
+        if _looks_like_gpt2_vocab(spec):
+            raise ValueError(f"{spec}: a GPT-2 vocab.json (token -> id) holds no merges: pass "
+                             f"the directory that holds it and its merges.txt, or load both "
+                             f"with Tokenizer.from_gpt2(vocab_json, merges_txt)") from None
+        raise
+
+
+def _looks_like_gpt2_vocab(path):
+    """Whether a file is a JSON object of token -> int, as GPT-2's vocab.json."""
+    import json
+
+    if _os.path.isdir(path) or _os.path.getsize(path) > _MAX_FILE_BYTES:
+        return False
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (isinstance(raw, dict) and len(raw) > 0
+            and all(isinstance(v, int) for v in raw.values()))
+
+
+def _val_fraction(args):
+    """--val-fraction, checked; None when not given."""
+    f = args.val_fraction
+    if f is not None and not 0 < f < 1:  # (nan is neither)
+        raise _Usage(f"--val-fraction must be between 0 and 1 (exclusive), got {f}")
+    return f
+
+
 def _cli_encode(args, mod):
     _check_counts(args, None)
-    _check_input(args.tokenizer, "tokenizer") if not _os.path.isdir(args.tokenizer) else None
+    val_fraction = _val_fraction(args)
     for path in args.inputs:
         _check_input(path)
-    _check_output(args.output, args.inputs + _tokenizer_files(args.tokenizer),
-                  outputs=[args.output, args.output + ".json"])
-    tok = mod.Tokenizer.from_file(args.tokenizer, pattern=args.pattern)
+    read = args.inputs + _tokenizer_files(args.tokenizer)
+    _check_output(args.output, read, outputs=[args.output, args.output + ".json"])
+    val_out = None
+    if val_fraction is not None:
+        val_out = val_path(args.output)
+        _check_output(val_out, read, outputs=[val_out, val_out + ".json"])
+    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
     allowed = "all" if "all" in args.allowed_special else set(args.allowed_special)
     options = dict(dtype=None if args.dtype == "auto" else args.dtype, eot=args.eot,
                    jsonl=True if args.jsonl else None, text_field=args.text_field,
                    allowed_special=allowed, disallowed_special=() if args.ordinary else "all",
-                   workers=args.workers)
+                   workers=args.workers, val_fraction=val_fraction, seed=args.seed)
     with _Spooled(args.inputs) as paths:
         size = sum(_os.path.getsize(p) for p in paths)
         start = _time.perf_counter()
@@ -6418,6 +6549,13 @@ def _cli_encode(args, mod):
     if args.quiet:
         return 0
     n, docs = meta["count"], len(meta["documents"])
+    val = None
+    if val_out is not None:
+        import json
+
+        with open(val_out + ".json", encoding="utf-8") as f:
+            val = json.load(f)
+        n, docs = n + val["count"], docs + len(val["documents"])
     rows = [("backend", mod.BACKEND),
             ("tokenizer", f"{args.tokenizer} (vocab_size {tok.vocab_size:,})"),
             ("inputs", f"{len(paths)} file{'s' * (len(paths) != 1)} ({_fmt_bytes(size)}), "
@@ -6428,10 +6566,106 @@ def _cli_encode(args, mod):
                     + (f" ({size / took / 1e6:,.1f} MB/s)" if took >= 0.1 else "")),
             ("wrote", f"{args.output} ({_fmt_bytes(_os.path.getsize(args.output))}), "
                       f"{args.output}.json")]
+    if val is not None:
+        rows.insert(-1, ("split", f"{len(meta['documents']):,} documents ({meta['count']:,} ids) "
+                                  f"to {args.output}, {len(val['documents']):,} "
+                                  f"({val['count']:,} ids) to {val_out}"))
+        rows.append(("wrote", f"{val_out} ({_fmt_bytes(_os.path.getsize(val_out))}), "
+                              f"{val_out}.json"))
     for key, value in rows:
         print(f"{key:<12} {value}")
     print("load with:")
-    print(f"    numpy.memmap({args.output!r}, dtype=numpy.{meta['dtype']}, mode='r')")
+    for path in [args.output] + ([val_out] if val is not None else []):
+        print(f"    numpy.memmap({path!r}, dtype=numpy.{meta['dtype']}, mode='r')")
+    return 0
+
+
+def _cli_decode(args, mod):
+    import array
+
+    _check_input(args.ids)
+    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
+    dtype, byteorder = args.dtype, "little"
+    sidecar = args.ids + ".json"
+    if dtype == "auto" and _os.path.isfile(sidecar):
+
+        meta = _json(_read_text(sidecar), sidecar)
+        dtype = meta.get("dtype") if isinstance(meta, dict) else None
+        byteorder = meta.get("byteorder", "little")
+        if dtype not in _DTYPES or byteorder not in ("little", "big"):
+            raise ValueError(f"{sidecar}: not the sidecar of an array of ids (expected "
+                             f"\"dtype\": \"uint16\" or \"uint32\")")
+    elif dtype == "auto":
+        dtype = _ids_dtype(tok, None)
+    itemsize = _DTYPES[dtype]
+    size = _os.path.getsize(args.ids)
+    if size % itemsize:
+        raise ValueError(f"{args.ids}: {size:,} bytes is not a whole number of {dtype} ids")
+    code = next(c for c in "HIL" if array.array(c).itemsize == itemsize)
+    if args.output is not None:
+        _check_output(args.output, [args.ids, args.ids + ".json",
+                                    *_tokenizer_files(args.tokenizer)])
+        directory = _os.path.dirname(_os.path.abspath(args.output))
+        fd, tmp = _open_temporary(directory, _os.path.basename(args.output))
+        sink = open(fd, "wb", closefd=False)
+    else:
+        fd = tmp = None
+        sink = _sys.stdout.buffer
+    written = 0
+    try:
+        with open(args.ids, "rb") as f:
+            for block in iter(lambda: f.read(itemsize << 18), b""):
+                ids = array.array(code, block)
+                if byteorder != _sys.byteorder:
+                    ids.byteswap()
+                try:
+                    data = tok.decode_bytes(ids.tolist())
+                except ValueError as e:
+                    raise ValueError(f"{args.ids}: {e}") from None
+                sink.write(data)
+                written += len(data)
+        sink.flush()
+        if fd is not None:
+            _os.fsync(fd)
+            sink.close()
+            _publish(fd, tmp, _os.path.abspath(args.output))
+            tmp = None
+    except BaseException:
+        if tmp is not None:
+            try:
+                _os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+    finally:
+        if fd is not None:
+            sink.close()
+            _os.close(fd)
+    if args.output is not None:
+        print(f"decoded {size // itemsize:,} {dtype} ids to {args.output} ({_fmt_bytes(written)})")
+    return 0
+
+
+def _cli_info(args, mod):
+    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
+    specials = tok.special_tokens
+    special_ids = set(specials.values())
+    n_merges = len(tok.merges)
+    named = next((name for name, rx in PATTERNS.items() if rx == tok.pattern), None)
+    rows = [("tokenizer", args.tokenizer),
+            ("vocab_size", f"{tok.vocab_size:,} ({tok.vocab_size - len(specials):,} tokens: "
+                           f"{n_merges:,} merges; {len(specials):,} special "
+                           f"token{'s' * (len(specials) != 1)})"),
+            ("pattern", f"{named}: {tok.pattern!r}" if named else repr(tok.pattern))]
+    shown = sorted(specials.items(), key=lambda kv: kv[1])
+    text = ", ".join(f"{name!r} {i}" for name, i in shown[:12])
+    rows.append(("specials", (text + (f", ... ({len(shown) - 12} more)" if len(shown) > 12
+                                      else "")) if shown else "none"))
+    longest = sorted(((-len(t), i, t) for i, t in tok.vocab.items() if i not in special_ids))[:5]
+    rows.append(("longest", ", ".join(f"{t.decode('utf-8', 'backslashreplace')!r} ({len(t)})"
+                                      for _, _, t in longest)))
+    for key, value in rows:
+        print(f"{key:<12} {value}")
     return 0
 
 
