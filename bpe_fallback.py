@@ -4848,9 +4848,10 @@ def _count_files(core, paths, options, workers, chunk_size, report=None, jsonl=N
 
 def _count_in_threads(core, jobs, options, workers, total, sizes, report):
     """Count the jobs in `workers` threads, each into its own counter (a core
-    that counts without the GIL: they run in parallel), then add them all to
-    `total`.  The first error in job order is raised; then, or on Ctrl-C,
-    the threads take no more jobs and stop between pieces."""
+    that counts without the GIL: they run in parallel; the first counts into
+    `total`), then add the others to `total`.  The first error in job order
+    is raised; then, or on Ctrl-C, the threads take no more jobs and stop
+    between pieces."""
     import threading
 
     lock = threading.Condition()
@@ -4879,7 +4880,7 @@ def _count_in_threads(core, jobs, options, workers, total, sizes, report):
                 finished.append(k)
                 lock.notify_all()
 
-    counters = [core.counter(options.pattern) for _ in range(workers)]
+    counters = [total] + [core.counter(options.pattern) for _ in range(workers - 1)]
     pool = [threading.Thread(target=work, args=(c,), name=f"train_files-{i}", daemon=True)
             for i, c in enumerate(counters)]
     done = 0
@@ -4907,7 +4908,7 @@ def _count_in_threads(core, jobs, options, workers, total, sizes, report):
                 thread.join()
     if errors:
         raise errors[min(errors)]
-    for counter in counters:
+    for counter in counters[1:]:
         total.add_packed(counter.pack())
         counter.clear()
 
@@ -5262,12 +5263,12 @@ def _val_options(val_fraction, seed):
     return [str(seed), min(int(val_fraction * 2 ** 64), 2 ** 64 - 1)]
 
 
-def val_path(out):
+def _val_path(out):
     """Where encode_files writes the validation split of `out` by default: its
     name with the last "train" replaced by "val" (``data/train.bin`` ->
     ``data/val.bin``), else ``NAME.val.EXT``.
 
-    >>> val_path("data/train.bin"), val_path("corpus.bin")
+    >>> _val_path("data/train.bin"), _val_path("corpus.bin")
     ('data/val.bin', 'corpus.val.bin')
     """
     out = _os.fspath(out)
@@ -5734,7 +5735,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     workers = _check_workers(workers)
     outs = [_check_ids_output(out, inputs)]
     if val is not None:
-        outs.append(_check_ids_output(val_path(out) if val_out is None else val_out, inputs))
+        outs.append(_check_ids_output(_val_path(out) if val_out is None else val_out, inputs))
         if outs[1] == outs[0]:
             raise ValueError(f"the validation output is the output {outs[0]}")
     jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
@@ -5903,8 +5904,9 @@ class _CorpusWork:
         `progress`: True, or a callable (phase, done, total).
 
         ``val_fraction`` (between 0 and 1): whole documents go to a second
-        array, `val_out` (default ``val_path(out)``: ``train.bin`` ->
-        ``val.bin``), with its own sidecar; the rest to `out`.  A document
+        array, `val_out` (default: `out` with its last "train" replaced by
+        "val", ``train.bin`` -> ``val.bin``, else ``NAME.val.EXT``), with its
+        own sidecar; the rest to `out`.  A document
         goes there when the first 8 bytes of ``blake2b(its UTF-8 bytes,
         key=str(seed))``, read as a little-endian integer, are below
         ``val_fraction * 2**64``: about that fraction of the documents, the
@@ -6525,7 +6527,7 @@ def _cli_encode(args, mod):
     _check_output(args.output, read, outputs=[args.output, args.output + ".json"])
     val_out = None
     if val_fraction is not None:
-        val_out = val_path(args.output)
+        val_out = _val_path(args.output)
         _check_output(val_out, read, outputs=[val_out, val_out + ".json"])
     tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
     allowed = "all" if "all" in args.allowed_special else set(args.allowed_special)
