@@ -6363,7 +6363,8 @@ def _train_summary(args, mod, tok, paths, phases, size, start, took):
         return f"{b / t:.2f} bytes per token" if t else "no tokens"
 
     part = "the training text" if whole else f"the first {_fmt_bytes(nbytes)} of the training text"
-    part += "s of the records" if args.jsonl else ""
+    if args.jsonl:
+        part = part.replace("the training text", "the records' texts")
     rows.append(("compression", f"{ratio(nbytes, ntokens)} on {part} ({ntokens:,} tokens)"))
     for path, b, t, full in evals:
         rows.append(("eval", f"{ratio(b, t)} on {path} ({t:,} tokens"
@@ -6658,7 +6659,8 @@ def _cli_info(args, mod):
             ("vocab_size", f"{tok.vocab_size:,} ({tok.vocab_size - len(specials):,} tokens: "
                            f"{n_merges:,} merges; {len(specials):,} special "
                            f"token{'s' * (len(specials) != 1)})"),
-            ("pattern", f"{named}: {tok.pattern!r}" if named else repr(tok.pattern))]
+            ("pattern", (f"{named}: " if named else "")
+             + (tok.pattern if tok.pattern.isprintable() else repr(tok.pattern)))]
     shown = sorted(specials.items(), key=lambda kv: kv[1])
     text = ", ".join(f"{name!r} {i}" for name, i in shown[:12])
     rows.append(("specials", (text + (f", ... ({len(shown) - 12} more)" if len(shown) > 12

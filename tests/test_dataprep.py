@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 from helpers import DATA, EOT, SPECIALS, gpt2_ranks, read_data, steady_malloc_env
 from test_cli import assert_ok, assert_one_line_error, bpe, run_tool, tool_env
 
@@ -504,3 +505,4 @@ def test_summary_peak_is_bounded(mod, tmp_path):
         peaks[name] = int(result.stdout.splitlines()[-1])
     assert (tmp_path / "quiet.bpe").read_bytes() == (tmp_path / "summary.bpe").read_bytes()
     assert peaks["summary"] <= 1.5 * peaks["quiet"], peaks
+
