@@ -4797,10 +4797,9 @@ def _count_kinds(paths, jsonl):
     if jsonl is None:
         for p in paths:
             if p.lower().endswith(_JSONL_SUFFIXES):
-                _warnings.warn(f"{p}: JSON lines trained as plain text (the JSON syntax becomes "
-                               f"tokens); pass jsonl=True (bpe train --jsonl) to train on each "
-                               f"record's text, or jsonl=False to keep the raw text",
-                               UserWarning, stacklevel=4)
+                _warn(f"{p}: JSON lines trained as plain text (the JSON syntax becomes tokens); "
+                      f"pass jsonl=True (bpe train --jsonl) to train on each record's text, or "
+                      f"jsonl=False to keep the raw text")
                 break
     return ["jsonl" if jsonl else "text"] * len(paths)
 
