@@ -4669,27 +4669,31 @@ _CountJob = _collections.namedtuple("_CountJob", "path start end kind")
 _CountOptions = _collections.namedtuple("_CountOptions", "pattern specials text_field")
 
 
-def _count_job(job, options, core, counter, stop=None):
-    """Count the pre-tokens of bytes [start, end) of a file into `counter`
-    (a core's): a text file's range is read in pieces of about _COUNT_PIECE
-    bytes cut where its pre-tokens do not change (as the jobs are), a JSON
-    lines range in pieces of whole lines, each record one document: a job's
-    memory is its counter, not its text.  `stop()`: checked between pieces."""
+def _job_texts(job, options):
+    """The documents of a count job, a list per piece: a text file's range
+    is read in pieces of about _COUNT_PIECE bytes cut where its pre-tokens do
+    not change (as the jobs are), a JSON lines range in pieces of whole
+    lines, each record one document: a job's memory is a piece, not its text."""
     path, start, end, kind = job
-    special_re = _special_regex(options.specials)
     jsonl = kind == "jsonl"
     cut_re = _LINE_CUT if jsonl else _cut_kind(options.pattern, options.specials)
     with open(path, "rb") as f:
         pieces = _ranges(f, end, start, end, _COUNT_PIECE, cut_re)
     for a, b in pieces:
-        if stop is not None and stop():
-            return
         if jsonl:
-            for text in read_jsonl(_read_bytes(path, a, b), text_field=options.text_field,
-                                   name=path, offset=a):
-                _count_into(counter, text, core.repair, special_re)
+            yield list(read_jsonl(_read_bytes(path, a, b), text_field=options.text_field,
+                                  name=path, offset=a))
         else:
-            _count_into(counter, _read_range(path, a, b), core.repair, special_re)
+            yield [_read_range(path, a, b)]
+
+
+def _count_job(job, options, core, counter):
+    """Count the pre-tokens of bytes [start, end) of a file into `counter`
+    (a core's)."""
+    special_re = _special_regex(options.specials)
+    for texts in _job_texts(job, options):
+        for text in texts:
+            _count_into(counter, text, core.repair, special_re)
 
 
 def _find_cut(f, pos, size, cut_re):
@@ -4848,65 +4852,54 @@ def _count_files(core, paths, options, workers, chunk_size, report=None, jsonl=N
 def _count_in_threads(core, jobs, options, workers, total, sizes, report):
     """Count the jobs in `workers` threads, each into its own counter (a core
     that counts without the GIL: they run in parallel; the first counts into
-    `total`), then add the others to `total`.  The first error in job order
-    is raised; then, or on Ctrl-C, the threads take no more jobs and stop
-    between pieces."""
+    `total`), then add the others to `total`.  This thread reads the pieces
+    (reading and decoding hold the GIL anyway; their warnings and errors
+    arise here, in the caller's thread) and hands them over, at most two per
+    thread ahead.  On an error or Ctrl-C the threads finish what they were
+    handed and stop."""
+    import queue
     import threading
 
-    lock = threading.Condition()
-    state = {"next": 0, "stop": False}
-    finished, errors = [], {}
-
-    def stopped():
-        return state["stop"]
+    special_re = _special_regex(options.specials)
+    todo = queue.Queue(maxsize=2 * workers)
+    failed = []
 
     def work(counter):
         while True:
-            with lock:
-                if state["stop"] or state["next"] == len(jobs):
-                    return
-                k = state["next"]
-                state["next"] += 1
-            try:
-                _count_job(jobs[k], options, core, counter, stopped)
-            except BaseException as e:  # noqa: B036 - raised again by the caller
-                with lock:
-                    errors[k] = e
-                    state["stop"] = True
-                    lock.notify_all()
+            texts = todo.get()
+            if texts is None:
                 return
-            with lock:
-                finished.append(k)
-                lock.notify_all()
+            if failed:
+                continue
+            try:
+                for text in texts:
+                    _count_into(counter, text, core.repair, special_re)
+            except BaseException as e:  # noqa: B036 - raised again by the caller
+                failed.append(e)
+
+    def hand_over(job):
+        for texts in _job_texts(job, options):
+            if failed:
+                raise failed[0]
+            todo.put(texts)
 
     counters = [total] + [core.counter(options.pattern) for _ in range(workers - 1)]
     pool = [threading.Thread(target=work, args=(c,), name=f"train_files-{i}", daemon=True)
             for i, c in enumerate(counters)]
-    done = 0
-    total_bytes = sum(sizes)
     try:
-        if report is not None:
-            report("count", 0, total_bytes)
         for thread in pool:
             thread.start()
-        reported = 0
-        with lock:
-            while len(finished) < len(jobs) and not errors:
-                lock.wait()
-                if report is not None:
-                    while reported < len(finished):
-                        done += sizes[finished[reported]]
-                        reported += 1
-                        report("count", done, total_bytes)
+        for _ in _reported(map(hand_over, jobs), sizes, report, "count"):
+            pass
     finally:
-        with lock:
-            state["stop"] = True
-            lock.notify_all()
+        for thread in pool:
+            if thread.ident is not None:
+                todo.put(None)
         for thread in pool:
             if thread.ident is not None:
                 thread.join()
-    if errors:
-        raise errors[min(errors)]
+    if failed:
+        raise failed[0]
     for counter in counters[1:]:
         total.add_packed(counter.pack())
         counter.clear()
