@@ -127,7 +127,8 @@ class Tokenizer:
                     workers: int | None = None, chunk_size: int | None = None,
                     pattern: str | None = "gpt2", special_tokens: Sequence[str] = (),
                     min_frequency: int = 2, max_token_bytes: int | None = None,
-                    progress: _Progress = False) -> Tokenizer: ...
+                    progress: _Progress = False, jsonl: bool | None = None,
+                    text_field: str = "text") -> Tokenizer: ...
     @classmethod
     def train_from_counts(cls, counts: Mapping[bytes | str, int], vocab_size: int, *,
                           pattern: str | None = "gpt2", special_tokens: Sequence[str] = (),
@@ -203,6 +204,9 @@ class Tokenizer:
         workers: int | None = None,
         chunk_size: int | None = None,
         progress: _Progress = False,
+        val_fraction: float | None = None,
+        val_out: _Path | None = None,
+        seed: int = 0,
     ) -> dict[str, Any]: ...
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str: ...
     def decode_bytes(self, ids: Iterable[int]) -> bytes: ...

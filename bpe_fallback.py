@@ -4662,23 +4662,38 @@ _OWN_MODULES = frozenset([__name__, "bpe"])  # "bpe": the compiled backend
 
 _COUNT_PIECE = 1 << 20
 
-# train_files' unit of work: count bytes [start, end) of a file with a core's counter
-_CountJob = _collections.namedtuple("_CountJob", "core path start end pattern specials")
+# train_files' unit of work: bytes [start, end) of a file, "text" or "jsonl"
+_CountJob = _collections.namedtuple("_CountJob", "path start end kind")
+# what every count job is counted with: the pattern, the special tokens (split out and
+# never counted) and the field of a JSON record that holds its text
+_CountOptions = _collections.namedtuple("_CountOptions", "pattern specials text_field")
 
 
-def _count_job(job):
-    """Worker of train_files: count the pre-tokens of bytes [start, end) of
-    a file with a core's counter; its packed counts.  The text is read in
-    pieces of about _COUNT_PIECE bytes, cut where its pre-tokens do not
-    change (as the jobs are): a job's memory is its counter, not its text."""
-    core, path, start, end, pattern, specials = job  # a _CountJob
-    counter = core.counter(pattern)
-    special_re = _special_regex(specials)
+def _job_texts(job, options):
+    """The documents of a count job, a list per piece: a text file's range
+    is read in pieces of about _COUNT_PIECE bytes cut where its pre-tokens do
+    not change (as the jobs are), a JSON lines range in pieces of whole
+    lines, each record one document: a job's memory is a piece, not its text."""
+    path, start, end, kind = job
+    jsonl = kind == "jsonl"
+    cut_re = _LINE_CUT if jsonl else _cut_kind(options.pattern, options.specials)
     with open(path, "rb") as f:
-        pieces = _ranges(f, end, start, end, _COUNT_PIECE, _cut_kind(pattern, specials))
+        pieces = _ranges(f, end, start, end, _COUNT_PIECE, cut_re)
     for a, b in pieces:
-        _count_into(counter, _read_range(path, a, b), core.repair, special_re)
-    return counter.pack()
+        if jsonl:
+            yield list(read_jsonl(_read_bytes(path, a, b), text_field=options.text_field,
+                                  name=path, offset=a))
+        else:
+            yield [_read_range(path, a, b)]
+
+
+def _count_job(job, options, core, counter):
+    """Count the pre-tokens of bytes [start, end) of a file into `counter`
+    (a core's)."""
+    special_re = _special_regex(options.specials)
+    for texts in _job_texts(job, options):
+        for text in texts:
+            _count_into(counter, text, core.repair, special_re)
 
 
 def _find_cut(f, pos, size, cut_re):
@@ -4757,14 +4772,15 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
     return _ranges(file, size, 0, size, chunk_size, cut_re)
 
 
-def _file_jobs(core, paths, chunk_size, pattern, specials):
-    kind = _cut_kind(pattern, specials)
+def _file_jobs(paths, chunk_size, pattern, specials, kinds):
+    text_cut = _cut_kind(pattern, specials)
     jobs = []
-    for path in paths:
+    for path, kind in zip(paths, kinds):
         with open(path, "rb") as f:
             size = _os.fstat(f.fileno()).st_size
-            jobs += [_CountJob(core, path, a, b, pattern, specials)
-                     for a, b in _ranges(f, size, 0, size, chunk_size, kind)]
+            cut_re = _LINE_CUT if kind == "jsonl" else text_cut
+            jobs += [_CountJob(path, a, b, kind)
+                     for a, b in _ranges(f, size, 0, size, chunk_size, cut_re)]
     return jobs
 
 
@@ -4776,18 +4792,38 @@ def _check_workers(workers):
     return workers
 
 
-def _count_files(core, paths, pattern, specials, workers, chunk_size, report=None):
-    """Count the pre-tokens of files with a core's counters: one job (a safe
-    byte range) per worker task, their packed counts summed in one counter
-    (returned: the compiled core's learn_merges reads it without making a
-    Python object per pre-token)."""
+def _count_kinds(paths, jsonl):
+    """How train_files reads each file: "jsonl" or "text".  A .jsonl or
+    .ndjson file read as text (jsonl=None) is warned about: its JSON syntax
+    would be learned as tokens."""
+    if jsonl is not None and not isinstance(jsonl, bool):
+        raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
+    if jsonl is None:
+        for p in paths:
+            if p.lower().endswith(_JSONL_SUFFIXES):
+                _warn(f"{p}: JSON lines trained as plain text (the JSON syntax becomes tokens); "
+                      f"pass jsonl=True (bpe train --jsonl) to train on each record's text, or "
+                      f"jsonl=False to keep the raw text")
+                break
+    return ["jsonl" if jsonl else "text"] * len(paths)
+
+
+def _count_files(core, paths, options, workers, chunk_size, report=None, jsonl=None):
+    """Count the pre-tokens of files with a core's counters, one job (a safe
+    byte range) at a time, into one counter (returned: the compiled core's
+    learn_merges reads it without making a Python object per pre-token).
+    Workers: threads of this process when the core counts without the GIL
+    (the compiled one), else worker processes."""
     if isinstance(paths, (str, bytes, _os.PathLike)):
         paths = [paths]
-    paths = [_os.fspath(p) for p in paths]
+    paths = [_os.fsdecode(p) for p in paths]
     for p in paths:
         if not _os.path.isfile(p):
             raise ValueError(f"no such file: {p!r}" if not _os.path.exists(p)
                              else f"{p!r} is not a regular file")
+    if not isinstance(options.text_field, str):
+        raise TypeError(f"text_field must be a str, not {type(options.text_field).__name__}")
+    kinds = _count_kinds(paths, jsonl)
     workers = _check_workers(workers)
     if chunk_size is None:
         total = sum(_os.path.getsize(p) for p in paths)
@@ -4795,18 +4831,78 @@ def _count_files(core, paths, pattern, specials, workers, chunk_size, report=Non
         chunk_size = min(max(total // (4 * workers), 1 << 20), 1 << 24)
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
-    jobs = _file_jobs(core, paths, chunk_size, pattern, specials)
+    jobs = _file_jobs(paths, chunk_size, options.pattern, options.specials, kinds)
     sizes = [job.end - job.start for job in jobs]
-    total = core.counter(pattern)
+    total = core.counter(options.pattern)
     if workers == 1 or len(jobs) == 1:
-        results = map(_count_job, jobs)
-        for packed in _reported(results, sizes, report, "count"):
-            total.add_packed(packed)
+        counted = (_count_job(job, options, core, total) for job in jobs)
+        for _ in _reported(counted, sizes, report, "count"):
+            pass
         return total
-    with _WorkerPool(min(workers, len(jobs)), "train_files", preload=[core.__module__]) as pool:
-        for packed in _reported(pool.map(_count_job, jobs), sizes, report, "count"):
+    workers = min(workers, len(jobs))
+    if core.releases_gil:
+        _count_in_threads(core, jobs, options, workers, total, sizes, report)
+        return total
+    with _WorkerPool(workers, "train_files", _count_task(options)) as pool:
+        for packed in _reported(pool.map(jobs), sizes, report, "count"):
             total.add_packed(packed)
     return total
+
+
+def _count_in_threads(core, jobs, options, workers, total, sizes, report):
+    """Count the jobs in `workers` threads, each into its own counter (a core
+    that counts without the GIL: they run in parallel; the first counts into
+    `total`), then add the others to `total`.  This thread reads the pieces
+    (reading and decoding hold the GIL anyway; their warnings and errors
+    arise here, in the caller's thread) and hands them over, at most two per
+    thread ahead.  On an error or Ctrl-C the threads finish what they were
+    handed and stop."""
+    import queue
+    import threading
+
+    special_re = _special_regex(options.specials)
+    todo = queue.Queue(maxsize=2 * workers)
+    failed = []
+
+    def work(counter):
+        while True:
+            texts = todo.get()
+            if texts is None:
+                return
+            if failed:
+                continue
+            try:
+                for text in texts:
+                    _count_into(counter, text, core.repair, special_re)
+            except BaseException as e:  # noqa: B036 - raised again by the caller
+                failed.append(e)
+
+    def hand_over(job):
+        for texts in _job_texts(job, options):
+            if failed:
+                raise failed[0]
+            todo.put(texts)
+
+    counters = [total] + [core.counter(options.pattern) for _ in range(workers - 1)]
+    pool = [threading.Thread(target=work, args=(c,), name=f"train_files-{i}", daemon=True)
+            for i, c in enumerate(counters)]
+    try:
+        for thread in pool:
+            thread.start()
+        for _ in _reported(map(hand_over, jobs), sizes, report, "count"):
+            pass
+    finally:
+        for thread in pool:
+            if thread.ident is not None:
+                todo.put(None)
+        for thread in pool:
+            if thread.ident is not None:
+                thread.join()
+    if failed:
+        raise failed[0]
+    for counter in counters[1:]:
+        total.add_packed(counter.pack())
+        counter.clear()
 
 
 def _reported(results, sizes, report, phase):
@@ -4822,135 +4918,288 @@ def _reported(results, sizes, report, phase):
         yield result
 
 
-# Worker processes
+# Worker processes (a core that needs the GIL: the pure-Python one).  Each is
+# a fresh interpreter running this module's _worker_main, fed over pipes: it
+# never imports the user's main script, so no `if __name__ == "__main__":`
+# guard is needed, and `python -c` and a script on stdin work.  Messages are
+# frames: a 4-byte length, a JSON header, then the raw byte blobs the header
+# lists (no pickle).  The first message sets a worker up for its task.
+
+def _send(f, header, blobs=()):
+    import json
+
+    blobs = [bytes(b) for b in blobs]
+    header = dict(header, blobs=[len(b) for b in blobs])
+    data = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    f.write(len(data).to_bytes(4, "little") + data)
+    for blob in blobs:
+        f.write(blob)
+    f.flush()
+
+
+def _read_exact(f, n):
+    data = f.read(n)
+    if len(data) != n:
+        raise EOFError("the other end closed the pipe")
+    return data
+
+
+def _recv(f):
+    import json
+
+    header = json.loads(_read_exact(f, int.from_bytes(_read_exact(f, 4), "little")))
+    return header, [_read_exact(f, n) for n in header.pop("blobs")]
+
+
+def _count_task(options):
+    """train_files' setup message for a worker process."""
+    return {"task": "count", "pattern": options.pattern, "specials": list(options.specials),
+            "text_field": options.text_field}, []
+
+
+def _encode_task(tok, options):
+    """encode_files' setup message: the model's compact state (what pickling
+    sends, never a registered encoding's name: a worker would read its file
+    again), and the options."""
+    key, blob = _compact_state(tok)
+    header = {"task": "encode", "key": key, "name": tok.name,
+              "options": dict(options._asdict(), allowed=sorted(options.allowed),
+                              disallowed=sorted(options.disallowed))}
+    return header, [blob]
+
+
+def _worker_setup(header, blobs):
+    """In a worker: job header -> (reply header, reply blobs), for the task."""
+    if header["task"] == "count":
+        options = _CountOptions(header["pattern"], tuple(header["specials"]),
+                                header["text_field"])
+
+        def count(job):
+            counter = Core.counter(options.pattern)
+            _count_job(_CountJob(*job), options, Core, counter)
+            return {"counts": counter.pack()}, []
+
+        return count
+    tok = _unpickle_model(Tokenizer, header["key"], blobs[0], header["name"])
+    o = header["options"]
+    options = _EncodeOptions(**dict(o, allowed=frozenset(o["allowed"]),
+                                    disallowed=frozenset(o["disallowed"])))
+
+    def encode(job):
+        parts = _encode_job(_EncodeJob(*job), tok, options)
+        return {"parts": [[n, docs] for _, n, docs in parts]}, [data for data, _, _ in parts]
+
+    return encode
+
+
+def _worker_main():
+    """A worker process: set up by the first message, then one reply per job
+    message until standard input ends.  Ctrl-C is left to the parent."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    source = _sys.stdin.buffer
+    sink = open(_os.dup(1), "wb")
+    _os.dup2(2, 1)  # whatever else prints goes to stderr, not into the replies
+    _sys.stdout = _sys.stderr
+    try:
+        header, blobs = _recv(source)
+        task = _worker_setup(header, blobs)
+    except EOFError:
+        return
+    _send(sink, {"ready": True})
+    while True:
+        try:
+            header, _ = _recv(source)
+        except EOFError:
+            return
+        with _warnings.catch_warnings(record=True) as caught:
+            _warnings.simplefilter("always")
+            try:
+                reply, blobs = task(header["job"])
+            except Exception as e:  # noqa: BLE001 - raised again in the parent
+                reply, blobs = {"error": [type(e).__name__, str(e)]}, []
+        reply["warnings"] = [[str(w.message), w.category.__name__] for w in caught]
+        _send(sink, reply, blobs)
+
+
+class _WorkerDied(Exception):
+    pass
+
+
+def _raised(name, message):
+    """The exception a worker raised, rebuilt in the parent."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    if cls in (ValueError, TypeError, OSError, MemoryError, RuntimeError, ArithmeticError,
+               OverflowError, FileNotFoundError, PermissionError, IsADirectoryError):
+        return cls(message)
+    if isinstance(cls, type) and issubclass(cls, ValueError):
+        return ValueError(message)
+    return RuntimeError(f"{name}: {message}")
+
 
 class _WorkerPool:
-    """Worker processes for train_files and encode_files, started by a fork
-    server (spawn where there is none), never forked from this process (a
-    lock another thread holds would stay held in the child); so a script
-    needs ``if __name__ == "__main__":``.  They ignore Ctrl-C: on any error or
-    interrupt the parent stops them all; a worker that dies is a RuntimeError
-    naming `what`.  A job's warnings are raised again in the parent; a large
-    result comes back through a file, not the pipe (a worker killed mid-write
-    would leave the pool waiting forever).  `setup(*setup_args)` runs once in
-    each worker, before its first job."""
+    """Worker processes for train_files and encode_files (see _worker_main):
+    `task` (a setup message) is sent to each; submit(job) returns a Future of
+    the worker's reply.  They are started with the interpreter's own flags
+    and this process's sys.path, not forked (a lock another thread holds
+    would stay held in the child).  On any error or interrupt every worker is
+    stopped; a worker that dies is a RuntimeError naming `what`.  A job's
+    warnings are raised again here; nothing is written to disk."""
 
-    def __init__(self, workers, what, preload=(), setup=None, setup_args=()):
-        import multiprocessing
-        import tempfile
-        from concurrent.futures import ProcessPoolExecutor
+    def __init__(self, workers, what, task):
+        import queue
+        import subprocess
+        import threading
 
-        methods = multiprocessing.get_all_start_methods()
-        method = "forkserver" if "forkserver" in methods else "spawn"
-        context = multiprocessing.get_context(method)
-        if method == "forkserver":
-            # the server imports these once (when it starts); the workers it forks have them
-            context.set_forkserver_preload(["__main__", __name__, *preload])
-        self.what, self.workers = what, workers
-        self.spool = tempfile.mkdtemp(prefix="bpe-workers-")
+        self.what, self.workers, self.task = what, workers, task
+        self.queue = queue.SimpleQueue()
+        self.broken = None
+        self.procs, self.threads = [], []
+        code = (f"import sys; sys.path[:0] = {[p for p in _sys.path if isinstance(p, str)]!r}; "
+                f"import {__name__} as m; m._worker_main()")
+        args = [_sys.executable, *subprocess._args_from_interpreter_flags(), "-c", code]
         try:
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                            initializer=_worker_init,
-                                            initargs=(self.spool, setup, setup_args))
+            for i in range(workers):
+                proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                self.procs.append(proc)
+                thread = threading.Thread(target=self._serve, args=(proc,),
+                                          name=f"{what}-worker-{i}", daemon=True)
+                self.threads.append(thread)
+                thread.start()
         except BaseException:
-            _os.rmdir(self.spool)
+            self.stop()
             raise
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, value, traceback):
-        import shutil
-        from concurrent.futures.process import BrokenProcessPool
-
-        try:
-            if kind is None:
-                self.pool.shutdown()
-            else:
-                self.stop()  # Ctrl-C or a failed job: stop every worker now, leave none behind
-        finally:
-            shutil.rmtree(self.spool, ignore_errors=True)
-        if isinstance(value, (BrokenProcessPool, BrokenPipeError, EOFError)):
-            raise RuntimeError(
-                f"{self.what}: a worker process died (killed, or out of memory?) or could "
-                f"not start (a script that starts workers must run its work under "
-                f"`if __name__ == \"__main__\":`, since each worker imports it)") from value
+        if kind is None:
+            self.shutdown()
+        else:
+            self.stop()  # Ctrl-C or a failed job: stop every worker now, leave none behind
+        if isinstance(value, _WorkerDied):
+            raise RuntimeError(f"{self.what}: a worker process died (killed, or out of "
+                               f"memory?) or could not start") from value
         return False
 
-    def submit(self, fn, job):
-        return self.pool.submit(_run_job, fn, job)
+    def _serve(self, proc):
+        """One worker's thread: its setup, then the jobs it takes from the queue."""
+        current = None
+        try:
+            _send(proc.stdin, *self.task)
+            _recv(proc.stdout)  # ready
+            while True:
+                item = self.queue.get()
+                if item is None:
+                    return
+                current, job = item
+                if not current.set_running_or_notify_cancel():
+                    continue
+                if job is None:  # submit(None): whether a worker is ready
+                    current.set_result(None)
+                    continue
+                _send(proc.stdin, {"job": job})
+                current.set_result(_recv(proc.stdout))
+                current = None
+        except (OSError, EOFError, ValueError) as e:
+            self._broke(e, current)
+
+    def _broke(self, error, current):
+        import queue
+
+        if self.broken is None:
+            self.broken = _WorkerDied(f"{self.what}: a worker process died ({error})")
+        if current is not None and not current.done():
+            current.set_exception(self.broken)
+        while True:  # no worker may wait for jobs no one will take
+            try:
+                item = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None and item[0].set_running_or_notify_cancel():
+                item[0].set_exception(self.broken)
+
+    def submit(self, job):
+        """A Future of a worker's reply to `job` (a list; None: of it being ready)."""
+        from concurrent.futures import Future
+
+        future = Future()
+        if self.broken is not None:
+            future.set_exception(self.broken)
+        else:
+            self.queue.put((future, None if job is None else list(job)))
+        return future
 
     @staticmethod
     def result(future):
-        import pickle
+        reply = future.result()
+        if reply is None:
+            return None
+        header, blobs = reply
+        for message, category in header.get("warnings", ()):
+            import builtins
 
-        data = future.result()
-        if isinstance(data, str):  # a file in the spool
-            with open(data, "rb") as f:
-                blob = f.read()
-            _os.unlink(data)
-            data = blob
-        result, caught = pickle.loads(data)
-        for message, category in caught:
-            _warn(message, category)
-        return result
+            cls = getattr(builtins, category, None)
+            if not (isinstance(cls, type) and issubclass(cls, Warning)):
+                cls = UserWarning
+            _warn(message, cls)
+        if "error" in header:
+            raise _raised(*header["error"])
+        if "counts" in header:
+            return header["counts"]
+        return [(blob, n, docs) for blob, (n, docs) in zip(blobs, header["parts"])]
 
-    def map(self, fn, jobs):
-        """fn(job) for each job, in order, with a few jobs per worker submitted
-        ahead (not all: their results would wait in memory)."""
+    def map(self, jobs):
+        """The result of each job, in order, with a few jobs per worker
+        submitted ahead (not all: their results would wait in memory)."""
         jobs = iter(jobs)
-        ahead = _collections.deque(self.submit(fn, job)
+        ahead = _collections.deque(self.submit(job)
                                    for job in _itertools.islice(jobs, 2 * self.workers))
         while ahead:
             future = ahead.popleft()
-            ahead.extend(self.submit(fn, job) for job in _itertools.islice(jobs, 1))
+            ahead.extend(self.submit(job) for job in _itertools.islice(jobs, 1))
             yield self.result(future)
 
+    def shutdown(self):
+        """Let the workers finish (their standard input ends) and wait for them."""
+        for _ in self.threads:
+            self.queue.put(None)
+        for thread in self.threads:
+            thread.join()
+        for proc in self.procs:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        for proc in self.procs:
+            try:
+                proc.wait(10)
+            except Exception:  # noqa: BLE001 - a worker that does not end is killed
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+
     def stop(self):
-        processes = list((getattr(self.pool, "_processes", None) or {}).values())
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        for p in processes:
-            if p.is_alive():
-                p.terminate()
-        for p in processes:
-            p.join(5)
-            if p.is_alive():
-                p.kill()
-                p.join()
-
-
-_worker_spool = None
-
-
-def _worker_init(spool, setup, setup_args):
-    """Workers leave Ctrl-C to the parent, which stops them."""
-    import signal
-
-    global _worker_spool
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker_spool = spool
-    if setup is not None:
-        setup(*setup_args)
-
-
-def _run_job(fn, job):
-    """fn(job) in a worker, with the warnings it raised (to raise them again
-    in the parent, whose warning filters and display apply): pickled, and
-    in a file of the spool when that is more than a pipe writes at once."""
-    import pickle
-    import tempfile
-
-    with _warnings.catch_warnings(record=True) as caught:
-        _warnings.simplefilter("always")
-        result = fn(job)
-    data = pickle.dumps((result, [(str(w.message), w.category) for w in caught]),
-                        pickle.HIGHEST_PROTOCOL)
-    if len(data) <= 2048:
-        return data
-    fd, path = tempfile.mkstemp(dir=_worker_spool)
-    with open(fd, "wb") as f:
-        f.write(data)
-    return path
+        """Stop every worker now; the futures not yet done fail."""
+        self._broke(OSError("stopped"), None) if self.broken is None else None
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+        for _ in self.threads:
+            self.queue.put(None)
+        for thread in self.threads:
+            thread.join()
+        for proc in self.procs:
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
 
 
 # Encoding files to arrays of ids (Tokenizer.encode_files)
@@ -4962,11 +5211,67 @@ _IDS_FORMAT = "bpe-ids"
 # encode_files' unit of work: bytes [start, end) of a file, "text" or "jsonl", and
 # whether they start / end the file (where a text file's document starts and ends)
 _EncodeJob = _collections.namedtuple("_EncodeJob",
-                                     "path start end kind starts_document ends_document")
+                                     "path start end kind starts_document ends_document val")
 # what every job is encoded with: the special-token policy, the id appended after each
-# document (or None), the bytes per id, and the field of a JSON record that holds its text
+# document (or None), the bytes per id, the field of a JSON record that holds its text,
+# and the validation split: None, or [key, threshold] (see _is_val)
 _EncodeOptions = _collections.namedtuple("_EncodeOptions",
-                                         "allowed disallowed eot itemsize text_field")
+                                         "allowed disallowed eot itemsize text_field val")
+
+
+def _is_val(data, val):
+    """Whether a document (its bytes, or a hash object fed them) goes to the
+    validation file: the first 8 bytes of blake2b(data, key=str(seed)) as a
+    little-endian integer, below val_fraction * 2**64."""
+    import hashlib
+
+    key, threshold = val
+    h = data if not isinstance(data, (bytes, bytearray)) else hashlib.blake2b(
+        data, key=key.encode("utf-8"), digest_size=8)
+    return int.from_bytes(h.digest()[:8], "little") < threshold
+
+
+def _file_is_val(path, val):
+    """_is_val of a whole file's bytes (a text file is one document)."""
+    import hashlib
+
+    h = hashlib.blake2b(key=val[0].encode("utf-8"), digest_size=8)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return _is_val(h, val)
+
+
+def _val_options(val_fraction, seed):
+    """encode_files' val_fraction and seed -> _EncodeOptions.val."""
+    if val_fraction is None:
+        return None
+    if isinstance(val_fraction, bool) or not isinstance(val_fraction, (int, float)) or \
+            not 0 < val_fraction < 1:
+        raise ValueError(f"val_fraction must be a number between 0 and 1 (exclusive), not "
+                         f"{val_fraction!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
+    return [str(seed), min(int(val_fraction * 2 ** 64), 2 ** 64 - 1)]
+
+
+def _val_path(out):
+    """Where encode_files writes the validation split of `out` by default: its
+    name with the last "train" replaced by "val" (``data/train.bin`` ->
+    ``data/val.bin``), else ``NAME.val.EXT``.
+
+    >>> _val_path("data/train.bin"), _val_path("corpus.bin")
+    ('data/val.bin', 'corpus.val.bin')
+    """
+    out = _os.fspath(out)
+    head, name = _os.path.split(out)
+    at = name.rfind("train")
+    if at >= 0:
+        name = name[:at] + "val" + name[at + 5:]
+    else:
+        stem, ext = _os.path.splitext(name)
+        name = f"{stem}.val{ext}"
+    return _os.path.join(head, name)
 
 
 def _ids_dtype(tok, dtype):
@@ -5021,7 +5326,8 @@ def _encode_inputs(paths):
     return inputs
 
 
-def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False, disallowed=()):
+def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False, disallowed=(),
+                 val=None):
     """(jobs, the input of each job, the inputs as (path, start, end)); a job
     is an _EncodeJob.  By default each worker gets about 8 chunks, 32 when
     the workers are threads (a job costs a thread almost nothing, and smaller
@@ -5050,9 +5356,10 @@ def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False, disallo
                 if not _is_cut(f, pos, size, cut_re):
                     raise ValueError(f"{path}: byte {pos} is not a place where the file may be "
                                      f"cut (take the ranges from file_cuts)")
+            side = 1 if kind == "text" and val is not None and _file_is_val(path, val) else 0
             cuts = _ranges(f, size, start, end, chunk_size, cut_re)
             for a, b in cuts:
-                jobs.append(_EncodeJob(path, a, b, kind, a == 0, b == size))
+                jobs.append(_EncodeJob(path, a, b, kind, a == 0, b == size, side))
                 owners.append(len(ranges))
             if kind == "text" and needles:  # (a JSON line's text is a document of its own)
                 for pos in {start, end, *(a for a, _ in cuts)} - {0, size}:
@@ -5131,10 +5438,12 @@ def _read_job(job, options):
 
 
 def _encode_read(job, read, tok, options, pack=None):
-    """Encode a job's documents (what _read_job gave): (packed ids, number of
-    ids, document starts).  `pack`: None, or this thread's function text ->
-    the packed ids of encode_ordinary(text) (a core's, made without the GIL
-    and without a list of ids), used when no special token is allowed."""
+    """Encode a job's documents (what _read_job gave): a list of parts
+    (packed ids, number of ids, document starts), one for `out` and, with a
+    validation split, one for the validation file.  `pack`: None, or this
+    thread's function text -> the packed ids of encode_ordinary(text) (a
+    core's, made without the GIL and without a list of ids), used when no
+    special token is allowed."""
     kind, starts_doc, ends_doc = job.kind, job.starts_document, job.ends_document
     allowed, disallowed, eot, itemsize = (options.allowed, options.disallowed, options.eot,
                                           options.itemsize)
@@ -5142,12 +5451,20 @@ def _encode_read(job, read, tok, options, pack=None):
     if allowed:
         pack = None  # the tokenizer splits the text on the allowed ones
     jsonl = kind == "jsonl"
-    out, docs, count = [], [], 0  # out: the ids, or (with pack) packed parts
+    # each side: the ids (or, with pack, packed parts), the document starts, the count
+    sides = [[[], [], 0] for _ in range(1 if options.val is None else 2)]
     eot_item = eot if pack is None or eot is None else _pack_ids([eot], itemsize)
     for text in texts:
         if jsonl:
             text = tok._core.repair(text)  # a JSON string may hold a lone surrogate
         tok._check_disallowed(text, disallowed)
+        if options.val is None:
+            side = sides[0]
+        elif jsonl:
+            side = sides[_is_val(text.encode("utf-8"), options.val)]
+        else:
+            side = sides[job.val]
+        out, docs, count = side
         if jsonl or starts_doc:
             docs.append(count)
         if pack is None:
@@ -5160,27 +5477,17 @@ def _encode_read(job, read, tok, options, pack=None):
             count += 1
         if pack is None:
             count = len(out)
+        side[0], side[2] = out, count
     if error is not None:
         raise error
     if pack is None:
-        return tok._core.pack_ids(out, itemsize), count, docs
-    return b"".join(out), count, docs
+        return [(tok._core.pack_ids(out, itemsize), count, docs) for out, docs, count in sides]
+    return [(b"".join(out), count, docs) for out, docs, count in sides]
 
 
 def _encode_job(job, tok, options, pack=None):
-    """Read and encode one job: (packed ids, number of ids, document starts)."""
+    """Read and encode one job: its parts (see _encode_read)."""
     return _encode_read(job, _read_job(job, options), tok, options, pack)
-
-
-_worker_encoder = None
-
-
-def _encode_setup(model, options):
-    """A worker's tokenizer: `model` is (class, key, blob, name) of its compact
-    state, sent whatever the tokenizer is (a registered encoding would pickle
-    by name, and the worker would read its file again)."""
-    global _worker_encoder
-    _worker_encoder = (_unpickle_model(*model), options)
 
 
 def _tokenizer_sha256(tok):
@@ -5191,10 +5498,6 @@ def _tokenizer_sha256(tok):
     if digest is None:
         digest = tok._sha256 = hashlib.sha256(_native_dump(tok).encode("utf-8")).hexdigest()
     return digest
-
-
-def _encode_job_in_worker(job):
-    return _encode_job(job, *_worker_encoder)
 
 
 def _gil_free_core(tok):
@@ -5231,9 +5534,7 @@ def _encode_in_processes(tok, jobs, options, workers):
     n = len(jobs)
     procs = min(workers - 1, n - 1)
     window, limit = 2 * procs, 4 * workers
-    pool = _WorkerPool(procs, "encode_files", preload=[type(tok).__module__],
-                       setup=_encode_setup,
-                       setup_args=((type(tok), *_compact_state(tok), tok.name), options))
+    pool = _WorkerPool(procs, "encode_files", _encode_task(tok, options))
     ended = threading.Event()  # this generator ended: start() stops waiting
     starter = None
 
@@ -5257,7 +5558,7 @@ def _encode_in_processes(tok, jobs, options, workers):
                         for _ in range(procs):  # (each submit may start a process)
                             if ended.is_set():
                                 break
-                            ready.append(pool.submit(_ready, None))
+                            ready.append(pool.submit(None))
                         _tokenizer_sha256(tok)  # for the sidecar, while the workers start
                         while concurrent.futures.wait(ready, 0.1).not_done and not ended.is_set():
                             pass  # (a stopped pool may never finish a starting worker's future)
@@ -5270,20 +5571,20 @@ def _encode_in_processes(tok, jobs, options, workers):
                 head = following = 0
                 while head < n:
                     slot = slots.get(head)
-                    if isinstance(slot, tuple) or (slot is not None and slot.done()):
+                    if isinstance(slot, list) or (slot is not None and slot.done()):
                         del slots[head]
                         head += 1
-                        yield slot if isinstance(slot, tuple) else pool.result(slot)
+                        yield slot if isinstance(slot, list) else pool.result(slot)
                         continue
                     if started and started[0] is not True:
                         raise started[0]
                     if started:  # keep every worker process busy
                         busy = sum(1 for s in slots.values()
-                                   if not isinstance(s, tuple) and not s.done())
+                                   if not isinstance(s, list) and not s.done())
                         if busy < window and following < n:
                             end = min(following + window - busy, n)
                             for k in range(following, end):
-                                slots[k] = pool.submit(_encode_job_in_worker, jobs[k])
+                                slots[k] = pool.submit(jobs[k])
                             following = end
                             continue
                     if following < n and following - head < limit:
@@ -5298,10 +5599,6 @@ def _encode_in_processes(tok, jobs, options, workers):
                 halt()  # before the pool stops
     finally:
         halt()
-
-
-def _ready(_):
-    return True
 
 
 def _encode_in_threads(tok, core, jobs, options, workers):
@@ -5410,7 +5707,8 @@ class _JobThreads:
 
 
 def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_special,
-                  disallowed_special, workers, chunk_size, progress):
+                  disallowed_special, workers, chunk_size, progress, val_fraction=None,
+                  val_out=None, seed=0):
     allowed, disallowed = tok._policy(allowed_special, disallowed_special)
     dtype = _ids_dtype(tok, dtype)
     eot = _eot_id(tok, eot)
@@ -5418,6 +5716,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         raise TypeError(f"text_field must be a str, not {type(text_field).__name__}")
     if jsonl is not None and not isinstance(jsonl, bool):
         raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
+    val = _val_options(val_fraction, seed)
     report = _reporter(progress)
     inputs = _encode_inputs(paths)
     threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
@@ -5426,30 +5725,42 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         total = sum(_os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
         workers = max(1, min(_os.cpu_count() or 1, total >> (20 if threads else 23)))
     workers = _check_workers(workers)
-    out = _check_ids_output(out, inputs)
-    directory = _os.path.dirname(out)
+    outs = [_check_ids_output(out, inputs)]
+    if val is not None:
+        outs.append(_check_ids_output(_val_path(out) if val_out is None else val_out, inputs))
+        if outs[1] == outs[0]:
+            raise ValueError(f"the validation output is the output {outs[0]}")
     jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
-                                        threads and workers > 1, disallowed)
-    options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field)
+                                        threads and workers > 1, disallowed, val)
+    options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field, val)
     sizes = [job.end - job.start for job in jobs]
 
-    modes = _existing_mode(out), _existing_mode(out + ".json")  # what the new files keep
-    fd, tmp = _open_temporary(directory, _os.path.basename(out))
+    # what the new files keep: the modes of the files they replace
+    modes = [(_existing_mode(path), _existing_mode(path + ".json")) for path in outs]
+    temporaries = []  # (fd, its path or None) of each output
     try:
-        if modes[0] is not None and hasattr(_os, "fchmod"):
-            _os.fchmod(fd, modes[0])
-        with open(fd, "wb", closefd=False) as f:
+        for path, (mode, _) in zip(outs, modes):
+            fd, tmp = _open_temporary(_os.path.dirname(path), _os.path.basename(path))
+            temporaries.append((fd, tmp))
+            if mode is not None and hasattr(_os, "fchmod"):
+                _os.fchmod(fd, mode)
+        files = [open(fd, "wb", closefd=False) for fd, _ in temporaries]
+        try:
             results = _encode_jobs(tok, jobs, options, workers)
             try:
-                count, documents, spans = _write_ids(f, owners, len(ranges),
-                                                     _reported(results, sizes, report, "encode"))
+                written = _write_ids(files, owners, len(ranges),
+                                     _reported(results, sizes, report, "encode"))
             finally:
                 # an error or Ctrl-C here, not in the generator: stop its workers now, not
                 # when it is collected (maybe at exit, with the threads that starts frozen)
                 results.close()
-            f.flush()
-            _os.fsync(fd)
-        meta = {
+            for f in files:
+                f.flush()
+                _os.fsync(f.fileno())
+        finally:
+            for f in files:
+                f.close()
+        metas = [{
             "format": _IDS_FORMAT, "version": 1, "dtype": dtype, "byteorder": "little",
             "count": count, "vocab_size": tok.vocab_size,
             "tokenizer_sha256": _tokenizer_sha256(tok),
@@ -5457,24 +5768,32 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
             "inputs": [{"path": p, "start": a, "end": b, "ids_start": i, "ids_count": n}
                        for (p, a, b), (i, n) in zip(ranges, spans)],
             "documents": documents,
-        }
-        try:  # an old sidecar must not describe the new array, even for a moment
-            _os.unlink(out + ".json")
-        except FileNotFoundError:
-            pass
-        _publish(fd, tmp, out)
-        tmp = None
-    except BaseException:
-        if tmp is not None:
-            try:
-                _os.unlink(tmp)
-            except OSError:
+        } for count, documents, spans in written]
+        if val is not None:
+            for meta, name in zip(metas, ("train", "val")):
+                meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed}
+        for path in outs:
+            try:  # an old sidecar must not describe the new array, even for a moment
+                _os.unlink(path + ".json")
+            except FileNotFoundError:
                 pass
+        for k, (path, (fd, tmp)) in enumerate(zip(outs, temporaries)):
+            _publish(fd, tmp, path)
+            temporaries[k] = (fd, None)
+    except BaseException:
+        for _, tmp in temporaries:
+            if tmp is not None:
+                try:
+                    _os.unlink(tmp)
+                except OSError:
+                    pass
         raise
     finally:
-        _os.close(fd)
-    _atomic_write(out + ".json", _sidecar_text(meta), keep_mode=modes[1])
-    return meta
+        for fd, _ in temporaries:
+            _os.close(fd)
+    for path, meta, (_, mode) in zip(outs, metas, modes):
+        _atomic_write(path + ".json", _sidecar_text(meta), keep_mode=mode)
+    return metas[0]
 
 
 def _check_ids_output(out, inputs):
@@ -5505,18 +5824,20 @@ def _sidecar_text(meta):
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def _write_ids(f, owners, n_inputs, results):
-    """Write the jobs' packed ids in order: (count, document starts, [ids
-    start, ids count] of each input)."""
-    count, documents, spans = 0, [], [[0, 0] for _ in range(n_inputs)]
-    for owner, (data, n, docs) in zip(owners, results):
-        if not spans[owner][1]:
-            spans[owner][0] = count
-        documents += [count + d for d in docs]
-        f.write(data)
-        count += n
-        spans[owner][1] += n
-    return count, documents, spans
+def _write_ids(files, owners, n_inputs, results):
+    """Write the jobs' packed ids in order, each part to its file: for each
+    file (count, document starts, [ids start, ids count] of each input)."""
+    written = [(0, [], [[0, 0] for _ in range(n_inputs)]) for _ in files]
+    for owner, parts in zip(owners, results):
+        for k, (f, (data, n, docs)) in enumerate(zip(files, parts)):
+            count, documents, spans = written[k]
+            if not spans[owner][1]:
+                spans[owner][0] = count
+            documents += [count + d for d in docs]
+            f.write(data)
+            spans[owner][1] += n
+            written[k] = (count + n, documents, spans)
+    return written
 
 
 # Corpus work as Tokenizer methods
@@ -5526,21 +5847,30 @@ class _CorpusWork:
 
     @classmethod
     def train_files(cls, paths, vocab_size, *, workers=None, chunk_size=None, pattern="gpt2",
-                    special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False):
+                    special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False,
+                    jsonl=None, text_field="text"):
         """Train on UTF-8 files: large files are read in chunks cut where no
-        pre-token can change, counted in `workers` processes; the merges are
-        exactly those of ``train([whole text of each file])``."""
+        pre-token can change and counted by `workers` workers (default: the
+        CPUs): threads of this process with the compiled core, worker
+        processes with the pure-Python one (never a re-run of the main
+        script: no ``if __name__ == "__main__":`` needed).  The merges are
+        exactly those of ``train([whole text of each file])``.
+
+        ``jsonl=True``: every file is JSON lines, each record's `text_field`
+        one document (the merges of ``train(texts)``).  A ``.jsonl`` or
+        ``.ndjson`` file read as text (the default, ``jsonl=None``) warns;
+        ``jsonl=False`` reads it as text quietly."""
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes)
         progress = _reporter(progress)
-        counts = _count_files(cls.core_class, paths, pattern, specials, workers, chunk_size,
-                              progress)
+        counts = _count_files(cls.core_class, paths, _CountOptions(pattern, specials, text_field),
+                              workers, chunk_size, progress, jsonl)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress)
 
     def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
                      allowed_special=frozenset(), disallowed_special="all", workers=None,
-                     chunk_size=None, progress=False):
+                     chunk_size=None, progress=False, val_fraction=None, val_out=None, seed=0):
         """Encode a corpus into `out`, one flat little-endian array of ids
         (``uint16`` when every id fits, else ``uint32``; no header: what
         ``numpy.memmap(out, dtype=..., mode="r")`` reads), and write
@@ -5560,10 +5890,20 @@ class _CorpusWork:
         threads of this process when the core encodes without the GIL (the
         compiled one; default: the CPUs, at most one per MB of input), else
         processes (this one and workers - 1 more; default: the CPUs, at most
-        one per 8 MB of input); memory follows the chunk size and the workers,
-        not the corpus.  The files are written atomically: a crash or Ctrl-C
-        leaves no partial `out`.  `progress`: True, or a callable (phase,
-        done, total).
+        one per 8 MB of input; they never re-run the main script); memory
+        follows the chunk size and the workers, not the corpus.  The files are
+        written atomically: a crash or Ctrl-C leaves no partial `out`.
+        `progress`: True, or a callable (phase, done, total).
+
+        ``val_fraction`` (between 0 and 1): whole documents go to a second
+        array, `val_out` (default: `out` with its last "train" replaced by
+        "val", ``train.bin`` -> ``val.bin``, else ``NAME.val.EXT``), with its
+        own sidecar; the rest to `out`.  A document
+        goes there when the first 8 bytes of ``blake2b(its UTF-8 bytes,
+        key=str(seed))``, read as a little-endian integer, are below
+        ``val_fraction * 2**64``: about that fraction of the documents, the
+        same choice on every run and with any workers, and equal documents
+        always on the same side.  Returns the sidecar of `out`.
 
         >>> import os, tempfile, array
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>"])
@@ -5580,7 +5920,8 @@ class _CorpusWork:
         [256, 32, 256, 257, 105, 104, 257]
         """
         return _encode_files(self, paths, out, dtype, eot, jsonl, text_field, allowed_special,
-                             disallowed_special, workers, chunk_size, progress)
+                             disallowed_special, workers, chunk_size, progress, val_fraction,
+                             val_out, seed)
 
 
 # --------------------------------------------------------------------------
@@ -5630,8 +5971,8 @@ def _cli_parser():
         def error(self, message):
             raise _Usage(f"{message} (see {self.prog} --help)")
 
-    p = Parser(prog="bpe", description="Train a byte-level BPE tokenizer on text files, or encode "
-               "a corpus into a flat array of token ids.",
+    p = Parser(prog="bpe", description="Train a byte-level BPE tokenizer on text files, encode "
+               "a corpus into a flat array of token ids, decode one, or describe a tokenizer.",
                epilog="`bpe COMMAND --help` shows each command's options.  BPE_BACKEND=python "
                       "uses the pure-Python bpe_fallback; BPE_DEBUG=1 shows tracebacks.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -5639,6 +5980,8 @@ def _cli_parser():
 
     t = _cli_train_parser(sub)
     e = _cli_encode_parser(sub)
+    _cli_decode_parser(sub)
+    _cli_info_parser(sub)
     for c in (t, e):
         c.add_argument("-q", "--quiet", action="store_true",
                        help="no summary, no automatic progress")
@@ -5664,7 +6007,12 @@ def _cli_train_parser(sub):
                    help="stop when the best pair occurs fewer than N times (default 2)")
     t.add_argument("--max-token-bytes", type=int, metavar="N", help="never learn a longer token")
     t.add_argument("--workers", type=int, metavar="N",
-                   help="counting processes (default: the CPUs)")
+                   help="counting workers (default: the CPUs): threads with the compiled core, "
+                        "processes with the pure-Python one")
+    t.add_argument("--jsonl", action="store_true",
+                   help="read every input as JSON lines, each record's text one document")
+    t.add_argument("--text-field", default="text", metavar="FIELD",
+                   help="with --jsonl: the field of a record that holds its text (default text)")
     t.add_argument("-o", "--output", metavar="OUT", help="default by format: " + ", ".join(
         f"{v}{'/' if k == 'gpt2' else ''} ({k})" for k, v in _FORMATS.items()))
     t.add_argument("--format", choices=list(_FORMATS), default="native",
@@ -5684,9 +6032,7 @@ def _cli_encode_parser(sub):
                                    "Tokenizer.encode_files.")
     e.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="text files, .jsonl/.ndjson files, - for standard input")
-    e.add_argument("--tokenizer", "-t", required=True, metavar="T",
-                   help="a tokenizer file in any format bpe train writes (or a directory of "
-                        "GPT-2's vocab.json and merges.txt)")
+    e.add_argument("--tokenizer", "-t", required=True, metavar="T", help=_TOKENIZER_HELP)
     e.add_argument("-o", "--output", required=True, metavar="OUT", help="the array of ids, e.g. "
                                                                         "train.bin")
     e.add_argument("--eot", metavar="TOKEN", help="a special token to append after every document")
@@ -5704,8 +6050,47 @@ def _cli_encode_parser(sub):
                                                   "sidecar "
                    "or GPT-2 files of another pattern than gpt2")
     e.add_argument("--workers", type=int, metavar="N",
-                   help="encoding processes (default: the CPUs)")
+                   help="encoding workers (default: the CPUs, at most one per MB of input): "
+                        "threads with the compiled core, processes with the pure-Python one")
+    e.add_argument("--val-fraction", type=float, metavar="F",
+                   help="write about this fraction of the documents (whole ones, chosen by a "
+                        "seeded hash of their text) to a second array beside OUT: train.bin -> "
+                        "val.bin, else OUT.val.bin")
+    e.add_argument("--seed", type=int, default=0, metavar="S",
+                   help="with --val-fraction: the seed of the choice (default 0)")
     return e
+
+
+_TOKENIZER_HELP = ("a tokenizer file in any format bpe train writes (a .tiktoken file may be "
+                   "gzipped), a directory of GPT-2's vocab.json and merges.txt, or the name of "
+                   "an encoding: gpt2, r50k_base, p50k_base, cl100k_base, o200k_base (tiktoken's "
+                   "cached files)")
+
+
+def _cli_decode_parser(sub):
+    """The options of `bpe decode`."""
+    d = sub.add_parser("decode", help="decode an array of ids back to text",
+                       description="Decode IDS, an array of ids that bpe encode wrote (its dtype "
+                                   "read from IDS.json, the sidecar), back to text: to standard "
+                                   "output, or to OUT.")
+    d.add_argument("ids", metavar="IDS", help="the array of ids, e.g. train.bin")
+    d.add_argument("--tokenizer", "-t", required=True, metavar="T", help=_TOKENIZER_HELP)
+    d.add_argument("-o", "--output", metavar="OUT", help="write the text here (default: standard "
+                                                          "output)")
+    d.add_argument("--dtype", choices=["auto", "uint16", "uint32"], default="auto",
+                   help="auto (default): the sidecar's, else uint16 when every id fits")
+    d.add_argument("--pattern", metavar="P", help="as for bpe encode")
+    return d
+
+
+def _cli_info_parser(sub):
+    """The options of `bpe info`."""
+    i = sub.add_parser("info", help="describe a tokenizer",
+                       description="Show a tokenizer's vocabulary size, pattern, special tokens "
+                                   "and longest tokens.")
+    i.add_argument("tokenizer", metavar="T", help=_TOKENIZER_HELP)
+    i.add_argument("--pattern", metavar="P", help="as for bpe encode")
+    return i
 
 def _cli_backend():
     """The module the command runs on: the compiled `bpe` when importable."""
@@ -5754,14 +6139,16 @@ def main(argv=None):
     with _warnings.catch_warnings():
         def show(message, category, filename, lineno, file=None, line=None):
             out = file or _sys.stderr
-            out.write(("\r\x1b[K" if _isatty(out) else "") + "bpe: warning: "
-                                                             f"{' '.join(str(message).split())}\n")
+            text = _Spooled.named(" ".join(str(message).split()))
+            out.write(("\r\x1b[K" if _isatty(out) else "") + f"bpe: warning: {text}\n")
 
         _warnings.showwarning = show
         try:
             args = _cli_parser().parse_args(argv)
             mod = _cli_backend()
-            return _cli_train(args, mod) if args.command == "train" else _cli_encode(args, mod)
+            run = {"train": _cli_train, "encode": _cli_encode, "decode": _cli_decode,
+                   "info": _cli_info}[args.command]
+            return run(args, mod)
         except _Usage as e:
             status, message = e.code, str(e)
         except SystemExit as e:  # --help
@@ -5778,7 +6165,7 @@ def main(argv=None):
                 RuntimeError) as e:
             if _os.environ.get("BPE_DEBUG"):
                 raise
-            message = _cli_error_text(e)
+            message = _Spooled.named(_cli_error_text(e))
     _sys.stderr.write(("\r\x1b[K" if _isatty(_sys.stderr) else "")
                      + f"bpe: error: {' '.join(message.split())}\n")
     _sys.stderr.flush()
@@ -5857,10 +6244,20 @@ class _Phases:
 
 
 class _Spooled:
-    """The inputs, with standard input (-) copied into a temporary file."""
+    """The inputs, with standard input (-) copied into a temporary file
+    (which messages call <stdin>: see named)."""
+
+    spools = []  # the temporary files of standard input, in this process
 
     def __init__(self, inputs):
         self.inputs, self.tmp = inputs, None
+
+    @classmethod
+    def named(cls, message):
+        """A message with the temporary files' names replaced by <stdin>."""
+        for tmp in cls.spools:
+            message = message.replace(tmp, "<stdin>")
+        return message
 
     def __enter__(self):
         import tempfile
@@ -5870,6 +6267,7 @@ class _Spooled:
         paths = list(self.inputs)
         if "-" in paths:
             fd, self.tmp = tempfile.mkstemp(prefix="bpe-stdin-", suffix=".txt")
+            self.spools.append(self.tmp)
             with _os.fdopen(fd, "wb") as f:
                 while True:
                     block = _sys.stdin.buffer.read(1 << 20)
@@ -5909,7 +6307,8 @@ def _cli_train(args, mod):
         size = sum(_os.path.getsize(p) for p in paths)
         start = _time.perf_counter()
         tok = mod.Tokenizer.train_files(paths, args.vocab_size, workers=workers, progress=phases,
-                                        **options)
+                                        jsonl=True if args.jsonl else None,
+                                        text_field=args.text_field, **options)
         took = _time.perf_counter() - start
         written = _save_as(tok, out, args.format)
         if args.quiet:
@@ -5928,7 +6327,7 @@ def _train_summary(args, mod, tok, paths, phases, size, start, took):
     learned, how long it took, and the compression on the training text and
     on each --eval file."""
     least = 256 + len(args.special)
-    nbytes, ntokens, whole = _measure(tok, paths)
+    nbytes, ntokens, whole = _measure(tok, paths, jsonl=args.jsonl, text_field=args.text_field)
     evals = [(path, *_measure(tok, [path])) for path in args.eval]
     names = ["standard input" if p == "-" else p for p in args.inputs]
     names = names[:3] + ([f"... ({len(names) - 3} more)"] if len(names) > 3 else [])
@@ -5956,6 +6355,8 @@ def _train_summary(args, mod, tok, paths, phases, size, start, took):
         return f"{b / t:.2f} bytes per token" if t else "no tokens"
 
     part = "the training text" if whole else f"the first {_fmt_bytes(nbytes)} of the training text"
+    if args.jsonl:
+        part = part.replace("the training text", "the records' texts")
     rows.append(("compression", f"{ratio(nbytes, ntokens)} on {part} ({ntokens:,} tokens)"))
     for path, b, t, full in evals:
         rows.append(("eval", f"{ratio(b, t)} on {path} ({t:,} tokens"
@@ -5968,21 +6369,44 @@ def _train_summary(args, mod, tok, paths, phases, size, start, took):
     return rows
 
 
-def _measure(tok, paths, limit=_MEASURE_LIMIT):
-    """(bytes, tokens, whole) of encoding the files, specials as their ids,
-    stopping at a line end after `limit` bytes."""
-    nbytes = ntokens = 0
+def _measure(tok, paths, limit=_MEASURE_LIMIT, jsonl=False, text_field="text"):
+    """(bytes, tokens, whole) of encoding the files (with jsonl, the texts of
+    their records), specials as their ids, stopping at a line end after
+    `limit` bytes of file.  The text is read and encoded in pieces of about
+    a megabyte cut where no id changes (file_cuts' rule): memory holds a
+    piece and its ids, never the corpus's."""
+    cut_re = _LINE_CUT if jsonl else _cut_kind(tok._pattern, tuple(tok._specials))
+    nbytes = ntokens = read = 0
     for path in paths:
         with open(path, "rb") as f:
-            data = f.read(limit - nbytes + 1)
-        if nbytes + len(data) > limit:
-            data = data[:data.rfind(b"\n", 0, limit - nbytes) + 1]
-            nbytes += len(data)
-            ntokens += len(tok.encode(data.decode("utf-8", "replace"), allowed_special="all"))
+            size = _os.fstat(f.fileno()).st_size
+            end = size if read + size <= limit else _line_end_before(f, limit - read)
+            for a, b in _ranges(f, end, 0, end, 1 << 20, cut_re):
+                f.seek(a)
+                data = f.read(b - a)
+                texts = (read_jsonl(data, text_field=text_field, name=path, offset=a) if jsonl
+                         else [data.decode("utf-8", "replace")])
+                for text in texts:
+                    nbytes += len(text.encode("utf-8", "replace")) if jsonl else 0
+                    ntokens += len(tok.encode(text, allowed_special="all"))
+                nbytes += 0 if jsonl else len(data)
+        read += end
+        if end < size:
             return nbytes, ntokens, False
-        nbytes += len(data)
-        ntokens += len(tok.encode(data.decode("utf-8", "replace"), allowed_special="all"))
     return nbytes, ntokens, True
+
+
+def _line_end_before(f, pos):
+    """The offset just after the last line feed before `pos` (0 if none)."""
+    step = 1 << 20
+    while pos > 0:
+        start = max(0, pos - step)
+        f.seek(start)
+        at = f.read(pos - start).rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        pos = start
+    return 0
 
 
 def _save_as(tok, out, fmt):
@@ -6042,19 +6466,68 @@ def _pattern_name(pattern):
     return repr(next((name for name, rx in PATTERNS.items() if rx == pattern), pattern))
 
 
+def _cli_tokenizer(spec, pattern, mod):
+    """-t T: a tokenizer file in any format, a directory of GPT-2's files, or
+    the name of one of tiktoken's encodings (get_encoding)."""
+    if not _os.path.exists(spec):
+        if spec in _ENCODINGS:
+            if pattern is not None:
+                raise _Usage(f"--pattern: encoding {spec} has its own pattern")
+            return mod.get_encoding(spec)
+        raise _Usage(f"no such tokenizer: {spec} (a tokenizer file, a directory of GPT-2's "
+                     f"vocab.json and merges.txt, or one of {', '.join(_ENCODINGS)})", 1)
+    if not _os.path.isdir(spec):
+        _check_input(spec, "tokenizer")
+    try:
+        return mod.Tokenizer.from_file(spec, pattern=pattern)
+    except ValueError:
+        if _looks_like_gpt2_vocab(spec):
+            raise ValueError(f"{spec}: a GPT-2 vocab.json (token -> id) holds no merges: pass "
+                             f"the directory that holds it and its merges.txt, or load both "
+                             f"with Tokenizer.from_gpt2(vocab_json, merges_txt)") from None
+        raise
+
+
+def _looks_like_gpt2_vocab(path):
+    """Whether a file is a JSON object of token -> int, as GPT-2's vocab.json."""
+    import json
+
+    if _os.path.isdir(path) or _os.path.getsize(path) > _MAX_FILE_BYTES:
+        return False
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (isinstance(raw, dict) and len(raw) > 0
+            and all(isinstance(v, int) for v in raw.values()))
+
+
+def _val_fraction(args):
+    """--val-fraction, checked; None when not given."""
+    f = args.val_fraction
+    if f is not None and not 0 < f < 1:  # (nan is neither)
+        raise _Usage(f"--val-fraction must be between 0 and 1 (exclusive), got {f}")
+    return f
+
+
 def _cli_encode(args, mod):
     _check_counts(args, None)
-    _check_input(args.tokenizer, "tokenizer") if not _os.path.isdir(args.tokenizer) else None
+    val_fraction = _val_fraction(args)
     for path in args.inputs:
         _check_input(path)
-    _check_output(args.output, args.inputs + _tokenizer_files(args.tokenizer),
-                  outputs=[args.output, args.output + ".json"])
-    tok = mod.Tokenizer.from_file(args.tokenizer, pattern=args.pattern)
+    read = args.inputs + _tokenizer_files(args.tokenizer)
+    _check_output(args.output, read, outputs=[args.output, args.output + ".json"])
+    val_out = None
+    if val_fraction is not None:
+        val_out = _val_path(args.output)
+        _check_output(val_out, read, outputs=[val_out, val_out + ".json"])
+    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
     allowed = "all" if "all" in args.allowed_special else set(args.allowed_special)
     options = dict(dtype=None if args.dtype == "auto" else args.dtype, eot=args.eot,
                    jsonl=True if args.jsonl else None, text_field=args.text_field,
                    allowed_special=allowed, disallowed_special=() if args.ordinary else "all",
-                   workers=args.workers)
+                   workers=args.workers, val_fraction=val_fraction, seed=args.seed)
     with _Spooled(args.inputs) as paths:
         size = sum(_os.path.getsize(p) for p in paths)
         start = _time.perf_counter()
@@ -6071,6 +6544,13 @@ def _cli_encode(args, mod):
     if args.quiet:
         return 0
     n, docs = meta["count"], len(meta["documents"])
+    val = None
+    if val_out is not None:
+        import json
+
+        with open(val_out + ".json", encoding="utf-8") as f:
+            val = json.load(f)
+        n, docs = n + val["count"], docs + len(val["documents"])
     rows = [("backend", mod.BACKEND),
             ("tokenizer", f"{args.tokenizer} (vocab_size {tok.vocab_size:,})"),
             ("inputs", f"{len(paths)} file{'s' * (len(paths) != 1)} ({_fmt_bytes(size)}), "
@@ -6081,10 +6561,107 @@ def _cli_encode(args, mod):
                     + (f" ({size / took / 1e6:,.1f} MB/s)" if took >= 0.1 else "")),
             ("wrote", f"{args.output} ({_fmt_bytes(_os.path.getsize(args.output))}), "
                       f"{args.output}.json")]
+    if val is not None:
+        rows.insert(-1, ("split", f"{len(meta['documents']):,} documents ({meta['count']:,} ids) "
+                                  f"to {args.output}, {len(val['documents']):,} "
+                                  f"({val['count']:,} ids) to {val_out}"))
+        rows.append(("wrote", f"{val_out} ({_fmt_bytes(_os.path.getsize(val_out))}), "
+                              f"{val_out}.json"))
     for key, value in rows:
         print(f"{key:<12} {value}")
     print("load with:")
-    print(f"    numpy.memmap({args.output!r}, dtype=numpy.{meta['dtype']}, mode='r')")
+    for path in [args.output] + ([val_out] if val is not None else []):
+        print(f"    numpy.memmap({path!r}, dtype=numpy.{meta['dtype']}, mode='r')")
+    return 0
+
+
+def _cli_decode(args, mod):
+    import array
+
+    _check_input(args.ids)
+    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
+    dtype, byteorder = args.dtype, "little"
+    sidecar = args.ids + ".json"
+    if dtype == "auto" and _os.path.isfile(sidecar):
+
+        meta = _json(_read_text(sidecar), sidecar)
+        dtype = meta.get("dtype") if isinstance(meta, dict) else None
+        byteorder = meta.get("byteorder", "little")
+        if dtype not in _DTYPES or byteorder not in ("little", "big"):
+            raise ValueError(f"{sidecar}: not the sidecar of an array of ids (expected "
+                             f"\"dtype\": \"uint16\" or \"uint32\")")
+    elif dtype == "auto":
+        dtype = _ids_dtype(tok, None)
+    itemsize = _DTYPES[dtype]
+    size = _os.path.getsize(args.ids)
+    if size % itemsize:
+        raise ValueError(f"{args.ids}: {size:,} bytes is not a whole number of {dtype} ids")
+    code = next(c for c in "HIL" if array.array(c).itemsize == itemsize)
+    if args.output is not None:
+        _check_output(args.output, [args.ids, args.ids + ".json",
+                                    *_tokenizer_files(args.tokenizer)])
+        directory = _os.path.dirname(_os.path.abspath(args.output))
+        fd, tmp = _open_temporary(directory, _os.path.basename(args.output))
+        sink = open(fd, "wb", closefd=False)
+    else:
+        fd = tmp = None
+        sink = _sys.stdout.buffer
+    written = 0
+    try:
+        with open(args.ids, "rb") as f:
+            for block in iter(lambda: f.read(itemsize << 18), b""):
+                ids = array.array(code, block)
+                if byteorder != _sys.byteorder:
+                    ids.byteswap()
+                try:
+                    data = tok.decode_bytes(ids.tolist())
+                except ValueError as e:
+                    raise ValueError(f"{args.ids}: {e}") from None
+                sink.write(data)
+                written += len(data)
+        sink.flush()
+        if fd is not None:
+            _os.fsync(fd)
+            sink.close()
+            _publish(fd, tmp, _os.path.abspath(args.output))
+            tmp = None
+    except BaseException:
+        if tmp is not None:
+            try:
+                _os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+    finally:
+        if fd is not None:
+            sink.close()
+            _os.close(fd)
+    if args.output is not None:
+        print(f"decoded {size // itemsize:,} {dtype} ids to {args.output} ({_fmt_bytes(written)})")
+    return 0
+
+
+def _cli_info(args, mod):
+    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
+    specials = tok.special_tokens
+    special_ids = set(specials.values())
+    n_merges = len(tok.merges)
+    named = next((name for name, rx in PATTERNS.items() if rx == tok.pattern), None)
+    rows = [("tokenizer", args.tokenizer),
+            ("vocab_size", f"{tok.vocab_size:,} ({tok.vocab_size - len(specials):,} tokens: "
+                           f"{n_merges:,} merges; {len(specials):,} special "
+                           f"token{'s' * (len(specials) != 1)})"),
+            ("pattern", (f"{named}: " if named else "")
+             + (tok.pattern if tok.pattern.isprintable() else repr(tok.pattern)))]
+    shown = sorted(specials.items(), key=lambda kv: kv[1])
+    text = ", ".join(f"{name!r} {i}" for name, i in shown[:12])
+    rows.append(("specials", (text + (f", ... ({len(shown) - 12} more)" if len(shown) > 12
+                                      else "")) if shown else "none"))
+    longest = sorted(((-len(t), i, t) for i, t in tok.vocab.items() if i not in special_ids))[:5]
+    rows.append(("longest", ", ".join(f"{t.decode('utf-8', 'backslashreplace')!r} ({len(t)})"
+                                      for _, _, t in longest)))
+    for key, value in rows:
+        print(f"{key:<12} {value}")
     return 0
 
 

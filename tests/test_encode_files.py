@@ -528,12 +528,11 @@ def test_a_worker_that_dies_is_an_error(mod, tmp_path, big_file):
                 time.sleep(1.5)  # the workers start and take jobs
             if len(calls) == 3:
                 kids = _children()
-                for server in kids.get(os.getpid(), []):
-                    for worker in kids.get(server, []):
-                        try:
-                            os.kill(worker, signal.SIGKILL)
-                        except ProcessLookupError:  # the pool ended it after the first died
-                            pass
+                for worker in kids.get(os.getpid(), []):  # the worker processes
+                    try:
+                        os.kill(worker, signal.SIGKILL)
+                    except ProcessLookupError:  # the pool ended it after the first died
+                        pass
 
         if __name__ == "__main__":
             try:
@@ -587,7 +586,7 @@ def test_memory_follows_the_chunks_not_the_corpus(mod, tmp_path):
         if mod.BACKEND == "cython":
             assert processes == 0  # threads
         else:
-            assert processes >= 2  # the fork server and the worker were seen
+            assert processes >= 1  # the worker was seen
         assert count * 2 == os.path.getsize(tmp_path / f"x{n}.bin")
         peaks[n] = (parent, workers)
     growth = 480 * len(block.encode()) / 2 ** 20  # MB more text
