@@ -5719,17 +5719,9 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     val = _val_options(val_fraction, seed)
     report = _reporter(progress)
     inputs = _encode_inputs(paths)
+    outs = _ids_outputs(out, val_out, val, inputs)
     threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
-    if workers is None:  # a worker process takes as long to start as a few MB take to
-        # encode: one per 8 MB of input; a thread starts at once: one per MB
-        total = sum(_os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
-        workers = max(1, min(_os.cpu_count() or 1, total >> (20 if threads else 23)))
-    workers = _check_workers(workers)
-    outs = [_check_ids_output(out, inputs)]
-    if val is not None:
-        outs.append(_check_ids_output(_val_path(out) if val_out is None else val_out, inputs))
-        if outs[1] == outs[0]:
-            raise ValueError(f"the validation output is the output {outs[0]}")
+    workers = _encode_workers(workers, inputs, threads)
     jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
                                         threads and workers > 1, disallowed, val)
     options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field, val)
@@ -5760,15 +5752,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         finally:
             for f in files:
                 f.close()
-        metas = [{
-            "format": _IDS_FORMAT, "version": 1, "dtype": dtype, "byteorder": "little",
-            "count": count, "vocab_size": tok.vocab_size,
-            "tokenizer_sha256": _tokenizer_sha256(tok),
-            "eot": eot,
-            "inputs": [{"path": p, "start": a, "end": b, "ids_start": i, "ids_count": n}
-                       for (p, a, b), (i, n) in zip(ranges, spans)],
-            "documents": documents,
-        } for count, documents, spans in written]
+        metas = _ids_metas(tok, dtype, eot, ranges, written)
         if val is not None:
             for meta, name in zip(metas, ("train", "val")):
                 meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed}
@@ -5794,6 +5778,38 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     for path, meta, (_, mode) in zip(outs, metas, modes):
         _atomic_write(path + ".json", _sidecar_text(meta), keep_mode=mode)
     return metas[0]
+
+
+def _ids_metas(tok, dtype, eot, ranges, written):
+    """The sidecars of encode_files' arrays: one per (count, documents, spans) written."""
+    return [{
+        "format": _IDS_FORMAT, "version": 1, "dtype": dtype, "byteorder": "little",
+        "count": count, "vocab_size": tok.vocab_size,
+        "tokenizer_sha256": _tokenizer_sha256(tok),
+        "eot": eot,
+        "inputs": [{"path": p, "start": a, "end": b, "ids_start": i, "ids_count": n}
+                   for (p, a, b), (i, n) in zip(ranges, spans)],
+        "documents": documents,
+    } for count, documents, spans in written]
+
+
+def _ids_outputs(out, val_out, val, inputs):
+    """encode_files' output paths, checked (the train array, then the validation one)."""
+    outs = [_check_ids_output(out, inputs)]
+    if val is not None:
+        outs.append(_check_ids_output(_val_path(out) if val_out is None else val_out, inputs))
+        if outs[1] == outs[0]:
+            raise ValueError(f"the validation output is the output {outs[0]}")
+    return outs
+
+
+def _encode_workers(workers, inputs, threads):
+    """The number of workers: a worker process takes as long to start as a few MB take to
+    encode (one per 8 MB of input by default); a thread starts at once (one per MB)."""
+    if workers is None:
+        total = sum(_os.path.getsize(p) if a is None else b - a for p, a, b in inputs)
+        workers = max(1, min(_os.cpu_count() or 1, total >> (20 if threads else 23)))
+    return _check_workers(workers)
 
 
 def _check_ids_output(out, inputs):
