@@ -5115,13 +5115,18 @@ class _WorkerPool:
             self.broken = _WorkerDied(f"{self.what}: a worker process died ({error})")
         if current is not None and not current.done():
             current.set_exception(self.broken)
+        stops = 0  # the end-of-work marks (None) met are put back, for the other threads
         while True:  # no worker may wait for jobs no one will take
             try:
                 item = self.queue.get_nowait()
             except queue.Empty:
-                return
-            if item is not None and item[0].set_running_or_notify_cancel():
+                break
+            if item is None:
+                stops += 1
+            elif item[0].set_running_or_notify_cancel():
                 item[0].set_exception(self.broken)
+        for _ in range(stops):
+            self.queue.put(None)
 
     def submit(self, job):
         """A Future of a worker's reply to `job` (a list; None: of it being ready)."""
