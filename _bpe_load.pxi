@@ -37,6 +37,7 @@ cdef struct ModelT:
     Py_ssize_t n_merges
     int32_t max_id
     int32_t byte_id[256]    # -1: the single byte is not a token
+    bint ready              # read whole by a reader (else the arrays may be NULL)
     VSlot *index
     int index_shift
     Py_ssize_t index_mask
@@ -678,7 +679,7 @@ cdef class _Model:
         cdef const uint8_t *p = <const uint8_t *> PyBytes_AS_STRING(data)
         cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
         cdef const VSlot *s
-        if n == 0:
+        if n == 0 or not self.M.ready:
             return None
         s = vfind(&self.M, vkey(p, n), p, n)
         return None if s == NULL else s.id
@@ -690,7 +691,8 @@ cdef class _Model:
     def token(self, i):
         """The bytes of the token with id i, or None."""
         cdef int32_t k
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= self.M.max_id:
+        if (not self.M.ready or isinstance(i, bool) or not isinstance(i, int)
+                or not 0 <= i <= self.M.max_id):
             return None
         k = idmap_get(&self.M.by_id, <int32_t> i)
         if k < 0:
@@ -701,7 +703,10 @@ cdef class _Model:
 cdef _Model _checked(_Model model, int err):
     if err < 0:
         raise MemoryError()
-    return model if err == 0 else None
+    if err != 0:
+        return None
+    model.M.ready = True
+    return model
 
 
 def _tiktoken_model(source):

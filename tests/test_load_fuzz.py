@@ -322,3 +322,38 @@ def test_native_mutated_alike_long(worker, files, data):
 def test_odd_inputs_alike(worker, kind, data):
     check_alike(worker.run(kind, data))
 
+
+# ---------------------------------------------------------------------------------------
+# findings of the audit of _bpe_load.pxi, each run where a crash cannot take the run down
+
+
+def run_python(code):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-c", textwrap.dedent(code)],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=root)
+
+
+def compiled():
+    import bpe
+
+    if getattr(bpe, "BACKEND", None) != "cython":
+        pytest.skip("the compiled backend is not built")
+
+
+def test_unread_model_is_refused():
+    """A _Model made directly (no reader filled it) answers None, and a core is not built
+    from it (it crashed: its arrays are NULL)."""
+    compiled()
+    got = run_python("""
+        import bpe
+        m = bpe._Model()
+        print(m.token(0), m.id_of(b"a"), m.has_id(0))
+        try:
+            bpe.Core.from_model("a", m, {})
+        except ValueError as e:
+            print("ValueError")
+    """)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split() == ["None", "None", "False", "ValueError"]
+
