@@ -357,3 +357,22 @@ def test_unread_model_is_refused():
     assert got.returncode == 0, got.stderr
     assert got.stdout.split() == ["None", "None", "False", "ValueError"]
 
+
+def test_readers_allocate_by_content():
+    """The readers sized their arrays by the lines (28 bytes each) before reading one: a
+    file of 30 million newlines asked for 840 MB and raised MemoryError under a limit of
+    the address space; now a token's room needs a line with a space, and these are not
+    plain (None: the reference reader says what is wrong)."""
+    compiled()
+    got = run_python("""
+        import os, resource, bpe
+        n = 30_000_000
+        blank = "\\n" * n
+        native = '#bpe-tokenizer 1\\npattern "a"\\ntokens 0\\n' + "\\n" * n
+        vm = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (500 << 20), resource.RLIM_INFINITY))
+        start = native.find("tokens")
+        print(bpe.Core.tiktoken_model(blank), bpe.Core.native_model(native, start))
+    """)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split() == ["None", "None"]
