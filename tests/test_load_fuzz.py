@@ -310,7 +310,18 @@ def test_native_mutated_alike_long(worker, files, data):
     fuzz_file(worker, "native", data.draw(mutated(files["native"])))
 
 
+def _tiktoken_of(pairs):
+    return b"".join(base64.b64encode(t) + b" %d\n" % i for t, i in pairs)
+
+
+BYTES_LAST = _tiktoken_of([(t, i) for i, t in enumerate([b"ab", b"abc", b"cab", b"aa", b"aaa"])]
+                          + [(bytes([b]), 1000 + b) for b in range(256)])
+TOP_ID = _tiktoken_of([(bytes([b]), b) for b in range(256)] + [(b"ab", 2**31 - 1)])
+
+
 @pytest.mark.parametrize("kind,data", [
+    ("tiktoken", BYTES_LAST),  # merges ranked before the bytes they join
+    ("tiktoken", TOP_ID),  # the largest id; the special token's id would be 2**31
     ("tiktoken", b"\n" * 200000),
     ("tiktoken", b"\r\n" * 100000),
     ("tiktoken", b"===="),
