@@ -690,7 +690,7 @@ cdef class _Model:
     def max_id(self):
         return self.M.max_id
 
-    def id_of(self, bytes data):
+    def id_of(self, bytes data not None):
         """The id of the token with these bytes, or None."""
         cdef const uint8_t *p = <const uint8_t *> PyBytes_AS_STRING(data)
         cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
@@ -745,7 +745,7 @@ def _tiktoken_model(source):
     return _checked(model, err)
 
 
-def _native_model(str text, Py_ssize_t start):
+def _native_model(str text not None, Py_ssize_t start):
     """Core.native_model: (a _Model of the tokens and merges sections of a
     native file's text from char `start`, where the next line starts), or None
     when it is not the plain case."""

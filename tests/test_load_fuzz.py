@@ -369,6 +369,23 @@ def test_unread_model_is_refused():
     assert got.stdout.split() == ["None", "None", "False", "ValueError"]
 
 
+def test_readers_refuse_none():
+    """None where the C side reads a str or bytes: a TypeError, not a read of None's fields
+    as a string's (native_model(None, 0) read them; id_of(None) on a model too)."""
+    compiled()
+    got = run_python("""
+        import bpe
+        m = bpe.Core.tiktoken_model({bytes([b]): b for b in range(256)})
+        for call in (lambda: bpe.Core.native_model(None, 0), lambda: m.id_of(None)):
+            try:
+                call()
+            except TypeError:
+                print("TypeError")
+    """)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split() == ["TypeError", "TypeError"]
+
+
 def test_readers_allocate_by_content():
     """The readers sized their arrays by the lines (28 bytes each) before reading one: a
     file of 30 million newlines asked for 840 MB and raised MemoryError under a limit of
