@@ -289,6 +289,8 @@ cdef class Core:
     @classmethod
     def from_model(cls, str pattern, _Model model not None, dict specials):
         """A core from a model read by tiktoken_model or native_model."""
+        if not model.M.ready:
+            raise ValueError("from_model needs a model that tiktoken_model or native_model read")
         return cls(pattern, None, None, specials, model)
 
     def tokens(self):

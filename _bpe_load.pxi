@@ -18,6 +18,7 @@ cdef enum: NOT_PLAIN = 1    # a reader's answer: take the reference path
 cdef enum: LONGEST = 4096   # longer tokens: the reference path (its heap is O(n log n))
 cdef int32_t NO_RANK = 0x7FFFFFFF
 cdef int64_t ID_LIMIT = (<int64_t> 1) << 31   # ids are int32
+cdef Py_ssize_t LINE_LIMIT = 0x7FFFFFFF      # longer lines: not plain (lengths are int32)
 
 
 cdef struct VSlot:          # the model's index: token bytes -> token number
@@ -37,6 +38,7 @@ cdef struct ModelT:
     Py_ssize_t n_merges
     int32_t max_id
     int32_t byte_id[256]    # -1: the single byte is not a token
+    bint ready              # read whole by a reader (else the arrays may be NULL)
     VSlot *index
     int index_shift
     Py_ssize_t index_mask
@@ -97,6 +99,8 @@ cdef int model_index(ModelT *M) noexcept nogil:
     cdef uint64_t keys[16]
     cdef const uint8_t *p
     cdef VSlot *s
+    if M.n_tok < 256:   # not every single byte
+        return NOT_PLAIN
     while 3 * cap < 4 * M.n_tok:   # at most 3/4 full
         cap *= 2
     M.index_mask = cap - 1
@@ -203,12 +207,18 @@ cdef inline int64_t parse_id(const uint8_t *s, Py_ssize_t n) noexcept nogil:
 cdef int parse_tiktoken(ModelT *M, const uint8_t *s, Py_ssize_t n) noexcept nogil:
     """The tokens of a .tiktoken text (ASCII), each line `base64 rank`, the
     ranks ascending; empty lines skipped, a CR before each LF dropped."""
-    cdef Py_ssize_t lines = 1, i, a, e, sp, k = 0, m = 0, got
+    cdef Py_ssize_t lines = 1, spaces = 0, i, a, e, sp, k = 0, m = 0, got
     cdef int64_t rank, last = -1
     for i in range(n):
         if s[i] == 10:
             lines += 1
-    if model_alloc(M, lines, n) < 0:
+        elif s[i] == 32:
+            spaces += 1
+    # a token takes a line with a space: room for min(lines, spaces) of them,
+    # not a slot per line (a file of newlines allocates nothing)
+    if spaces == 0:
+        return NOT_PLAIN
+    if model_alloc(M, lines if lines < spaces else spaces, n) < 0:
         return -1
     i = 0
     while i < n:
@@ -224,7 +234,7 @@ cdef int parse_tiktoken(ModelT *M, const uint8_t *s, Py_ssize_t n) noexcept nogi
         sp = a
         while sp < e and s[sp] != 32:
             sp += 1
-        if sp == e:
+        if sp == e or sp - a > 4 * (LONGEST // 3 + 1):   # longer: derive_merges refuses it
             return NOT_PLAIN
         rank = parse_id(s + sp + 1, e - sp - 1)   # a second space fails here too
         if rank <= last:
@@ -556,20 +566,25 @@ cdef int parse_native(ModelT *M, const ch_t *s, Py_ssize_t n, Py_ssize_t i, Py_s
     plain tokens, then each merge's result (its parts' lengths kept in
     M.merges[r].left until parts_of_merges); `end`: where the next line starts."""
     cdef int64_t n_plain, n_merges, v, last = -1
-    cdef Py_ssize_t k = 0, m = 0, e, stop, f, g, got, got2, r, lines = 0, j
+    cdef Py_ssize_t k = 0, m = 0, e, stop, f, g, got, got2, r, lines = 0, spaces = 0, j
     for j in range(i, n):
         if s[j] == 10:
             lines += 1
+        elif s[j] == 32:
+            spaces += 1
     i = section(s, i, n, b"tokens", &n_plain)
     if i < 0 or n_plain > lines:
         return NOT_PLAIN
+    # a token takes a line with a space: room for min(lines, spaces) of them;
     # at most as many bytes as chars: the arena fits in the text's length
-    if model_alloc(M, lines, n - i) < 0:
+    if model_alloc(M, lines if lines < spaces else spaces, n - i) < 0:
         return -1
     for r in range(n_plain):
         if i >= n:
             return NOT_PLAIN
         e = line_end(s, i, n)
+        if e - i > LINE_LIMIT:
+            return NOT_PLAIN
         stop = e - 1 if e > i and s[e - 1] == 13 else e
         f = field_end(s, i, stop)
         v = char_id(s, i, f)
@@ -594,6 +609,8 @@ cdef int parse_native(ModelT *M, const ch_t *s, Py_ssize_t n, Py_ssize_t i, Py_s
         if i >= n:
             return NOT_PLAIN
         e = line_end(s, i, n)
+        if e - i > LINE_LIMIT:
+            return NOT_PLAIN
         stop = e - 1 if e > i and s[e - 1] == 13 else e
         f = field_end(s, i, stop)
         v = char_id(s, i, f)
@@ -673,12 +690,12 @@ cdef class _Model:
     def max_id(self):
         return self.M.max_id
 
-    def id_of(self, bytes data):
+    def id_of(self, bytes data not None):
         """The id of the token with these bytes, or None."""
         cdef const uint8_t *p = <const uint8_t *> PyBytes_AS_STRING(data)
         cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
         cdef const VSlot *s
-        if n == 0:
+        if n == 0 or not self.M.ready:
             return None
         s = vfind(&self.M, vkey(p, n), p, n)
         return None if s == NULL else s.id
@@ -690,7 +707,8 @@ cdef class _Model:
     def token(self, i):
         """The bytes of the token with id i, or None."""
         cdef int32_t k
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= self.M.max_id:
+        if (not self.M.ready or isinstance(i, bool) or not isinstance(i, int)
+                or not 0 <= i <= self.M.max_id):
             return None
         k = idmap_get(&self.M.by_id, <int32_t> i)
         if k < 0:
@@ -701,7 +719,10 @@ cdef class _Model:
 cdef _Model _checked(_Model model, int err):
     if err < 0:
         raise MemoryError()
-    return model if err == 0 else None
+    if err != 0:
+        return None
+    model.M.ready = True
+    return model
 
 
 def _tiktoken_model(source):
@@ -724,7 +745,7 @@ def _tiktoken_model(source):
     return _checked(model, err)
 
 
-def _native_model(str text, Py_ssize_t start):
+def _native_model(str text not None, Py_ssize_t start):
     """Core.native_model: (a _Model of the tokens and merges sections of a
     native file's text from char `start`, where the next line starts), or None
     when it is not the plain case."""
