@@ -104,6 +104,7 @@ def test_import_is_light():
     the extras import what they need when they are used."""
     code = textwrap.dedent(f"""
         import sys
+        import regex  # the one dependency: what it imports is not ours to count
         before = set(sys.modules)
         import bpe_fallback
         new = set(sys.modules) - before
@@ -118,7 +119,9 @@ def test_import_is_light():
     multiprocessing, heavy, count = run.stdout.split("\n")[:3]
     assert multiprocessing == "False"
     assert heavy == "[]"
-    assert int(count) <= 30, count  # regex and its few helpers, array, heapq, threading
+    # beyond regex (and the standard modules it loads: re, enum, functools, threading, ...,
+    # which a site's start-up may or may not have loaded already): array, heapq, a few more
+    assert int(count) <= 12, count
 
 
 def test_public_names_are_the_api():
