@@ -3,6 +3,7 @@
 import functools
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import regex
@@ -248,3 +249,22 @@ class TreePeak:
         self._thread.join()
         return False
 """
+
+
+@contextmanager
+def environ(**values):
+    """Set (str) or unset (None) environment variables for a block."""
+    old = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

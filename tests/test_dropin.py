@@ -32,7 +32,6 @@ import tempfile
 import threading
 import traceback
 import warnings
-from contextlib import contextmanager
 
 import pytest
 
@@ -43,6 +42,7 @@ from helpers import (
     GPT2_VOCAB,
     PLAIN_TEXTS,
     corpus_with_specials,
+    environ,
     gpt2_ranks,
     gpt2_tiktoken,
     read_data,
@@ -79,25 +79,6 @@ def pinned(name):
 def cache_key(name):
     """tiktoken's cache file name for `name`'s file: the sha1 of its URL."""
     return hashlib.sha1((BLOB + FILES[name]).encode()).hexdigest()
-
-
-@contextmanager
-def environ(**values):
-    """Set (str) or unset (None) environment variables for a block."""
-    old = {k: os.environ.get(k) for k in values}
-    try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @pytest.fixture(scope="session")

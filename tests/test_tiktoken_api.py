@@ -15,13 +15,12 @@ import pickle
 import subprocess
 import sys
 import threading
-from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import DATA, EOT, GPT2_VOCAB, gpt2_ranks, read_data, texts_with, tiktoken_of
+from helpers import DATA, EOT, GPT2_VOCAB, environ, gpt2_ranks, read_data, texts_with, tiktoken_of
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -43,20 +42,6 @@ FEW = settings(max_examples=25, deadline=None, suppress_health_check=list(Health
 def cache_name(filename):
     """tiktoken's cache file name for one of OpenAI's files: sha1 of its URL."""
     return hashlib.sha1((BLOB + filename).encode()).hexdigest()
-
-
-@contextmanager
-def environ(**values):
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @pytest.fixture(scope="session")
