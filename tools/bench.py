@@ -11,7 +11,18 @@ Rows (the performance targets of SPEC.md):
                       tokie, riptoken and tiktoken: a fresh instance of each library every round
                       (warmed on a short text), libraries alternating round by round, medians of
                       --rounds; the anchor of a row is the fastest peer whose ids equal
-                      tiktoken's (the others are listed as "other ids" and not counted)
+                      tiktoken's (the others are listed as "other ids" and not counted);
+                      target: >= 1.3x the anchor (PEER_TARGET)
+  short_calls         (alias short) serving-style calls: 2,000 different texts of 200 and of
+                      4,000 characters of english10.txt (slices starting at offsets spread
+                      evenly over the file), gpt2 / cl100k_base / o200k_base, against the
+                      peers of the peers rows built the same way; in a fresh process pinned to
+                      one CPU, one instance of each library, warmed by encoding all 2,000
+                      texts once (ids checked against tiktoken's for every text), then the
+                      texts encoded one call each in a Python loop, libraries alternating
+                      round by round, medians of --rounds of the process's CPU time; shown
+                      as microseconds per call, the ratio is the fastest peer's time / ours;
+                      target: >= 1.3x
   train_files         bpe.Tokenizer.train_files, english.txt, vocab 32768, gpt2 pattern,
                       vs rustbpe on the same corpus and pattern: time ratio, and the ratio of
                       peak memory (each side in its own fresh subprocess)
@@ -102,6 +113,7 @@ RESULT_TAG = "BENCH-RESULT "
 
 ROWS = [
     "peers",
+    "short_calls",
     "train_files",
     "encode_ordinary",
     "encode_batch",
@@ -131,6 +143,8 @@ ALIASES = {
     "encode_python": "python_encode",
     "patho": "pathological",
     "peer": "peers",
+    "short": "short_calls",
+    "calls": "short_calls",
     "python_parity": "parity",
     "multiprocessing": "pool",
     "load": "startup",
@@ -691,6 +705,8 @@ PEER_LIBS = ["ours", "fastokens", "quicktok", "tokie", "riptoken", "tiktoken"]
 PEER_MODULES = {"fastokens": "fastokens", "quicktok": "quicktok", "tokie": "tokie",
                 "riptoken": "riptoken", "tiktoken": "tiktoken"}
 PEER_WARMUP = "Warm up: it's 12 o'clock, héllo wörld! 123\n"
+PEER_TARGET = 1.3  # SPEC.md, Performance targets: ≥ 1.3× the fastest peer with identical ids
+PEER_TARGET_TXT = f"≥ {PEER_TARGET}×"
 
 
 def _read_ranks(path):
@@ -750,13 +766,26 @@ def _peer_encoder(lib, a):
     raise ValueError(f"unknown library {lib!r}")
 
 
+def _reference(a):
+    """tiktoken's Encoding of vocabulary a["vocab"]: the ids every peer is checked against."""
+    import tiktoken
+
+    return tiktoken.Encoding(name="ref", pat_str=a["pat_str"],
+                             mergeable_ranks=_read_ranks(a["ranks"]), special_tokens={})
+
+
+def _pin(cpu):
+    """Run this worker on one CPU, fastokens on one thread."""
+    os.environ["FASTOKENS_BPE_THREADS"] = "1"
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {cpu})
+
+
 def job_peers(a):
     """All libraries on one (vocabulary, corpus): pinned to one CPU, a fresh instance each
     round (warmed on a short text), libraries alternating round by round; ids checked
     against tiktoken's."""
-    os.environ["FASTOKENS_BPE_THREADS"] = "1"
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {a["cpu"]})
+    _pin(a["cpu"])
     with open(a["path"], encoding="utf-8", errors="replace", newline="") as f:
         text = f.read()
     nbytes = len(text.encode("utf-8"))
@@ -781,21 +810,18 @@ def job_peers(a):
                 continue
             if lib not in status:
                 if ref is None:
-                    import tiktoken
-
-                    enc = tiktoken.Encoding(
-                        name="ref",
-                        pat_str=a["pat_str"],
-                        mergeable_ranks=_read_ranks(a["ranks"]),
-                        special_tokens={},
-                    )
-                    ref = enc.encode_ordinary(text)
+                    ref = _reference(a).encode_ordinary(text)
                 status[lib] = "ok" if list(ids) == ref else "other ids"
             del ids
-    out = {"mb": nbytes / 1e6, "libs": {}}
+    return {"mb": nbytes / 1e6, "libs": _lib_summary(libs, times, status)}
+
+
+def _lib_summary(libs, times, status):
+    """Per library: its status, the number of timed rounds, the median and best time."""
+    out = {}
     for lib in libs:
         ts = sorted(times[lib])
-        out["libs"][lib] = {
+        out[lib] = {
             "status": status.get(lib, "n/a"),
             "rounds": len(ts),
             "median": ts[len(ts) // 2] if ts else None,
@@ -845,26 +871,35 @@ def peer_files(ctx, table):
     return files
 
 
-def row_peers(ctx, table):
-    """encode_ordinary, single thread, each vocabulary x corpus against the fastest peer
-    with identical ids."""
+def _peer_setup(ctx, table, row):
+    """(the libraries installed, peer_files, the CPU to pin workers to) for a peer row."""
     libs = ["ours"] + [lib for lib in PEER_LIBS[1:] if _have(PEER_MODULES[lib])]
     missing = [lib for lib in PEER_LIBS[1:] if lib not in libs]
     if missing:
-        table.note("peers: not installed: {} (pip install .[bench])".format(", ".join(missing)))
-    _progress("peers: preparing the vocabulary files ...")
+        table.note(f"{row}: not installed: {', '.join(missing)} (pip install .[bench])")
+    _progress(f"{row}: preparing the vocabulary files ...")
     files = peer_files(ctx, table)
     cpu = sorted(os.sched_getaffinity(0))[-1] if hasattr(os, "sched_getaffinity") else 0
+    return libs, files, cpu
+
+
+def _peer_skipped(table, what, path, files, vocab):
+    """Note and return True when the corpus (path None) or the vocabulary's files are missing."""
+    if path is not None and vocab in files:
+        return False
+    table.note(f"{what}: skipped ({'corpus missing' if path is None else 'no vocabulary'})")
+    return True
+
+
+def row_peers(ctx, table):
+    """encode_ordinary, single thread, each vocabulary x corpus against the fastest peer
+    with identical ids."""
+    libs, files, cpu = _peer_setup(ctx, table, "peers")
     for corpus in ctx.peer_corpora:
         path = utf8_corpus(ctx, table, corpus)
         for vocab in ctx.peer_vocabs:
             what = f"`encode_ordinary` {vocab} × {corpus}, 1 thread"
-            if path is None or vocab not in files:
-                table.note(
-                    "{}: skipped ({})".format(
-                        what, "corpus missing" if path is None else "no vocabulary"
-                    )
-                )
+            if _peer_skipped(table, what, path, files, vocab):
                 continue
             _progress(f"peers: {vocab} on {corpus} ({ctx.peer_rounds} rounds) ...")
             res = run_worker(
@@ -872,50 +907,125 @@ def row_peers(ctx, table):
                 dict(files[vocab], path=str(path), libs=libs, rounds=ctx.peer_rounds, cpu=cpu),
                 ctx.timeout,
             )
-            if not res["ok"]:
-                table.row(what, _short(res["error"]), "-", "-", "≥ 1.0×", "-")
+            _peer_row(table, what, res, libs, ctx.peer_rounds, "MB/s",
+                      lambda res, s: res["mb"] / s)
+
+
+def _peer_row(table, what, res, libs, rounds, unit, value, digits=1):
+    """One row against the fastest peer whose ids equal tiktoken's, from a worker's
+    {"libs": {lib: {"status", "median"}}}: ratio = the peer's median time / ours;
+    value(res, seconds) is what the row shows, in `unit` with `digits` decimals; every
+    library's goes to a note."""
+    if not res["ok"]:
+        table.row(what, _short(res["error"]), "-", "-", PEER_TARGET_TXT, "-")
+        return
+    secs, parts = {}, []
+    for lib in libs:
+        info = res["libs"][lib]
+        if info["median"] is not None and info["status"] in ("ok", "other ids"):
+            other = "" if info["status"] == "ok" else " (other ids)"
+            parts.append(f"{lib} {value(res, info['median']):.{digits}f}{other}")
+            if info["status"] == "ok":
+                secs[lib] = info["median"]
+        else:
+            parts.append("{} {}".format(lib, info["status"]))
+    table.note("{} ({}, median of {} rounds): {}".format(what, unit, rounds, "; ".join(parts)))
+    peers = {lib: v for lib, v in secs.items() if lib != "ours"}
+    if "ours" not in secs:
+        table.row(what, "ours: " + res["libs"]["ours"]["status"], "-", "-", PEER_TARGET_TXT, "no")
+        return
+    ours = f"{value(res, secs['ours']):.{digits}f} {unit}"
+    if not peers:
+        table.row(what, ours, "no peer with identical ids", "-", PEER_TARGET_TXT, "-")
+        return
+    best = min(peers, key=peers.get)
+    r = peers[best] / secs["ours"]
+    table.row(what, ours, f"{value(res, peers[best]):.{digits}f} {unit} {best}", f"{r:.2f}×",
+              PEER_TARGET_TXT, _met(r >= PEER_TARGET))
+
+
+# Short calls (issue 21): serving-style calls, many different short texts to one warm instance
+
+SHORT_CORPUS = "english10.txt"
+SHORT_COUNT = 2000
+SHORT_LENGTHS = [200, 4000]
+
+
+def short_texts(path, n, count=SHORT_COUNT):
+    """`count` different slices of exactly n characters of the file at `path`, their starts
+    spread evenly over it."""
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        text = f.read()
+    step = (len(text) - n) // count
+    if step < 1:
+        raise ValueError(f"{path} is too short for {count} texts of {n} characters")
+    return [text[i * step : i * step + n] for i in range(count)]
+
+
+def _warm_instance(lib, a, texts, ref):
+    """(encode, status) of one instance of `lib`, warmed by encoding every text once; the
+    ids of each are checked against ref. encode is None where the library cannot run."""
+    try:
+        encode = _peer_encoder(lib, a)
+        if encode is None:
+            return None, "n/a"
+        outs = [encode(t) for t in texts]
+    except Exception as exc:  # noqa: BLE001 - reported in the row
+        return None, "error: " + _err(exc)
+    same = all(list(ids) == r for ids, r in zip(outs, ref))
+    return encode, "ok" if same else "other ids"
+
+
+def _time_calls(encode, texts):
+    """CPU time of this process (every thread) to encode the texts, one call each."""
+    t0 = time.process_time()
+    for t in texts:
+        encode(t)
+    return time.process_time() - t0
+
+
+def job_short_calls(a):
+    """All libraries on one (vocabulary, length): pinned to one CPU, one warm instance of
+    each, the texts encoded one call each, libraries alternating round by round."""
+    _pin(a["cpu"])
+    texts = short_texts(a["path"], a["n"], a["count"])
+    enc = _reference(a)
+    ref = [enc.encode_ordinary(t) for t in texts]
+    del enc
+    libs, encoders, status = a["libs"], {}, {}
+    for lib in libs:
+        encoders[lib], status[lib] = _warm_instance(lib, a, texts, ref)
+    live = [lib for lib in libs if encoders[lib] is not None]
+    times = {lib: [] for lib in libs}
+    for r in range(a["rounds"] if live else 0):
+        for lib in live[r % len(live):] + live[:r % len(live)]:
+            times[lib].append(_time_calls(encoders[lib], texts))
+    return {"calls": len(texts), "libs": _lib_summary(libs, times, status)}
+
+
+def row_short_calls(ctx, table):
+    """Short calls: 2,000 different texts of 200 and of 4,000 characters of english10.txt,
+    one call each to one warm instance per library, against the fastest peer with identical
+    ids (the same peers, built the same way, as row_peers)."""
+    libs, files, cpu = _peer_setup(ctx, table, "short_calls")
+    path = utf8_corpus(ctx, table, SHORT_CORPUS)
+    for vocab in ctx.peer_vocabs:
+        for n in SHORT_LENGTHS:
+            what = (f"short calls {vocab}: {SHORT_COUNT:,} different texts × {n:,} chars "
+                    f"of {SHORT_CORPUS}, one warm instance")
+            if _peer_skipped(table, what, path, files, vocab):
                 continue
-            mbs = {}
-            parts = []
-            for lib in libs:
-                info = res["libs"][lib]
-                if info["median"] is not None and info["status"] in ("ok", "other ids"):
-                    speed = res["mb"] / info["median"]
-                    parts.append(
-                        "{} {:.1f}{}".format(
-                            lib, speed, "" if info["status"] == "ok" else " (other ids)"
-                        )
-                    )
-                    if info["status"] == "ok":
-                        mbs[lib] = speed
-                else:
-                    parts.append("{} {}".format(lib, info["status"]))
-            table.note(
-                "{} (MB/s, median of {} rounds): {}".format(what, ctx.peer_rounds, "; ".join(parts))
-            )
-            ours = res["libs"]["ours"]
-            peers = {lib: v for lib, v in mbs.items() if lib != "ours"}
-            if "ours" not in mbs:
-                table.row(what, "ours: " + ours["status"], "-", "-", "≥ 1.0×", "no")
-                continue
-            if not peers:
-                table.row(
-                    what,
-                    "{:.1f} MB/s".format(mbs["ours"]),
-                    "no peer with identical ids",
-                    "-",
-                    "≥ 1.0×",
-                    "-",
-                )
-                continue
-            best = max(peers, key=peers.get)
-            r = mbs["ours"] / peers[best]
-            table.row(what, "{:.1f} MB/s".format(mbs["ours"]), f"{peers[best]:.1f} MB/s {best}",
-                      f"{r:.2f}×", "≥ 1.0×", _met(r >= 1.0))
+            _progress(f"short_calls: {vocab}, {n} chars ({ctx.peer_rounds} rounds) ...")
+            args = dict(files[vocab], path=str(path), n=n, count=SHORT_COUNT, libs=libs,
+                        rounds=ctx.peer_rounds, cpu=cpu)
+            res = run_worker("short_calls", args, ctx.timeout)
+            _peer_row(table, what, res, libs, ctx.peer_rounds, "µs/call",
+                      lambda res, s: s / res["calls"] * 1e6, digits=2)
 
 
 JOBS = {
     "peers": job_peers,
+    "short_calls": job_short_calls,
     "train_ours": job_train_ours,
     "train_fallback": job_train_fallback,
     "train_rustbpe": job_train_rustbpe,
@@ -1841,6 +1951,7 @@ def row_pathological(ctx, table):
 
 ROW_FUNCS = {
     "peers": row_peers,
+    "short_calls": row_short_calls,
     "train_files": row_train_files,
     "encode_ordinary": row_encode_ordinary,
     "encode_batch": row_encode_batch,
@@ -1905,9 +2016,10 @@ def main(argv=None):
                    help="repetitions per timing, best taken (default: 3 for encoding and 1 "
                         "for training; 1 with --quick); each training run is a fresh process")
     p.add_argument("--rounds", type=int, default=5, metavar="N",
-                   help="rounds of the peers rows, medians taken (default: %(default)s)")
+                   help="rounds of the peers and short_calls rows, medians taken "
+                        "(default: %(default)s)")
     p.add_argument("--vocab", action="append", choices=[v for v, _ in PEER_VOCABS],
-                   help="peers rows: only this vocabulary (repeatable)")
+                   help="peers and short_calls rows: only this vocabulary (repeatable)")
     p.add_argument("--corpus", action="append", choices=PEER_CORPORA,
                    help="peers rows: only this corpus (repeatable)")
     p.add_argument("--gpt2-dir", help="directory holding gpt2_vocab.json and gpt2_merges.txt")
