@@ -1004,6 +1004,8 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     cdef int err = 0
     cdef bint more = True
     cdef int32_t *o
+    cdef bs_iter bit
+    bs_start(&bit)
     memset(&sc, 0, sizeof(Scratch))
     sc.memo = cache.memo
     cut[0] = 0
@@ -1013,7 +1015,12 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
         ends[0] = i
         cnt = 0
         while cnt < FCHUNK and i < n:
-            e = next_end(s, i, n, which)
+            if scanner_t is O200kScan:
+                e = bs_next(&bit, s, i, n, False)
+            elif scanner_t is Cl100kScan:
+                e = bs_next(&bit, s, i, n, True)
+            else:
+                e = next_end(s, i, n, which)
             if e > limit:
                 more = False  # [i, e) is left for later: *cut = i
                 break

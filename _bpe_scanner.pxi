@@ -637,11 +637,16 @@ cdef list native_pretokens(str text, int which):
     cdef Py_ssize_t i = 0, e
     cdef Utf8 u
     cdef list out = []
+    cdef bs_iter bit
+    bs_start(&bit)
     _build_flags()
     utf8_of(text, &u)
     try:
         while i < u.len:
-            e = next_pretoken(which, u.data, i, u.len)
+            if which == P_O200K or which == P_CL100K:
+                e = bs_next(&bit, u.data, i, u.len, which == P_CL100K)
+            else:
+                e = next_pretoken(which, u.data, i, u.len)
             out.append(PyBytes_FromStringAndSize(<const char *> u.data + i, e - i).decode("utf-8"))
             i = e
         return out
