@@ -151,7 +151,9 @@ cdef struct FSlot:    # a slot of the flat table (32 bytes, two a cache line)
     uint64_t k1       # bytes 8-14, zero-padded; the top byte: the length; 0: a free slot
     int32_t ids[3]    # n <= 3: the ids (the rest zero)
     uint32_t n        # the count, or FS_LONG (ids[0]: an offset in flat_ids, ids[1]: the
-                      # count) or FS_PENDING (being merged: ids[0] is its item)
+                      # count) or FS_PENDING (being merged: ids[0] is its item), in the
+                      # low byte; FS_OVF in the first slot of a line: a key whose home
+                      # is this line sits beyond it (else a key not in the line is new)
 
 cdef struct PCache:
     uint64_t *memo    # the backtracking's remembered compatibility checks
@@ -681,6 +683,7 @@ cdef enum: GRID_BITS = 10
 cdef enum: GRID = 1 << GRID_BITS   # pairs of core numbers below: a dense table (4 MB)
 cdef enum: FS_PENDING = 254   # a slot whose pre-token is being merged (ids[0]: its item)
 cdef enum: MAXPEND = 128
+cdef enum: FS_OVF = 0x100
 
 cdef uint64_t FS_LO[16]   # k0's mask for a length: the first min(n, 8) bytes
 cdef uint64_t FS_HI[16]   # k1's: bytes 8 to n - 1
@@ -769,12 +772,13 @@ cdef int flat_reset(const CoreT *T, PCache *c) noexcept nogil:
 
 cdef inline int fs_emit(const PCache *c, const FSlot *e, IVec *out) noexcept nogil:
     cdef Py_ssize_t k
-    if e.n <= 3:
+    cdef uint32_t cnt = e.n & 0xFF
+    if cnt <= 3:
         if ivec_reserve(out, out.len + 3) < 0:
             return -1
         for k in range(3):
             out.data[out.len + k] = e.ids[k]
-        out.len += e.n
+        out.len += cnt
         return 0
     k = e.ids[1]
     if ivec_reserve(out, out.len + k) < 0:
@@ -849,21 +853,24 @@ cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept 
 cdef int flat_add(const CoreT *T, PCache *c, uint64_t k0, uint64_t k1, const int32_t *ids,
                   Py_ssize_t cnt) noexcept nogil:
     """Remember a pre-token's ids (unless the table has it)."""
-    cdef Py_ssize_t mask = (<Py_ssize_t> 1 << T.flat_bits) - 1, k, h
+    cdef Py_ssize_t mask = (<Py_ssize_t> 1 << T.flat_bits) - 1, k, h, home
     cdef FSlot *e
     cdef int32_t *p
     if c.flat_count >= c.flat_limit:
         flat_reset(T, c)
-    h = fs_home(k0, k1, 64 - T.flat_bits)
+    home = fs_home(k0, k1, 64 - T.flat_bits)
+    h = home
     e = &c.flat[h]
     while e.k1 != 0:
         if e.k0 == k0 and e.k1 == k1:
-            if e.n != FS_PENDING:
+            if (e.n & 0xFF) != FS_PENDING:
                 return 0
             c.flat_count -= 1   # counted again below
             break
         h = (h + 1) & mask
         e = &c.flat[h]
+    if (h ^ home) > 1:
+        c.flat[home].n |= FS_OVF
     if cnt > 3:
         if c.flat_ids_len + cnt > c.flat_ids_cap:
             k = 2 * c.flat_ids_cap + 256 if c.flat_ids_cap else 4096
@@ -876,12 +883,12 @@ cdef int flat_add(const CoreT *T, PCache *c, uint64_t k0, uint64_t k1, const int
         e.ids[0] = <int32_t> c.flat_ids_len
         e.ids[1] = <int32_t> cnt
         e.ids[2] = 0
-        e.n = FS_LONG
+        e.n = (e.n & FS_OVF) | FS_LONG
         c.flat_ids_len += cnt
     else:
         for k in range(3):
             e.ids[k] = ids[k] if k < cnt else 0
-        e.n = <uint32_t> cnt
+        e.n = (e.n & FS_OVF) | <uint32_t> cnt
     e.k0 = k0
     e.k1 = k1
     c.flat_count += 1
@@ -957,7 +964,7 @@ cdef inline void miss_start(const CoreT *T, PCache *c, MissItem *t, Py_ssize_t i
                             Py_ssize_t h, IVec *out) noexcept nogil:
     """A new pre-token (2..FS_MAX bytes: every byte is a token) waits as item
     `index`, with m ids' room kept in the output and a marker in the table."""
-    cdef Py_ssize_t k, mask = (<Py_ssize_t> 1 << T.flat_bits) - 1
+    cdef Py_ssize_t k, mask = (<Py_ssize_t> 1 << T.flat_bits) - 1, home = h
     cdef FSlot *e
     t.n = <int32_t> m
     t.m = <int32_t> m
@@ -976,9 +983,11 @@ cdef inline void miss_start(const CoreT *T, PCache *c, MissItem *t, Py_ssize_t i
         while e.k1 != 0:
             h = (h + 1) & mask
             e = &c.flat[h]
+        if (h ^ home) > 1:
+            c.flat[home].n |= FS_OVF
         e.k0 = k0
         e.k1 = k1
-        e.n = FS_PENDING
+        e.n = (e.n & FS_OVF) | FS_PENDING
         e.ids[0] = <int32_t> index
         c.flat_count += 1
 
@@ -1044,16 +1053,20 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
                 x = &flat[h]
                 if x.k0 != key0[j] or x.k1 != key1[j]:
                     x += 1   # the other slot of the line
-                if x.k0 == key0[j] and x.k1 == key1[j] and x.n <= 3:
-                    STAT(0, 1)
-                    o = out.data + out.len
-                    o[0] = x.ids[0]
-                    o[1] = x.ids[1]
-                    o[2] = x.ids[2]
-                    out.len += x.n
-                    continue
-                x = flat_find(T, cache, key0[j], key1[j], h)
-                if x != NULL and x.n != FS_PENDING:
+                if x.k0 == key0[j] and x.k1 == key1[j]:
+                    if (x.n & 0xFF) <= 3:
+                        STAT(0, 1)
+                        o = out.data + out.len
+                        o[0] = x.ids[0]
+                        o[1] = x.ids[1]
+                        o[2] = x.ids[2]
+                        out.len += x.n & 0xFF
+                        continue
+                elif flat[h].n & FS_OVF:
+                    x = flat_find(T, cache, key0[j], key1[j], h)
+                else:
+                    x = NULL   # not in its line, and no key of its line beyond: new
+                if x != NULL and (x.n & 0xFF) != FS_PENDING:
                     STAT(1, 1)
                     if fs_emit(cache, x, out) < 0:
                         err = -1
@@ -1098,19 +1111,22 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
 
 cdef inline void flat_seed(CoreT *T, const uint8_t *s, Py_ssize_t m, int32_t id) noexcept nogil:
     cdef uint64_t k0, k1
-    cdef Py_ssize_t h, mask = (<Py_ssize_t> 1 << T.flat_bits) - 1
+    cdef Py_ssize_t h, home, mask = (<Py_ssize_t> 1 << T.flat_bits) - 1
     cdef FSlot *e
     fs_key(s, m, False, &k0, &k1)
-    h = fs_home(k0, k1, 64 - T.flat_bits)
+    home = fs_home(k0, k1, 64 - T.flat_bits)
+    h = home
     while T.flat[h].k1 != 0:
         if T.flat[h].k0 == k0 and T.flat[h].k1 == k1:
             return   # the same bytes twice: the first (the trie's) stays
         h = (h + 1) & mask
+    if (h ^ home) > 1:
+        T.flat[home].n |= FS_OVF
     e = &T.flat[h]
     e.k0 = k0
     e.k1 = k1
     e.ids[0] = id
-    e.n = 1
+    e.n = (e.n & FS_OVF) | 1
     T.flat_seeded += 1
 
 
