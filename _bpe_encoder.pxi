@@ -1159,7 +1159,7 @@ cdef int build_flat(CoreT *T, const uint8_t *dec_buf, const int64_t *dec_off,
     cdef Py_ssize_t t
     cdef int32_t *node_of = NULL
     free(T.pair1)
-    T.pair1 = <uint32_t *> malloc(GRID * GRID * sizeof(uint32_t))
+    T.pair1 = <uint32_t *> big_alloc(GRID * GRID * sizeof(uint32_t), 0)   # 2 MB pages
     if T.pair1 == NULL:
         return -1
     memset(T.pair1, 0xFF, GRID * GRID * sizeof(uint32_t))
