@@ -725,6 +725,31 @@ cdef inline uint32_t pair_rank(const CoreT *T, uint32_t a, uint32_t b) noexcept 
     return <uint32_t> pair_get(T, <int32_t> a, <int32_t> b)
 
 
+cdef extern from *:
+    """
+    /* A prefetch that stays: GCC (12) takes a static function whose only effect
+       is __builtin_prefetch for one without side effects and drops its calls
+       (ipa-pure-const), so a helper that only prefetches needs the empty
+       volatile asm. */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define BPE_PREFETCH_KEEP(p) do { __builtin_prefetch((const void *)(p)); \
+                                      __asm__ __volatile__(""); } while (0)
+    #else
+    #define BPE_PREFETCH_KEEP(p) ((void)0)
+    #endif
+    """
+    void prefetch_keep "BPE_PREFETCH_KEEP"(const void *p) noexcept nogil
+
+
+cdef inline void pair_prefetch(const CoreT *T, uint32_t a, uint32_t b) noexcept nogil:
+    """Ask for the line pair_rank(T, a, b) will read."""
+    if (a | b) < GRID:
+        prefetch_keep(&T.pair1[(a << GRID_BITS) | b])
+    elif T.pairs != NULL:
+        prefetch_keep(T.pairs + 8 * <Py_ssize_t> (word_hash(narrow_key(<int32_t> a, <int32_t> b))
+                                             >> T.pair_shift))
+
+
 cdef inline Py_ssize_t merge_small(const CoreT *T, const uint8_t *s, Py_ssize_t n,
                                    int32_t *ids) noexcept nogil:
     """The ids of s[:n] (2 <= n <= FS_MAX) by merging the lowest-ranked
@@ -845,6 +870,10 @@ cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept 
             m -= 1
             t.m = <int32_t> m
             t.j = <int32_t> j
+            if j + 1 < m:   # the two new pairs, read in the next round
+                pair_prefetch(T, t.sym[j], t.sym[j + 1])
+            if j > 0:
+                pair_prefetch(T, t.sym[j - 1], t.sym[j])
             active[w] = active[k]
             w += 1
         na = w
@@ -1146,7 +1175,7 @@ cdef int build_flat(CoreT *T, const uint8_t *dec_buf, const int64_t *dec_off,
     cdef Py_ssize_t t
     cdef int32_t *node_of = NULL
     free(T.pair1)
-    T.pair1 = <uint32_t *> malloc(GRID * GRID * sizeof(uint32_t))
+    T.pair1 = <uint32_t *> big_alloc(GRID * GRID * sizeof(uint32_t), 0)   # 2 MB pages
     if T.pair1 == NULL:
         return -1
     memset(T.pair1, 0xFF, GRID * GRID * sizeof(uint32_t))
