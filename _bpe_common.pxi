@@ -6,8 +6,12 @@
 
 cdef extern from *:
     """
+    /* The empty volatile asm keeps the prefetch: GCC (12) takes a static
+       function whose only effect is __builtin_prefetch for one without side
+       effects and drops its calls (ipa-pure-const). */
     #if defined(__GNUC__) || defined(__clang__)
-    #define BPE_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #define BPE_PREFETCH(p) do { __builtin_prefetch((const void *)(p)); \
+                                 __asm__ __volatile__(""); } while (0)
     #else
     #define BPE_PREFETCH(p) ((void)0)
     #endif

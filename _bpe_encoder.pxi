@@ -725,28 +725,12 @@ cdef inline uint32_t pair_rank(const CoreT *T, uint32_t a, uint32_t b) noexcept 
     return <uint32_t> pair_get(T, <int32_t> a, <int32_t> b)
 
 
-cdef extern from *:
-    """
-    /* A prefetch that stays: GCC (12) takes a static function whose only effect
-       is __builtin_prefetch for one without side effects and drops its calls
-       (ipa-pure-const), so a helper that only prefetches needs the empty
-       volatile asm. */
-    #if defined(__GNUC__) || defined(__clang__)
-    #define BPE_PREFETCH_KEEP(p) do { __builtin_prefetch((const void *)(p)); \
-                                      __asm__ __volatile__(""); } while (0)
-    #else
-    #define BPE_PREFETCH_KEEP(p) ((void)0)
-    #endif
-    """
-    void prefetch_keep "BPE_PREFETCH_KEEP"(const void *p) noexcept nogil
-
-
 cdef inline void pair_prefetch(const CoreT *T, uint32_t a, uint32_t b) noexcept nogil:
     """Ask for the line pair_rank(T, a, b) will read."""
     if (a | b) < GRID:
-        prefetch_keep(&T.pair1[(a << GRID_BITS) | b])
+        prefetch(&T.pair1[(a << GRID_BITS) | b])
     elif T.pairs != NULL:
-        prefetch_keep(T.pairs + 8 * <Py_ssize_t> (word_hash(narrow_key(<int32_t> a, <int32_t> b))
+        prefetch(T.pairs + 8 * <Py_ssize_t> (word_hash(narrow_key(<int32_t> a, <int32_t> b))
                                              >> T.pair_shift))
 
 
