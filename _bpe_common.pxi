@@ -131,6 +131,8 @@ cdef extern from "Python.h":
     int PyUnicode_KIND(object)
     void *PyUnicode_DATA(object)
     Py_ssize_t PyUnicode_GET_LENGTH(object)
+    const char *PyUnicode_AsUTF8AndSize(object, Py_ssize_t *size)
+    void PyErr_Clear()
 
 
 # ===========================================================================

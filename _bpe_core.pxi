@@ -637,7 +637,7 @@ cdef class Core:
         cdef _Ids ids
         memset(&out, 0, sizeof(IVec))
         n = PyUnicode_GET_LENGTH(text)
-        utf8_of(text, &u)
+        utf8_of(text, &u, True)
         try:
             with nogil:
                 if limit >= n:

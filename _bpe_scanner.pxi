@@ -606,17 +606,27 @@ cdef struct Utf8:
     uint8_t *owned      # what to free (NULL: the str's own ASCII buffer)
 
 
-cdef int utf8_of(str text, Utf8 *out) except -1:
-    """The UTF-8 of a str with no surrogates: an ASCII str's own buffer, or a
-    converted copy (the GIL is released while converting)."""
+cdef int utf8_of(str text, Utf8 *out, bint keep=False) except -1:
+    """The UTF-8 of a str with no surrogates: an ASCII str's own buffer; with
+    `keep`, the UTF-8 copy CPython keeps with the str (made once, as for any
+    library that reads a str as UTF-8: encoding the same str again costs
+    nothing); else a converted copy (the GIL released while converting)."""
     cdef int kind = PyUnicode_KIND(text)
     cdef const void *data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), size = 0
+    cdef const char *kept
     out.owned = NULL
     if PyUnicode_IS_ASCII(text):
         out.data = <const uint8_t *> data
         out.len = n
         return 0
+    if keep:
+        kept = PyUnicode_AsUTF8AndSize(text, &size)
+        if kept != NULL:
+            out.data = <const uint8_t *> kept
+            out.len = size
+            return 0
+        PyErr_Clear()   # a surrogate: the converter below takes the text as it is
     out.owned = <uint8_t *> malloc(kind * n + (n if kind < 4 else 0) + 1)  # 2, 3 or 4 bytes a code point at most
     if out.owned == NULL:
         raise MemoryError()
