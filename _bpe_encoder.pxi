@@ -684,6 +684,7 @@ cdef enum: GRID = 1 << GRID_BITS   # pairs of core numbers below: a dense table 
 cdef enum: FS_PENDING = 254   # a slot whose pre-token is being merged (ids[0]: its item)
 cdef enum: MAXPEND = 128
 cdef enum: FS_OVF = 0x100
+cdef uint64_t FS_DEAD = <uint64_t> 0xFF << 56   # a k1 no key has (a length of 255)
 
 cdef uint64_t FS_LO[16]   # k0's mask for a length: the first min(n, 8) bytes
 cdef uint64_t FS_HI[16]   # k1's: bytes 8 to n - 1
@@ -807,6 +808,7 @@ cdef struct MissItem:
     uint64_t k0       # its key
     uint64_t k1
     Py_ssize_t pos    # its place in the output (n ids reserved)
+    Py_ssize_t slot   # its pending slot in the flat table (-1: none)
 
 
 cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept nogil:
@@ -863,33 +865,23 @@ cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept 
         na = w
 
 
-cdef int flat_add(const CoreT *T, PCache *c, uint64_t k0, uint64_t k1, const int32_t *ids,
-                  Py_ssize_t cnt) noexcept nogil:
-    """Remember a pre-token's ids (unless the table has it)."""
-    cdef Py_ssize_t mask = (<Py_ssize_t> 1 << T.flat_bits) - 1, k, h, home
-    cdef FSlot *e
+cdef int flat_fill(PCache *c, FSlot *e, uint64_t k0, uint64_t k1, const int32_t *ids,
+                   Py_ssize_t cnt) noexcept nogil:
+    """Write a pre-token's ids into slot e: a free one (0: written, -1: not),
+    or its own pending one, which is marked dead (a key no pre-token has)
+    where the ids cannot be kept."""
+    cdef Py_ssize_t k
     cdef int32_t *p
-    if c.flat_count >= c.flat_limit:
-        flat_reset(T, c)
-    home = fs_home(k0, k1, 64 - T.flat_bits)
-    h = home
-    e = &c.flat[h]
-    while e.k1 != 0:
-        if e.k0 == k0 and e.k1 == k1:
-            if (e.n & 0xFF) != FS_PENDING:
-                return 0
-            c.flat_count -= 1   # counted again below
-            break
-        h = (h + 1) & mask
-        e = &c.flat[h]
-    if (h ^ home) > 1:
-        c.flat[home].n |= FS_OVF
     if cnt > 3:
         if c.flat_ids_len + cnt > c.flat_ids_cap:
             k = 2 * c.flat_ids_cap + 256 if c.flat_ids_cap else 4096
             p = <int32_t *> realloc(c.flat_ids, k * sizeof(int32_t))
             if p == NULL:
-                return 0   # not remembered
+                if e.k1 != 0:
+                    e.k0 = 0
+                    e.k1 = FS_DEAD
+                    e.n &= FS_OVF
+                return -1
             c.flat_ids = p
             c.flat_ids_cap = k
         memcpy(c.flat_ids + c.flat_ids_len, ids, cnt * sizeof(int32_t))
@@ -904,7 +896,30 @@ cdef int flat_add(const CoreT *T, PCache *c, uint64_t k0, uint64_t k1, const int
         e.n = (e.n & FS_OVF) | <uint32_t> cnt
     e.k0 = k0
     e.k1 = k1
-    c.flat_count += 1
+    return 0
+
+
+cdef int flat_add(const CoreT *T, PCache *c, uint64_t k0, uint64_t k1, const int32_t *ids,
+                  Py_ssize_t cnt) noexcept nogil:
+    """Remember a pre-token's ids (unless the table has it)."""
+    cdef Py_ssize_t mask = (<Py_ssize_t> 1 << T.flat_bits) - 1, h, home
+    cdef FSlot *e
+    if c.flat_count >= c.flat_limit:
+        flat_reset(T, c)
+    home = fs_home(k0, k1, 64 - T.flat_bits)
+    h = home
+    e = &c.flat[h]
+    while e.k1 != 0:
+        if e.k0 == k0 and e.k1 == k1:
+            if (e.n & 0xFF) == FS_PENDING:
+                flat_fill(c, e, k0, k1, ids, cnt)   # counted when it was marked
+            return 0
+        h = (h + 1) & mask
+        e = &c.flat[h]
+    if (h ^ home) > 1:
+        c.flat[home].n |= FS_OVF
+    if flat_fill(c, e, k0, k1, ids, cnt) == 0:
+        c.flat_count += 1
     return 0
 
 
@@ -952,6 +967,7 @@ cdef void misses_done(const CoreT *T, PCache *c, MissItem *items, Py_ssize_t cnt
     cdef Py_ssize_t k, i, dst, seg, end
     cdef MissItem *t
     cdef MissItem *u
+    cdef FSlot *e
     cdef int32_t ids[16]
     merge_batch(T, items, cnt)
     dst = items[0].pos
@@ -967,8 +983,12 @@ cdef void misses_done(const CoreT *T, PCache *c, MissItem *items, Py_ssize_t cnt
         if end > seg:
             memmove(out.data + dst, out.data + seg, (end - seg) * sizeof(int32_t))
             dst += end - seg
-        if t.src < 0:
-            flat_add(T, c, t.k0, t.k1, ids, u.m)
+        if t.src < 0:   # its slot, unless the table was reset since
+            e = &c.flat[t.slot] if t.slot >= 0 else NULL
+            if e != NULL and e.k0 == t.k0 and e.k1 == t.k1 and (e.n & 0xFF) == FS_PENDING:
+                flat_fill(c, e, t.k0, t.k1, ids, u.m)
+            else:
+                flat_add(T, c, t.k0, t.k1, ids, u.m)
     out.len = dst
 
 
@@ -986,6 +1006,7 @@ cdef inline void miss_start(const CoreT *T, PCache *c, MissItem *t, Py_ssize_t i
     t.k0 = k0
     t.k1 = k1
     t.pos = out.len
+    t.slot = -1
     out.len += m
     for k in range(m):
         t.sym[k] = s[k]
@@ -1001,6 +1022,7 @@ cdef inline void miss_start(const CoreT *T, PCache *c, MissItem *t, Py_ssize_t i
         e.k0 = k0
         e.k1 = k1
         e.n = (e.n & FS_OVF) | FS_PENDING
+        t.slot = h
         e.ids[0] = <int32_t> index
         c.flat_count += 1
 
