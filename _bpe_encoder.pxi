@@ -799,8 +799,9 @@ cdef inline int fs_emit(const PCache *c, const FSlot *e, IVec *out) noexcept nog
 
 
 cdef struct MissItem:
-    uint32_t sym[16]  # the symbols so far (core numbers)
-    uint32_t rk[16]   # rk[i]: the rank of the pair (sym[i], sym[i + 1]), 0xFFFFFFFF: none
+    uint32_t sym[32]  # the symbols so far (core numbers); 16 used, the rest lets a
+                      # merge's shift be one move of a fixed size (no call)
+    uint32_t rk[32]   # rk[i]: the rank of the pair (sym[i], sym[i + 1]), 0xFFFFFFFF: none
     int32_t m         # symbols left
     int32_t j         # where the last merge was (its two new pairs to be read), -1: none
     int32_t n         # the pre-token's length
@@ -820,6 +821,7 @@ cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept 
     cdef Py_ssize_t na = 0, k, w, i, j, m
     cdef MissItem *t
     cdef uint64_t best, x
+    cdef uint32_t tmp[14]
     for k in range(cnt):
         if items[k].src < 0:
             active[na] = k
@@ -850,9 +852,10 @@ cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept 
             j = <Py_ssize_t> (best & 15)
             STAT(8, 1)
             t.sym[j] = <uint32_t> (best >> 4)
-            for i in range(j + 1, m - 1):
-                t.sym[i] = t.sym[i + 1]
-                t.rk[i] = t.rk[i + 1]
+            memcpy(tmp, &t.sym[j + 2], sizeof(tmp))   # through a copy: inlined moves
+            memcpy(&t.sym[j + 1], tmp, sizeof(tmp))
+            memcpy(tmp, &t.rk[j + 2], sizeof(tmp))
+            memcpy(&t.rk[j + 1], tmp, sizeof(tmp))
             m -= 1
             t.m = <int32_t> m
             t.j = <int32_t> j
