@@ -611,6 +611,23 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
     rule (from the first walk down the trie), else the trie encoder, else the
     rank merge."""
     cdef int err
+    cdef int32_t ids[MID_MAX]
+    cdef int32_t length = 0, tok
+    cdef Py_ssize_t cnt, k
+    cdef uint8_t hi = 0
+    if n <= MID_MAX:
+        for k in range(n):
+            hi |= s[k]
+    if n <= MID_MAX and hi < 0x80:   # the whole-token rule, else the rank merge
+        longest_whole(T, s, n, &length, &tok)
+        if tok >= 0:
+            return ivec_push(out, tok)
+        cnt = merge_small(T, s, n, ids)
+        if ivec_reserve(out, out.len + cnt) < 0:
+            return -1
+        memcpy(out.data + out.len, ids, cnt * sizeof(int32_t))
+        out.len += cnt
+        return 0
     err = backtrack(T, s, n, out, sc, True)
     if err == -2:
         STAT(7, 1)
@@ -677,6 +694,7 @@ cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, sc
 # ---- the flat table and the scan-and-encode loop ---------------------------
 
 cdef enum: FS_MAX = 15
+cdef enum: MID_MAX = 48   # ASCII pre-tokens up to this long, first seen, take merge_small
 cdef enum: FS_LONG = 255
 cdef enum: FCHUNK = 128
 cdef enum: GRID_BITS = 10
@@ -737,11 +755,11 @@ cdef inline void pair_prefetch(const CoreT *T, uint32_t a, uint32_t b) noexcept 
 
 cdef inline Py_ssize_t merge_small(const CoreT *T, const uint8_t *s, Py_ssize_t n,
                                    int32_t *ids) noexcept nogil:
-    """The ids of s[:n] (2 <= n <= FS_MAX) by merging the lowest-ranked
-    adjacent pair first (the leftmost of equals): arrays of at most 16, the
-    first round's ranks from the byte-pair table.  Returns the count."""
-    cdef uint32_t sym[16]
-    cdef uint32_t rk[16]
+    """The ids of s[:n] (2 <= n <= MID_MAX) by merging the lowest-ranked
+    adjacent pair first (the leftmost of equals): arrays of at most MID_MAX,
+    the first round's ranks from the byte-pair table.  Returns the count."""
+    cdef uint32_t sym[MID_MAX]
+    cdef uint32_t rk[MID_MAX]
     cdef Py_ssize_t m = n, i, j
     cdef uint64_t best, x
     for i in range(n):
@@ -749,15 +767,15 @@ cdef inline Py_ssize_t merge_small(const CoreT *T, const uint8_t *s, Py_ssize_t 
     for i in range(n - 1):
         rk[i] = T.pair1[(<uint32_t> s[i] << GRID_BITS) | s[i + 1]]
     while m > 1:
-        best = (<uint64_t> rk[0] << 4)
+        best = (<uint64_t> rk[0] << 6)
         for i in range(1, m - 1):
-            x = (<uint64_t> rk[i] << 4) | <uint64_t> i
+            x = (<uint64_t> rk[i] << 6) | <uint64_t> i
             if x < best:
                 best = x
-        if (best >> 4) == 0xFFFFFFFFULL:
+        if (best >> 6) == 0xFFFFFFFFULL:
             break
-        j = <Py_ssize_t> (best & 15)
-        sym[j] = <uint32_t> (best >> 4)
+        j = <Py_ssize_t> (best & 63)
+        sym[j] = <uint32_t> (best >> 6)
         for i in range(j + 1, m - 1):
             sym[i] = sym[i + 1]
             rk[i] = rk[i + 1]
