@@ -1,7 +1,8 @@
 # The bitmap pre-tokenizer of the o200k pattern for ASCII text.
 #
 # 64 bytes are classified at a time (SSE2 on x86-64, AVX2 where the CPU has
-# it, chosen at run time; 8 bytes at a time elsewhere) into one bitmap per
+# it, chosen at import; 8 bytes at a time elsewhere; BPE_SIMD=swar or sse2
+# caps the choice) into one bitmap per
 # class; the starts of the pre-tokens of the block then follow from word-wide
 # bit logic over the block, the block before it and the one after (the rules
 # below, one per kind of character).  A block that holds a byte the rules do
@@ -124,21 +125,22 @@ cdef extern from *:
     typedef void (*bs_classify_fn)(const uint8_t *, bs_cls *);
     static bs_classify_fn bs_classify = bs_classify_swar;
 
-    /* The classifier for this CPU; its name (for the tests and the docs). */
-    static const char *bs_choose(int allow_simd) {
+    /* The best classifier this CPU has, up to `most` (0: the portable one,
+       1: SSE2, 2: AVX2); its name (for the tests and the docs). */
+    static const char *bs_choose(int most) {
         bs_classify = bs_classify_swar;
     #ifdef BS_X86
-        if (!allow_simd)
+        if (most < 1)
             return "swar";
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2")) {
+        if (most >= 2 && __builtin_cpu_supports("avx2")) {
             bs_classify = bs_classify_avx2;
             return "avx2";
         }
         bs_classify = bs_classify_sse2;
         return "sse2";
     #else
-        (void)allow_simd;
+        (void)most;
         return "swar";
     #endif
     }
@@ -306,12 +308,13 @@ cdef extern from *:
         int64_t dig_r
         uint64_t skip
     void bs_classify(const uint8_t *p, bs_cls *c) noexcept nogil
-    const char *bs_choose(int allow_simd) noexcept nogil
+    const char *bs_choose(int most) noexcept nogil
     int bs_block_o200k(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
     int bs_block_cl100k(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
 
 
-BITSCAN_KIND = bs_choose(os.environ.get("BPE_SIMD", "1") != "0").decode()
+# BPE_SIMD=swar or sse2 caps the classifier (for tests); the default is the best there is
+BITSCAN_KIND = bs_choose({"0": 0, "swar": 0, "sse2": 1}.get(os.environ.get("BPE_SIMD", ""), 2)).decode()
 
 
 cdef inline void bs_start(bs_iter *it) noexcept nogil:

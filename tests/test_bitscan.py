@@ -5,6 +5,7 @@ blocks, mix both ways and reach the end of the text in every state.  `regex` is 
 """
 
 import os
+import platform
 import subprocess
 import sys
 
@@ -62,9 +63,9 @@ def test_encode_long_text_matches_tiktoken(mod, name):
     assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
-PORTABLE = r"""
+CLASSIFIER = r"""
 import random, regex, bpe, bpe_fallback
-assert bpe.BITSCAN_KIND == "swar", bpe.BITSCAN_KIND
+assert bpe.BITSCAN_KIND == {kind!r}, bpe.BITSCAN_KIND
 pieces = {pieces!r}
 rng = random.Random(7)
 for name in ("o200k", "cl100k"):
@@ -76,12 +77,16 @@ print("ok")
 """
 
 
-def test_portable_classifier_equals_regex(mod):
-    """BPE_SIMD=0 takes the portable classifier (8 bytes at a time) instead of SIMD."""
+@pytest.mark.parametrize("kind", ["swar", "sse2"])
+def test_each_classifier_equals_regex(mod, kind):
+    """BPE_SIMD caps the classifier: the portable one (8 bytes at a time) and SSE2 run
+    here too, not only the best one this CPU has."""
     if getattr(mod, "BACKEND", "") != "cython":
         pytest.skip("the classifier is the compiled core's")
-    env = dict(os.environ, BPE_SIMD="0")
-    code = PORTABLE.format(pieces=PIECES)
+    if kind == "sse2" and platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("SSE2 is x86-64's")
+    env = dict(os.environ, BPE_SIMD=kind)
+    code = CLASSIFIER.format(kind=kind, pieces=PIECES)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
