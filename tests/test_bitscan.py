@@ -49,18 +49,98 @@ def test_every_suffix_and_prefix(mod, name, text, cut):
         assert mod.Core.pretokenize(pattern, part) == regex.findall(pattern, part)
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_encode_long_text_matches_tiktoken(mod, name):
+_ENCODINGS = {}
+
+
+def encodings(mod, name):
+    """(ours, tiktoken's) for "o200k" or "cl100k", loaded once per backend."""
     tiktoken = pytest.importorskip("tiktoken")
     from helpers import DATA
 
-    enc_name = {"o200k": "o200k_base", "cl100k": "cl100k_base"}[name]
-    path = DATA / f"{enc_name}.tiktoken.gz"
-    ours = mod.get_encoding(enc_name, path=str(path))
-    ref = tiktoken.Encoding(enc_name, pat_str=ours._pat_str,
-                            mergeable_ranks=ours._mergeable_ranks, special_tokens={})
+    if (mod.__name__, name) not in _ENCODINGS:
+        enc_name = {"o200k": "o200k_base", "cl100k": "cl100k_base"}[name]
+        ours = mod.get_encoding(enc_name, path=str(DATA / f"{enc_name}.tiktoken.gz"))
+        ref = tiktoken.Encoding(enc_name, pat_str=ours._pat_str,
+                                mergeable_ranks=ours._mergeable_ranks,
+                                special_tokens=ours._special_tokens)
+        _ENCODINGS[mod.__name__, name] = ours, ref
+    return _ENCODINGS[mod.__name__, name]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_encode_long_text_matches_tiktoken(mod, name):
+    from helpers import DATA
+
+    ours, ref = encodings(mod, name)
     text = "".join(PIECES) * 7 + (DATA / "corpus.en").read_text(encoding="utf-8")
     assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_line_break_then_a_whole_block_of_blanks(mod, name):
+    """A line break ends one block and the next is all blanks: whether a line break follows
+    the run is read past the block (the count of trailing zeros of a zero word there; a
+    build where that is not 64 splits the run after its line break, or loops)."""
+    pattern = bpe_fallback.PATTERNS[name]
+    for head in ("x" * 63, "x" * 62 + "!", "x" * 127, "x" * 60 + "\n\n\n"):
+        for blank in (" ", "\t", "\x0b", "\x0c", " \t"):
+            for run in (64, 65, 127, 128, 200):
+                for tail in ("\n", "\n\n", "\r\n", "a", " a", "!", "7", "é", "\xa0", ""):
+                    text = head + "\n" + (blank * run)[:run] + tail + "y" * 130
+                    assert mod.Core.pretokenize(pattern, text) == regex.findall(pattern, text)
+                text = head + "\n" + blank * run  # the run ends the text (cl100k: one piece)
+                assert mod.Core.pretokenize(pattern, text) == regex.findall(pattern, text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_short_snippet_at_block_edges(mod, name):
+    """Every string of up to 3 characters of a small alphabet, in filler, across the edge of
+    two blocks of the bitmaps and across the edge where the scalar scanner takes the end."""
+    pattern = bpe_fallback.PATTERNS[name]
+    alphabet = "aB1 \t\n.'s/é"
+    snippets = [""]
+    for _ in range(3):
+        snippets = sorted({w + c for w in snippets for c in alphabet} | set(snippets))
+    for fill in ("x" * 200, " \n" * 100, "7" * 200):
+        for at in (62, 63, 127):
+            for w in snippets:
+                text = fill[:at] + w + fill[at:]
+                assert mod.Core.pretokenize(pattern, text) == regex.findall(pattern, text), text
+
+
+def test_encode_reads_a_str_utf8_again(mod):
+    """encode reads a non-ASCII str's UTF-8 where CPython keeps it: the same str again, a
+    str grown in place by +=, a str subclass whose __str__ lies, the same str on many
+    threads, and surrogate pairs (one code point) and lone ones (U+FFFD) at block edges
+    all give tiktoken's ids."""
+    ours, ref = encodings(mod, "o200k")
+
+    def expect(text):
+        return ref.encode(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"),
+                          allowed_special="all")
+
+    text = "".join(PIECES) * 3
+    assert ours.encode(text) == ours.encode(text) == expect(text)
+    grown = "é" + "x" * 100
+    for k in range(40):
+        assert ours.encode(grown) == expect(grown), k
+        grown += "中 ab" if k % 3 else "ſ's\u2028"   # resized in place when nothing else holds it
+
+    class Lying(str):
+        def __str__(self):
+            return "something else"
+
+    lying = Lying(text)
+    assert ours.encode(lying) == ours.encode_ordinary(lying) == expect(text)
+    assert ours.encode_batch([text] * 16, num_threads=4) == [expect(text)] * 16
+    for at in (61, 62, 63, 64, 65, 126, 127, 128):
+        for odd in ("\ud83d\ude00", "\ud800", "\udfff", "\udc00\ud800", "é\ud83d"):
+            t = "ab " * 60
+            t = t[:at] + odd + t[at:] + "<|endoftext|>" + t
+            assert ours.encode(t, allowed_special="all") == expect(t), (at, odd)
+            assert ours.encode_to_numpy(t, allowed_special="all").tolist() == expect(t)
+            assert list(ours.encode_iterable([t[:at], t[at:]], allowed_special="all")) \
+                == expect(t)
 
 
 CLASSIFIER = r"""
