@@ -122,6 +122,18 @@ cdef extern from *:
         }
     }
 
+    /* The index of the highest set bit of x != 0. */
+    static inline int bs_top(uint64_t x) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return 63 - __builtin_clzll(x);
+    #else
+        int r = 0;
+        while (x >>= 1)
+            r++;
+        return r;
+    #endif
+    }
+
     typedef void (*bs_classify_fn)(const uint8_t *, bs_cls *);
     static bs_classify_fn bs_classify = bs_classify_swar;
 
@@ -179,8 +191,9 @@ cdef extern from *:
         uint64_t wn = it->cur.wn;
         while (cand) {
             int q = bpe_ctz64(cand), f, brk;
+            uint64_t rest = ~(wn >> q);   /* 0: blanks to the end of the block */
             cand &= cand - 1;
-            f = q + bpe_ctz64(~(wn >> q));
+            f = rest ? q + bpe_ctz64(rest) : 64;
             if (f < 64) {
                 brk = (int)((it->cur.nl >> f) & 1);
             } else {
@@ -233,14 +246,14 @@ cdef extern from *:
         while (rest) {
             int p = bpe_ctz64(rest), q;
             uint64_t below = runs & (p == 63 ? ~(uint64_t)0 : (((uint64_t)2 << p) - 1));
-            int64_t r = below ? 63 - __builtin_clzll(below) : it->dig_r - it->base;
+            int64_t r = below ? bs_top(below) : it->dig_r - it->base;
             for (q = p; q < 64 && ((d >> q) & 1); q++)
                 if ((q - r) % 3 == 0)
                     out |= (uint64_t)1 << q;
             rest = q >= 64 ? 0 : rest & ~(((uint64_t)1 << q) - 1);
         }
         if (d >> 63)
-            it->dig_r = runs ? it->base + 63 - __builtin_clzll(runs) : it->dig_r;
+            it->dig_r = runs ? it->base + bs_top(runs) : it->dig_r;
         return out;
     }
 
