@@ -132,7 +132,6 @@ cdef extern from "Python.h":
     void *PyUnicode_DATA(object)
     Py_ssize_t PyUnicode_GET_LENGTH(object)
     const char *PyUnicode_AsUTF8AndSize(object, Py_ssize_t *size)
-    void PyErr_Clear()
 
 
 # ===========================================================================

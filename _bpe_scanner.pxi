@@ -620,13 +620,13 @@ cdef int utf8_of(str text, Utf8 *out, bint keep=False) except -1:
         out.data = <const uint8_t *> data
         out.len = n
         return 0
-    if keep:
+    if keep:   # a surrogate raises UnicodeEncodeError, as bpe_fallback's core does
         kept = PyUnicode_AsUTF8AndSize(text, &size)
-        if kept != NULL:
-            out.data = <const uint8_t *> kept
-            out.len = size
-            return 0
-        PyErr_Clear()   # a surrogate: the converter below takes the text as it is
+        if kept == NULL:
+            return -1
+        out.data = <const uint8_t *> kept
+        out.len = size
+        return 0
     out.owned = <uint8_t *> malloc(kind * n + (n if kind < 4 else 0) + 1)  # 2, 3 or 4 bytes a code point at most
     if out.owned == NULL:
         raise MemoryError()
