@@ -565,16 +565,22 @@ cdef class Core:
             p += self.dec_len[v]
         return out
 
+    cdef int counts(self, PCache *cache) except -1:
+        """The cache's scratch space for counting ids (ids_to_list)."""
+        if cache.id_count == NULL:
+            cache.id_count = <Py_ssize_t *> big_alloc(self.n_ids * sizeof(Py_ssize_t), 1)
+        if cache.id_seen == NULL:
+            cache.id_seen = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
+        if cache.id_count == NULL or cache.id_seen == NULL:
+            raise MemoryError()
+        return 0
+
     cdef list to_list(self, IVec *out, PCache *cache):
         """The ids as a list of the shared int objects (ids_to_list)."""
         cdef Py_ssize_t i
         if self.id_objs is None:
             return [out.data[i] for i in range(out.len)]
-        if cache.id_count == NULL:
-            cache.id_count = <Py_ssize_t *> big_alloc(self.n_ids * sizeof(Py_ssize_t), 1)
-            cache.id_seen = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
-            if cache.id_count == NULL or cache.id_seen == NULL:
-                raise MemoryError()
+        self.counts(cache)
         return ids_to_list(self.id_objs, out.data, out.len, cache.id_count, cache.id_seen)
 
     def encode_pieces(self, pieces):
@@ -612,6 +618,86 @@ cdef class Core:
             return self.prefix_with(text, PyUnicode_GET_LENGTH(text), cache)[1]
         finally:
             self.give(cache)
+
+    def encode_texts(self, list texts):
+        """[encode_text(t) for t in texts] (each text repaired, no special
+        tokens), for encode_batch: one cache for all of them, the GIL held
+        only to allocate each result's item array, and the references of all
+        the results taken at the end, one update per distinct id."""
+        cdef _Cache cache
+        if self.T.which == P_NONE or self.id_objs is None or not SHORTCUTS:
+            return [self.encode_text(t) for t in texts]
+        cache = self.take()
+        try:
+            return self.texts_with(texts, cache)
+        finally:
+            self.give(cache)
+
+    cdef list texts_with(self, list texts, _Cache cache):
+        cdef Py_ssize_t n = len(texts), k, distinct = 0, cut = 0
+        cdef IVec a, b
+        cdef IVec *prev = &a
+        cdef IVec *cur = &b
+        cdef IVec *t
+        cdef Utf8 u
+        cdef int err = 0
+        cdef bint taken = False
+        cdef PyObject **by_id = list_items(self.id_objs)
+        cdef PyObject **fill = NULL
+        cdef PyObject ***items = <PyObject ***> calloc(n + 1, sizeof(PyObject **))
+        cdef Py_ssize_t *lens = <Py_ssize_t *> calloc(n + 1, sizeof(Py_ssize_t))
+        cdef list result = [[] for k in range(n)]  # empty until their items are theirs
+        memset(&a, 0, sizeof(IVec))
+        memset(&b, 0, sizeof(IVec))
+        u.owned = NULL
+        try:
+            if items == NULL or lens == NULL:
+                raise MemoryError()
+            self.counts(&cache.c)
+            # one pass without the GIL a text: the previous text's items
+            # written (their array allocated with the GIL), this one scanned
+            for k in range(n + 1):
+                if k < n:
+                    utf8_of(<str> texts[k], &u)
+                fill = NULL
+                if k > 0 and prev.len:
+                    fill = items[k - 1] = <PyObject **> PyMem_Malloc(prev.len * sizeof(PyObject *))
+                    if fill == NULL:
+                        raise MemoryError()
+                with nogil:
+                    if fill != NULL:
+                        distinct = fill_items(by_id, prev.data, prev.len, fill,
+                                              cache.c.id_count, cache.c.id_seen, distinct)
+                        lens[k - 1] = prev.len
+                    if k < n:
+                        cur.len = 0
+                        err = scan_text(&self.T, u.data, u.len, &cache.c, cur,
+                                        (<Py_ssize_t> 1) << 62, &cut)
+                        free(u.owned)
+                        u.owned = NULL
+                if err:
+                    raise MemoryError()
+                t = prev
+                prev = cur
+                cur = t
+            take_counted(by_id, cache.c.id_count, cache.c.id_seen, distinct, True)
+            taken = True
+            for k in range(n):
+                if lens[k]:
+                    list_adopt(result[k], items[k], lens[k])
+                    items[k] = NULL
+            return result
+        finally:
+            if not taken and cache.c.id_count != NULL:
+                take_counted(by_id, cache.c.id_count, cache.c.id_seen, distinct, False)
+            if items != NULL:
+                for k in range(n):
+                    PyMem_Free(items[k])
+            free(items)
+            free(lens)
+            free(u.owned)
+            ivec_free(&a)
+            ivec_free(&b)
 
     def encode_prefix(self, str text, Py_ssize_t limit):
         """(end, ids) of the pre-tokens of `text` that end at or before

@@ -9,10 +9,12 @@
 #
 # What they buy, measured against the safe path (-DBPE_SAFE_CPYTHON), o200k,
 # 10 MB of text seen before (2.2M ids), one pinned CPU, CPU time, best of 5:
-# - ids_to_list (Core.to_list): the result's items written and the ids
-#   counted without the GIL, then one reference update per distinct id:
-#   encode_text 52 ms against 57 ms (about 2 ns an id), and encode_batch's
-#   threads overlap while the list is filled.
+# - ids_to_list (Core.to_list): the result's item array allocated without
+#   zeroing, written and the ids counted without the GIL, then one reference
+#   update per distinct id: encode_text 52 ms against 57 ms (about 2 ns an
+#   id), and encode_batch's threads overlap while the list is filled.
+# - list_adopt: that array becomes an empty list's (no PyList_New(n), whose
+#   zeroing and page faults ran with the GIL held: serial in encode_batch).
 # - set_iternext (_Flatten, encode_iterable's iterator): next() is a C call
 #   and a pointer read: 7.8 ms against 9.2 ms for the 2.2M ids.
 
@@ -23,6 +25,8 @@ cdef extern from "Python.h":
     PyObject **list_items "PySequence_Fast_ITEMS"(list op)
     void incref "Py_INCREF"(PyObject *o)
     void Py_DECREF(PyObject *)
+    void *PyMem_Malloc(size_t n)
+    void PyMem_Free(void *p)
 
 cdef extern from *:
     """
@@ -34,6 +38,9 @@ cdef extern from *:
     }
     static inline void bpe_set_iternext(PyTypeObject *t, iternextfunc f) {
         (void) t; (void) f;   /* keep the type's own __next__ */
+    }
+    static inline void bpe_list_adopt(PyObject *list, PyObject **items, Py_ssize_t n) {
+        (void) list; (void) items; (void) n;   /* not called: SHORTCUTS is 0 */
     }
     #else
     #define BPE_SHORTCUTS 1
@@ -49,42 +56,85 @@ cdef extern from *:
         t->tp_iternext = f;
         PyType_Modified(t);
     }
+    /* an empty list (PyList_New(0): no item array) takes over `items`, n
+       references it now holds, PyMem_Malloc'ed (list_dealloc frees it so) */
+    static inline void bpe_list_adopt(PyObject *list, PyObject **items, Py_ssize_t n) {
+        PyListObject *op = (PyListObject *) list;
+        op->ob_item = items;
+        op->allocated = n;
+        Py_SET_SIZE(op, n);
+    }
     #endif
     """
     const bint SHORTCUTS "BPE_SHORTCUTS"
     ctypedef PyObject *(*iternextfunc)(PyObject *) except? NULL
     void add_refs "bpe_add_refs"(PyObject *o, Py_ssize_t k)
     void set_iternext "bpe_set_iternext"(PyTypeObject *t, iternextfunc f)
+    void list_adopt "bpe_list_adopt"(object lst, PyObject **items, Py_ssize_t n)
+
+
+# References by count: the ids of a result are counted without the GIL
+# (`count`, one slot per id, zero between uses; `seen`, the distinct ids in
+# the order they came), then each distinct id's object gains its count at
+# once, with the GIL: one update per distinct id instead of one per item.
+
+cdef inline Py_ssize_t fill_items(PyObject **by_id, const int32_t *ids, Py_ssize_t n,
+                                  PyObject **items, Py_ssize_t *count, int32_t *seen,
+                                  Py_ssize_t distinct) noexcept nogil:
+    """items[i] = by_id[ids[i]] for i < n (no reference taken), counting the
+    ids as count_ids does."""
+    cdef Py_ssize_t i
+    cdef int32_t v
+    for i in range(n):
+        v = ids[i]
+        items[i] = by_id[v]
+        if count[v] == 0:
+            seen[distinct] = v
+            distinct += 1
+        count[v] += 1
+    return distinct
+
+
+cdef inline void take_counted(PyObject **by_id, Py_ssize_t *count, const int32_t *seen,
+                              Py_ssize_t distinct, bint refs) noexcept:
+    """The counted references taken (with `refs`; else forgotten: an error
+    came first), the counts back to zero.  With the GIL."""
+    cdef Py_ssize_t i
+    cdef int32_t v
+    for i in range(distinct):
+        v = seen[i]
+        if refs:
+            add_refs(by_id[v], count[v])
+        count[v] = 0
 
 
 cdef list ids_to_list(list objs, const int32_t *ids, Py_ssize_t n,
                       Py_ssize_t *count, int32_t *seen):
     """A new list of objs[id] for each id.  `count` (zeros, one per id; left
     zero) and `seen` (room for the distinct ids) are scratch space."""
-    cdef list result = PyList_New(n)
-    cdef PyObject **items = list_items(result)
+    cdef list result
+    cdef PyObject **items
     cdef PyObject **by_id = list_items(objs)
     cdef PyObject *o
     cdef Py_ssize_t i, distinct = 0
-    cdef int32_t v
     if not SHORTCUTS or n < 128:   # short: the counts' random accesses cost more than they save
+        result = PyList_New(n)
         for i in range(n):
             o = by_id[ids[i]]
             incref(o)
             PyList_SET_ITEM(result, i, <object> o)  # steals the reference taken
         return result
-    # shortcut: the new list is seen by no one yet, so its items are written
-    # without the GIL; the references follow, one update per distinct id
+    # shortcut: the item array is allocated (not zeroed) with the GIL, written
+    # and the ids counted without it; then one reference update per distinct
+    # id, and the array becomes the (empty until then) list's
+    result = PyList_New(0)
+    if n == 0:
+        return result
+    items = <PyObject **> PyMem_Malloc(n * sizeof(PyObject *))
+    if items == NULL:
+        raise MemoryError()
     with nogil:
-        for i in range(n):
-            v = ids[i]
-            items[i] = by_id[v]
-            if count[v] == 0:
-                seen[distinct] = v
-                distinct += 1
-            count[v] += 1
-    for i in range(distinct):
-        v = seen[i]
-        add_refs(by_id[v], count[v])
-        count[v] = 0
+        distinct = fill_items(by_id, ids, n, items, count, seen, 0)
+    take_counted(by_id, count, seen, distinct, True)
+    list_adopt(result, items, n)
     return result

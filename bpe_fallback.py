@@ -681,6 +681,9 @@ class Core:
     - ``encode_text(text)``: the ids of text holding no special tokens
       (repaired: see ``repair``): pre-tokenize, then each pre-token by merge
       rank, through a cache.
+    - ``encode_texts(texts)``: ``[encode_text(t) for t in texts]`` (a list of
+      str), encode_batch's unit of work: the compiled core holds the GIL
+      only to allocate each result, and takes their references at the end.
     - ``encode_prefix(text, limit)``: ``(cut, ids)``, the ids of the
       pre-tokens that end by character `limit` and where the last ends (for
       the named patterns but "bytes": what streaming cuts by).  The ids are
@@ -798,6 +801,9 @@ class Core:
 
     def encode_text(self, text):
         return self.encode_pieces(self._split(text))
+
+    def encode_texts(self, texts):
+        return [self.encode_pieces(self._split(text)) for text in texts]
 
     def encode_prefix(self, text, limit):
         if self._pattern not in _FILE_CUTS:
@@ -1298,14 +1304,53 @@ class _CoreTokenizer:
         if isinstance(texts, str):
             raise TypeError("encode_batch expects a list of str, not a str")
         texts = list(texts)
+        if not texts:
+            return []
         cpus = _os.cpu_count() or 1
         threads = min(num_threads or cpus, cpus, len(texts)) if self._core.releases_gil else 1
+        policy = self._policy(allowed_special, disallowed_special)
         if threads <= 1:
-            return [self.encode(t, allowed_special=allowed_special,
-                                disallowed_special=disallowed_special) for t in texts]
-        return self._encode_batch_in_threads(texts, threads, allowed_special, disallowed_special)
+            results = [None] * len(texts)
+            for start in range(0, len(texts), 64):
+                failed = self._encode_block(texts, start, min(start + 64, len(texts)), policy,
+                                            results)
+                if failed is not None:
+                    raise failed[1]
+            return results
+        return self._encode_batch_in_threads(texts, threads, policy)
 
-    def _encode_batch_in_threads(self, texts, threads, allowed_special, disallowed_special):
+    def _encode_block(self, texts, start, end, policy, results, stop=None):
+        """results[start:end] = what encode gives for texts[start:end] (the
+        special-token policy already resolved), the texts with no allowed
+        special token in one call of the core.  None, or (i, the exception
+        encode raises for texts[i]) for the first text that fails: the texts
+        before it are encoded, those after it not.  `stop`: a list whose
+        first item is an index where to stop (another thread failed there)."""
+        allowed, disallowed = policy
+        repair = self._core.repair
+        check = self._check_disallowed
+        ready, failed = [], None
+        for i in range(start, end):
+            if stop is not None and i >= stop[0]:
+                end = i
+                break
+            try:
+                text = repair(texts[i])
+                check(text, disallowed)
+            except BaseException as e:  # noqa: B036 - given back, raised by the caller
+                failed, end = (i, e), i
+                break
+            ready.append(text)
+        try:
+            if allowed:
+                results[start:end] = [self._encode_allowed(t, allowed, []) for t in ready]
+            else:
+                results[start:end] = self._core.encode_texts(ready)
+        except BaseException as e:  # noqa: B036 - the first text of the block takes it
+            return start, e
+        return failed
+
+    def _encode_batch_in_threads(self, texts, threads, policy):
         """encode_batch on `threads` threads (this one among them), which take
         the next few texts each as they become free: unequal texts or a
         busier CPU do not leave one thread idle while another has half the
@@ -1330,16 +1375,11 @@ class _CoreTokenizer:
             for start, end in ahead:
                 if start >= failed[0]:
                     return
-                for i in range(start, end):
-                    if i >= failed[0]:
-                        return
-                    try:
-                        results[i] = self.encode(texts[i], allowed_special=allowed_special,
-                                                 disallowed_special=disallowed_special)
-                    except BaseException as e:  # noqa: B036 - raised below, in order
-                        errors[i] = e
-                        failed[0] = min(failed[0], i)
-                        return
+                failure = self._encode_block(texts, start, end, policy, results, failed)
+                if failure is not None:
+                    i, errors[i] = failure
+                    failed[0] = min(failed[0], i)
+                    return
 
         helpers = [threading.Thread(target=work, name=f"encode_batch-{k}", daemon=True)
                    for k in range(threads - 1)]

@@ -329,3 +329,67 @@ def test_imported_ids_with_gaps(mod, trained):
         with pytest.raises(ValueError, match=str(missing)):
             tok.decode([missing])
     assert tok.token_bytes(266) == src.token_bytes(256)
+
+
+def _refcounts(objs):
+    import sys
+
+    return [sys.getrefcount(o) for o in objs]
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_encode_batch_references_exact(gpt2, num_threads):
+    """encode_batch takes one reference per item of its results, no more, no fewer: the
+    shared int objects' counts are back where they were once the results are gone, also
+    after a batch that failed half-way."""
+    import gc
+
+    from helpers import read_data
+
+    texts = read_data("corpus.en").splitlines(keepends=True)[:400]
+    texts += [PLAIN_TEXTS["cjk"] * 20, "", "é" * 300]
+    expected = [gpt2.encode(t) for t in texts]
+    objs = sorted({i for ids in expected for i in ids if i > 1000})  # not the small ints
+    objs = [next(i for ids in expected for i in ids if i == v) for v in objs]
+    before = _refcounts(objs)
+    got = gpt2.encode_batch(texts, num_threads=num_threads)
+    assert got == expected
+    del got
+    assert _refcounts(objs) == before
+    bad = texts[:300] + ["bad " + EOT] + texts[300:]
+    with pytest.raises(ValueError, match=r"<\|endoftext\|>"):
+        gpt2.encode_batch(bad, num_threads=num_threads)
+    gc.collect()  # the exception's traceback held the partial results
+    assert _refcounts(objs) == before
+    assert gpt2.encode(texts[0]) == expected[0]
+    assert _refcounts(objs) == before
+
+
+def test_encode_batch_policy_checked_once(gpt2):
+    """The policy is that of encode, for every text; an empty batch encodes nothing (as
+    [encode(t) for t in []] checks nothing)."""
+    assert gpt2.encode_batch([], allowed_special={"<|nope|>"}) == []
+    for n in (1, 2):
+        with pytest.raises(ValueError, match="nope"):
+            gpt2.encode_batch(["a", "b"], allowed_special={"<|nope|>"}, num_threads=n)
+        with pytest.raises(TypeError):
+            gpt2.encode_batch(["a", "b"], disallowed_special="nope", num_threads=n)
+        texts = ["x " + EOT + " y", "plain", EOT]
+        assert gpt2.encode_batch(texts, allowed_special="all", num_threads=n) == [
+            gpt2.encode(t, allowed_special="all") for t in texts
+        ]
+        assert gpt2.encode_batch(texts, disallowed_special=(), num_threads=n) == [
+            gpt2.encode(t, disallowed_special=()) for t in texts
+        ]
+
+
+def test_core_encode_texts(gpt2, mod):
+    """Core.encode_texts is encode_text over a list, on both cores (also a custom pattern)."""
+    texts = [PLAIN_TEXTS[n] for n in PLAIN] + ["", "a\ufffdb", "x" * 3000]
+    core = gpt2._core
+    assert core.encode_texts(texts) == [core.encode_text(t) for t in texts]
+    assert core.encode_texts([]) == []
+    from helpers import GPT2_MERGES, GPT2_VOCAB
+
+    custom = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES, pattern=r"\w+|\W")
+    assert custom.encode_batch(texts, num_threads=2) == [custom.encode(t) for t in texts]
