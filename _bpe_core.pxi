@@ -723,7 +723,7 @@ cdef class Core:
         cdef _Ids ids
         memset(&out, 0, sizeof(IVec))
         n = PyUnicode_GET_LENGTH(text)
-        utf8_of(text, &u, True)
+        utf8_of(text, &u, as_list)   # windows of a stream: used once
         try:
             with nogil:
                 if limit >= n:

@@ -607,7 +607,8 @@ cdef struct Utf8:
 
 
 cdef int utf8_of(str text, Utf8 *out, bint keep=False) except -1:
-    """The UTF-8 of a str with no surrogates: an ASCII str's own buffer; with
+    """The UTF-8 of a str with no surrogates (else UnicodeEncodeError, as
+    str.encode): an ASCII str's own buffer; with
     `keep`, the UTF-8 copy CPython keeps with the str (made once, as for any
     library that reads a str as UTF-8: encoding the same str again costs
     nothing); else a converted copy (the GIL released while converting)."""
@@ -627,6 +628,9 @@ cdef int utf8_of(str text, Utf8 *out, bint keep=False) except -1:
         out.data = <const uint8_t *> kept
         out.len = size
         return 0
+    if (kind == 2 and has_surrogate(<const uint16_t *> data, n)) or (
+            kind == 4 and has_surrogate(<const uint32_t *> data, n)):
+        text.encode("utf-8")   # raises the UnicodeEncodeError naming it
     out.owned = <uint8_t *> malloc(kind * n + (n if kind < 4 else 0) + 1)  # 2, 3 or 4 bytes a code point at most
     if out.owned == NULL:
         raise MemoryError()
