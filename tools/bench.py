@@ -1529,6 +1529,11 @@ enc = {module}.get_encoding({vocab!r})
 ids = enc.encode_ordinary({text!r})
 seconds = time.perf_counter() - t0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+try:  # VmHWM: since this exec (ru_maxrss keeps the RSS of the process that forked us)
+    with open("/proc/self/status") as f:
+        rss = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration):
+    pass
 print(json.dumps([seconds, rss, len(ids)]))
 """
 
