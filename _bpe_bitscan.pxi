@@ -1,29 +1,32 @@
-# The bitmap pre-tokenizer of the o200k pattern for ASCII text.
+# The bitmap pre-tokenizer of the o200k and cl100k patterns for ASCII text.
 #
-# 64 bytes are classified at a time (SSE2 on x86-64, AVX2 where the CPU has
-# it, chosen at import; 8 bytes at a time elsewhere; BPE_SIMD=swar or sse2
-# caps the choice) into one bitmap per
-# class; the starts of the pre-tokens of the block then follow from word-wide
-# bit logic over the block, the block before it and the one after (the rules
-# below, one per kind of character).  A block that holds a byte the rules do
-# not cover (a multi-byte character, or a rare case: '/' right after a line
-# break, apostrophes two or three apart) is left to the scalar scanner
-# (next_o200k), which also takes the last 128 bytes of the text; the bitmaps
-# take over again at the next clean block, from the scalar scanner's last
-# start.  The tests compare the result with regex.findall on corpora and on
-# generated text.
+# 64 bytes are classified at a time into one bitmap per class (SSE2 on
+# x86-64, AVX2 where the CPU has it, chosen at import; 8 bytes at a time
+# elsewhere; BPE_SIMD=swar or sse2 caps the choice); the starts of the
+# block's pre-tokens then follow from word-wide bit logic over the block, the
+# block before it and the one after (the rules below).  A block that holds a
+# byte the rules do not cover (a multi-byte character, or a rare case: in
+# o200k '/' right after a line break, apostrophes two or three apart) is left
+# to the scalar scanner (next_o200k / next_cl100k), which also takes the last
+# 128 bytes of the text; the bitmaps take over again at the next clean block,
+# from the scalar scanner's last start.  tests/test_bitscan.py compares the
+# result with regex.findall.
 #
-# The o200k rules on ASCII (bit j = byte j; "start": a pre-token starts there):
-# - a letter starts one unless the character before is a letter (except at a
-#   lower-to-upper case change) or a prefix: white space other than a line
-#   break, or punctuation that starts a run of one (not after a space);
+# The rules on ASCII (bit j = byte j; "start": a pre-token starts there):
+# - a letter starts one unless the character before is a letter (o200k: but
+#   a lower-to-upper case change starts one) or a prefix: white space other
+#   than a line break, or punctuation that starts a run of one (not after a
+#   space);
 # - a digit starts one at the start of its run and every third digit after;
 # - punctuation starts one at the start of its run unless a space is before;
 # - white space: line breaks right after punctuation belong to it; of each
 #   run of the rest, the first character, the character after its last line
-#   break, and the last character before other text start one;
-# - an apostrophe after a letter followed by s, t, m, d, re, ve or ll (either
-#   case) is a contraction: part of the word before, and a start follows it.
+#   break (cl100k: unless the run ends the text), and the last character
+#   before other text start one;
+# - an apostrophe followed by s, t, m, d, re, ve or ll (either case) is a
+#   contraction: in o200k after a letter, part of the word before it; in
+#   cl100k where the apostrophe starts a pre-token, one of its own.  A start
+#   follows it.
 
 cdef extern from *:
     """
