@@ -2347,10 +2347,7 @@ def _cache_write(cache, target, data, chosen):
                 f.write(data)
             _os.replace(tmp, target)
         except BaseException:
-            try:
-                _os.unlink(tmp)
-            except OSError:
-                pass
+            _unlink_quietly(tmp)
             raise
     except OSError:
         if chosen:
@@ -2751,16 +2748,22 @@ def _atomic_write(path, text, keep_mode=None):
         tmp = None
     finally:
         if tmp is not None:
-            try:
-                _os.unlink(tmp)
-            except OSError:
-                pass
+            _unlink_quietly(tmp)
     _sync_directory(directory)
 
 
 def _temp_name(directory, path):
     base = _os.path.basename(path)[:100]
     return _os.path.join(directory, f".{base}.{_os.urandom(6).hex()}.tmp")
+
+
+def _unlink_quietly(path):
+    """Remove a temporary file on the way out of an error (or a success that
+    no longer needs it); one that is already gone, or cannot go, is left."""
+    try:
+        _os.unlink(path)
+    except OSError:
+        pass
 
 
 def _open_unnamed(directory, path):
@@ -2806,10 +2809,7 @@ def _atomic_write_named(path, data, directory, keep_mode):
             _os.fsync(f.fileno())
         _os.replace(tmp, path)
     except BaseException:
-        try:
-            _os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
     _sync_directory(directory)
 
@@ -5812,10 +5812,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     except BaseException:
         for _, tmp in temporaries:
             if tmp is not None:
-                try:
-                    _os.unlink(tmp)
-                except OSError:
-                    pass
+                _unlink_quietly(tmp)
         raise
     finally:
         for fd, _ in temporaries:
@@ -6688,10 +6685,7 @@ def _cli_decode(args, mod):
             tmp = None
     except BaseException:
         if tmp is not None:
-            try:
-                _os.unlink(tmp)
-            except OSError:
-                pass
+            _unlink_quietly(tmp)
         raise
     finally:
         if fd is not None:
