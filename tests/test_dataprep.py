@@ -381,17 +381,23 @@ def tiktoken_ids(name, cache, text):
     return enc.encode(text, allowed_special="all") + [enc.eot_token]
 
 
+def encode_sample(mod, tokenizer, src, tmp_path, env):
+    """`bpe encode -t TOKENIZER src` with the end-of-text token allowed: the ids written."""
+    out = tmp_path / "ids.bin"
+    result = cli(mod, ["encode", "-t", tokenizer, src, "-o", out, "--eot", EOT,
+                       "--allowed-special", "all", "-q"], env=env)
+    assert_ok(result)
+    meta = json.loads((tmp_path / "ids.bin.json").read_text())
+    return read_ids(out, meta["dtype"])
+
+
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
 def test_encode_with_a_named_encoding(mod, name, tiktoken_cache, tmp_path):
     src = tmp_path / "sample.txt"
     src.write_text(SAMPLE, encoding="utf-8", newline="")
     env = tool_env(mod, TIKTOKEN_CACHE_DIR=str(tiktoken_cache), BPE_OFFLINE="1")
-    out = tmp_path / "ids.bin"
-    result = cli(mod, ["encode", "-t", name, src, "-o", out, "--eot", EOT, "--allowed-special",
-                       "all", "-q"], env=env)
-    assert_ok(result)
-    meta = json.loads((tmp_path / "ids.bin.json").read_text())
-    assert read_ids(out, meta["dtype"]) == tiktoken_ids(name, tiktoken_cache, SAMPLE)
+    assert encode_sample(mod, name, src, tmp_path, env) == \
+        tiktoken_ids(name, tiktoken_cache, SAMPLE)
     result = cli(mod, ["info", name], env=env)
     assert_ok(result)
     assert EOT in result.stdout
@@ -404,12 +410,8 @@ def test_encode_with_a_gzipped_tiktoken_file(mod, name, tiktoken_cache, tmp_path
     ranks = tmp_path / f"{name}.tiktoken.gz"
     ranks.write_bytes((DATA / f"{name}.tiktoken.gz").read_bytes())
     env = tool_env(mod, TIKTOKEN_CACHE_DIR="", BPE_OFFLINE="1")
-    out = tmp_path / "ids.bin"
-    result = cli(mod, ["encode", "-t", ranks, src, "-o", out, "--eot", EOT, "--allowed-special",
-                       "all", "-q"], env=env)
-    assert_ok(result)
-    meta = json.loads((tmp_path / "ids.bin.json").read_text())
-    assert read_ids(out, meta["dtype"]) == tiktoken_ids(name, tiktoken_cache, SAMPLE)
+    assert encode_sample(mod, ranks, src, tmp_path, env) == \
+        tiktoken_ids(name, tiktoken_cache, SAMPLE)
 
 
 def test_gpt2_vocab_json_alone_says_which_files(mod, tmp_path):
