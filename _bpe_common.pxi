@@ -181,6 +181,13 @@ cdef inline int ivec_push(IVec *v, int32_t x) noexcept nogil:
     v.len += 1
     return 0
 
+cdef inline int ivec_extend(IVec *v, const int32_t *x, Py_ssize_t n) noexcept nogil:
+    if ivec_reserve(v, v.len + n) < 0:
+        return -1
+    memcpy(v.data + v.len, x, n * sizeof(int32_t))
+    v.len += n
+    return 0
+
 cdef inline void ivec_free(IVec *v) noexcept nogil:
     free(v.data)
     v.data = NULL

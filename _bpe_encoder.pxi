@@ -331,11 +331,17 @@ cdef inline uint64_t narrow_key(int32_t a, int32_t b) noexcept nogil:
     return (<uint64_t> (a + 1) << 42) | (<uint64_t> b << 21)   # never 0, an empty slot
 
 
+cdef inline Py_ssize_t narrow_home(const CoreT *T, uint64_t key) noexcept nogil:
+    """The first bucket of key's way in the narrow pair table (8 slots from
+    T.pairs + 8 * it: a cache line)."""
+    return <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+
+
 cdef inline uint64_t *narrow_slot(const CoreT *T, uint64_t key) noexcept nogil:
     """The slot of the narrow pair table holding key, or the first free one on
     its way: buckets of 8 slots (a cache line each), taken in turn."""
     cdef uint64_t *bucket
-    cdef Py_ssize_t i = <Py_ssize_t> (word_hash(key) >> T.pair_shift)
+    cdef Py_ssize_t i = narrow_home(T, key)
     cdef int k
     while True:
         bucket = T.pairs + 8 * i
@@ -608,8 +614,8 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
 cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
     """Append the ids of a pre-token of more than FS_MAX bytes that no cache
     holds (shorter ones: the flat table and merge_small): the whole-token
-    rule (from the first walk down the trie), else the trie encoder, else the
-    rank merge."""
+    rule (from the first walk down the trie), else for ASCII of up to MID_MAX
+    bytes merge_small, else the trie encoder, else the rank merge."""
     cdef int err
     cdef int32_t ids[MID_MAX]
     cdef int32_t length = 0, tok
@@ -623,11 +629,7 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
         if tok >= 0:
             return ivec_push(out, tok)
         cnt = merge_small(T, s, n, ids)
-        if ivec_reserve(out, out.len + cnt) < 0:
-            return -1
-        memcpy(out.data + out.len, ids, cnt * sizeof(int32_t))
-        out.len += cnt
-        return 0
+        return ivec_extend(out, ids, cnt)
     err = backtrack(T, s, n, out, sc, True)
     if err == -2:
         STAT(7, 1)
@@ -749,8 +751,7 @@ cdef inline void pair_prefetch(const CoreT *T, uint32_t a, uint32_t b) noexcept 
     if (a | b) < GRID:
         prefetch(&T.pair1[(a << GRID_BITS) | b])
     elif T.pairs != NULL:
-        prefetch(T.pairs + 8 * <Py_ssize_t> (word_hash(narrow_key(<int32_t> a, <int32_t> b))
-                                             >> T.pair_shift))
+        prefetch(T.pairs + 8 * narrow_home(T, narrow_key(<int32_t> a, <int32_t> b)))
 
 
 cdef inline Py_ssize_t merge_small(const CoreT *T, const uint8_t *s, Py_ssize_t n,
@@ -974,10 +975,8 @@ cdef int piece_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
         return fs_emit(cache, e, out)
     STAT(2, 1)
     cnt = merge_small(T, s, n, ids)
-    if ivec_reserve(out, out.len + cnt) < 0:
+    if ivec_extend(out, ids, cnt) < 0:
         return -1
-    memcpy(out.data + out.len, ids, cnt * sizeof(int32_t))
-    out.len += cnt
     return flat_add(T, cache, k0, k1, ids, cnt)
 
 

@@ -370,7 +370,7 @@ cdef inline void prefetch_pair(const CoreT *T, int32_t a, int32_t b) noexcept no
     cdef uint64_t h = word_hash(pair_key(a, b))
     prefetch(&T.bloom[h >> T.bloom_shift])
     if T.pairs != NULL:
-        prefetch(T.pairs + 8 * <Py_ssize_t> (word_hash(narrow_key(a, b)) >> T.pair_shift))
+        prefetch(T.pairs + 8 * narrow_home(T, narrow_key(a, b)))
     else:
         prefetch(&T.wide_pairs[<Py_ssize_t> (h >> T.pair_shift)])
 
