@@ -4,8 +4,20 @@
 # Needs: everything included before it.
 
 def _repair(text):
-    """Core.repair: bpe_fallback.Core.repair after a scan for surrogates
-    without the GIL (none, the common case: the text as it is)."""
+    """Core.repair (see repaired)."""
+    return repaired(text)
+
+
+cdef inline object repaired(object text):
+    """bpe_fallback.Core.repair after a scan for surrogates without the GIL
+    (none, the common case: the text as it is; an ASCII or Latin-1 str is
+    returned at once)."""
+    if type(text) is str and PyUnicode_KIND(text) == 1:
+        return text
+    return repaired_wide(text)
+
+
+cdef object repaired_wide(object text):
     cdef int kind
     cdef bint bad
     cdef const void *data
@@ -13,8 +25,6 @@ def _repair(text):
     if type(text) is not str:
         return _py.Core.repair(text)
     kind = PyUnicode_KIND(text)
-    if kind == 1:
-        return text
     data = PyUnicode_DATA(text)
     n = PyUnicode_GET_LENGTH(text)
     with nogil:
@@ -608,14 +618,16 @@ cdef class Core:
             ivec_free(&out)
             scratch_free(&sc)
 
-    def encode_text(self, str text):
-        """Ids of text that holds no special tokens (lone surrogates already
-        repaired).  The GIL is released while the named patterns scan."""
-        cdef _Cache cache = self.take()
+    def encode_text(self, text):
+        """Ids of text that holds no special tokens (repaired here first, as
+        repair does).  The GIL is released while the named patterns scan."""
+        cdef _Cache cache
+        text = repaired(text)
+        cache = self.take()
         try:
             if self.T.which == P_NONE:
                 return self.pieces_with(self.rx_findall(text), cache)
-            return self.prefix_with(text, PyUnicode_GET_LENGTH(text), cache)[1]
+            return self.text_with(text, cache)
         finally:
             self.give(cache)
 
@@ -712,18 +724,51 @@ cdef class Core:
         finally:
             self.give(cache)
 
+    cdef list text_with(self, str text, _Cache cache):
+        """The ids of encode_text, through the cache's own id buffer."""
+        cdef IVec out = cache.c.ids   # taken: an error leaves the cache without it
+        memset(&cache.c.ids, 0, sizeof(IVec))
+        out.len = 0
+        try:
+            self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, &out, True)
+            return self.to_list(&out, &cache.c)
+        finally:
+            if out.cap <= SPARE_IDS:
+                out.len = 0
+                cache.c.ids = out
+            else:
+                ivec_free(&out)
+
     cdef tuple prefix_with(self, str text, Py_ssize_t limit, _Cache cache, bint as_list=True):
         """(cut, ids) of encode_prefix; ids a list, or else an _Ids (its
         buffer, not copied) for flatten()."""
         cdef IVec out
+        cdef Py_ssize_t chars
+        cdef _Ids ids
+        memset(&out, 0, sizeof(IVec))
+        try:
+            chars = self.scan_into(text, limit, cache, &out, as_list)
+            if as_list:
+                return chars, self.to_list(&out, &cache.c)
+            ids = _Ids.__new__(_Ids)
+            ids.v = out  # the buffer moves to the _Ids
+            ids.objs = self.id_objs
+            memset(&out, 0, sizeof(IVec))
+            return chars, ids
+        finally:
+            ivec_free(&out)
+
+    cdef Py_ssize_t scan_into(self, str text, Py_ssize_t limit, _Cache cache, IVec *out,
+                              bint keep) except -1:
+        """Append to `out` the ids of the pre-tokens of `text` that end by
+        character `limit`; return the characters they cover.  `keep`: the
+        str's UTF-8 is kept by CPython (else made for this call only)."""
         cdef int err = 0
         cdef Utf8 u
         cdef Py_ssize_t n, byte_limit, cut = 0, chars = 0, i
         cdef bint ascii = PyUnicode_IS_ASCII(text)
-        cdef _Ids ids
-        memset(&out, 0, sizeof(IVec))
         n = PyUnicode_GET_LENGTH(text)
-        utf8_of(text, &u, as_list)   # windows of a stream: used once
+        utf8_of(text, &u, keep)
         try:
             with nogil:
                 if limit >= n:
@@ -739,7 +784,7 @@ cdef class Core:
                             chars += 1
                         byte_limit += 1
                     chars = 0
-                err = scan_text(&self.T, u.data, u.len, &cache.c, &out, byte_limit, &cut)
+                err = scan_text(&self.T, u.data, u.len, &cache.c, out, byte_limit, &cut)
                 if ascii:
                     chars = cut
                 else:
@@ -747,16 +792,9 @@ cdef class Core:
                         chars += (u.data[i] & 0xC0) != 0x80
             if err:
                 raise MemoryError()
-            if as_list:
-                return chars, self.to_list(&out, &cache.c)
-            ids = _Ids.__new__(_Ids)
-            ids.v = out  # the buffer moves to the _Ids
-            ids.objs = self.id_objs
-            memset(&out, 0, sizeof(IVec))
-            return chars, ids
+            return chars
         finally:
             free(u.owned)
-            ivec_free(&out)
 
     @staticmethod
     def flatten(windows):

@@ -145,6 +145,7 @@ cdef struct CSlot:
     uint16_t spare
 
 cdef enum: CACHE_MIN_BITS = 12
+cdef enum: SPARE_IDS = 1 << 16   # PCache.ids: the capacity kept between calls
 
 cdef struct FSlot:    # a slot of the flat table (32 bytes, two a cache line)
     uint64_t k0       # bytes 0-7 of the pre-token, zero-padded (a little-endian load)
@@ -159,6 +160,8 @@ cdef struct PCache:
     uint64_t *memo    # the backtracking's remembered compatibility checks
     Py_ssize_t *id_count # to_list: how often each id occurs (zero between calls)
     int32_t *id_seen  # to_list: the ids that occur
+    IVec ids          # a call's ids before they become a list, kept for the next
+                      #   call up to SPARE_IDS (short calls allocate nothing)
     FSlot *flat       # the flat table: a copy of the core's template, then the recent
                       #   pre-tokens of up to FS_MAX bytes
     const void *flat_of   # the CoreT whose template it copies (NULL: none yet)
@@ -211,6 +214,7 @@ cdef void pcache_free(PCache *c) noexcept nogil:
     free(c.id_seen)
     c.id_count = NULL
     c.id_seen = NULL
+    ivec_free(&c.ids)
     free(c.slots)
     free(c.arena)
     c.slots = NULL

@@ -679,8 +679,8 @@ class Core:
     (left id, right id, merged id); specials, str -> id.
 
     - ``encode_text(text)``: the ids of text holding no special tokens
-      (repaired: see ``repair``): pre-tokenize, then each pre-token by merge
-      rank, through a cache.
+      (repaired first, as ``repair`` does): pre-tokenize, then each pre-token
+      by merge rank, through a cache.
     - ``encode_texts(texts)``: ``[encode_text(t) for t in texts]`` (a list of
       str), encode_batch's unit of work: the compiled core holds the GIL
       only to allocate each result, and takes their references at the end.
@@ -800,7 +800,7 @@ class Core:
         return out
 
     def encode_text(self, text):
-        return self.encode_pieces(self._split(text))
+        return self.encode_pieces(self._split(_repair(text)))
 
     def encode_texts(self, texts):
         return [self.encode_pieces(self._split(text)) for text in texts]
@@ -1219,8 +1219,7 @@ class _CoreTokenizer:
         >>> tok.encode_ordinary("hi<s>")
         [256, 60, 115, 62]
         """
-        core = self._core
-        return core.encode_text(core.repair(text))
+        return self._core.encode_text(text)  # the core repairs the text
 
     def _policy(self, allowed_special, disallowed_special):
         specials = self._specials

@@ -236,16 +236,15 @@ def test_pretokenize_repairs_and_checks(mod, pattern):
 
 
 @pytest.mark.parametrize("text", ["a\ud800b", "\u00e9\udfff", "x" * 200 + "\udc00"])
-def test_core_refuses_unrepaired_text(mod, text):
-    """The core's encode_text and encode_prefix take repaired text (see Core.repair); given
-    a lone surrogate both backends raise the same UnicodeEncodeError, and the Tokenizer,
-    which repairs first, encodes it as U+FFFD."""
+def test_core_unrepaired_text(mod, text):
+    """The core's encode_text repairs what it is given (a lone surrogate is U+FFFD, as
+    Core.repair makes it); encode_prefix takes repaired text and, given a lone surrogate,
+    both backends raise the same UnicodeEncodeError; the Tokenizer encodes it as U+FFFD."""
     core = mod.Core(*_model(trained("o200k")))
-    with pytest.raises(UnicodeEncodeError):
-        core.encode_text(text)
+    fixed = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    assert core.encode_text(text) == core.encode_text(fixed) == core.encode_text(core.repair(text))
     with pytest.raises(UnicodeEncodeError):
         core.encode_prefix(text, len(text))
     tok = trained("o200k")
-    fixed = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
     assert mod.Tokenizer.from_merges(tok.merges, pattern="o200k").encode(text) == \
         mod.Tokenizer.from_merges(tok.merges, pattern="o200k").encode(fixed)

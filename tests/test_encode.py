@@ -394,3 +394,27 @@ def test_core_encode_texts(gpt2, mod):
 
     custom = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES, pattern=r"\w+|\W")
     assert custom.encode_batch(texts, num_threads=2) == [custom.encode(t) for t in texts]
+
+
+def test_encode_sizes_in_turn(gpt2):
+    """Calls of every size in turn on one instance (lists short and long, scratch space kept
+    or given back between calls) give tiktoken's ids, and take exactly one reference per
+    item of each result."""
+    import gc
+
+    from helpers import read_data
+
+    corpus = read_data("corpus.en")
+    sizes = [40, 3000, 60_000, 3 * len(corpus), 200, 20_000, 3 * len(corpus) + 7, 10]
+    texts = [(corpus * 4)[k:k + n] for k, n in enumerate(sizes)]
+    expected = [gpt2_tiktoken().encode_ordinary(t) for t in texts]
+    assert max(map(len, expected)) > 1 << 16  # beyond what a call's buffer keeps
+    objs = sorted({i for ids in expected for i in ids if i > 1000})
+    objs = [next(i for ids in expected for i in ids if i == v) for v in objs]
+    gc.collect()
+    before = _refcounts(objs)
+    for text, ids in zip(texts * 2, expected * 2):
+        got = gpt2.encode_ordinary(text)
+        assert got == ids
+        del got
+    assert _refcounts(objs) == before
