@@ -152,9 +152,34 @@ cdef class _Flatten:
     cdef _Ids ids        # the window st reads
     cdef list win        # or the list window st reads
     cdef object it       # or an iterator over a window of another kind
+    cdef object estimate # ids so far -> the expected total (None: no estimate)
+    cdef Py_ssize_t seen # the items of the windows taken so far
+    cdef bint started
+    cdef object error    # what taking the first window raised in __length_hint__
 
-    def __cinit__(self, windows):
+    def __cinit__(self, windows, estimate=None):
         self.windows = iter(windows)
+        self.estimate = estimate
+
+    def __length_hint__(self):
+        """The items still to come, estimated (list() sizes its result by
+        this, instead of growing it step by step): before the first item,
+        the first window is taken now.  What that raises is raised by the
+        next next(): list() would take a TypeError here for "no hint"."""
+        cdef Py_ssize_t left
+        if not self.started:
+            self.started = True
+            try:
+                self.advance()
+            except BaseException as e:  # noqa: B036 - raised again by next()
+                self.error = e
+                return 0
+        left = self.st.n - self.st.i
+        if self.st.list != NULL:   # (a list changed under the iterator may be shorter)
+            left = max(PyList_GET_SIZE(<object> self.st.list) - self.st.i, 0)
+        if self.estimate is None:
+            return left
+        return max(left, <Py_ssize_t> self.estimate(self.seen) - self.seen + left)
 
     def __dealloc__(self):
         self.drop()
@@ -194,12 +219,42 @@ cdef class _Flatten:
         self.st.i = 0
         return 0
 
+    cdef bint advance(self) except -1:
+        """Take the next window that has items (False: none is left)."""
+        cdef _Ids ids
+        self.started = True
+        while True:
+            window = next(self.windows, _END)
+            if window is _END:
+                return False
+            if type(window) is _Ids and (<_Ids> window).objs is not None:
+                ids = <_Ids> window
+                if ids.v.len:
+                    self.load(ids)
+                    self.seen += ids.v.len
+                    return True
+            elif type(window) is _Ids:
+                self.it = iter((<_Ids> window).tolist())
+                return True
+            elif type(window) is list:
+                if PyList_GET_SIZE(window):
+                    self.win = window
+                    self.st.list = <PyObject *> window
+                    self.st.i = 0
+                    self.seen += PyList_GET_SIZE(window)
+                    return True
+            else:
+                self.it = iter(window)
+                return True
+
 
 cdef PyObject *_flat_refill(PyObject *selfp) except? NULL:
     """The next item after a window ends (NULL, no error: the end)."""
     cdef _Flatten self = <_Flatten> selfp
-    cdef _Ids ids
     cdef object item
+    if self.error is not None:
+        item, self.error = self.error, None
+        raise item
     while True:
         if self.it is not None:
             item = next(self.it, _END)
@@ -208,27 +263,10 @@ cdef PyObject *_flat_refill(PyObject *selfp) except? NULL:
                 return <PyObject *> item
             self.it = None
         self.drop()
-        window = next(self.windows, _END)
-        if window is _END:
+        if not self.advance():
             return NULL
-        if type(window) is _Ids and (<_Ids> window).objs is not None:
-            ids = <_Ids> window
-            if ids.v.len:
-                self.load(ids)
-                self.st.i = 1
-                return self.st.objs[self.st.data[0]]
-        elif type(window) is _Ids:
-            self.it = iter((<_Ids> window).tolist())
-        elif type(window) is list:
-            if PyList_GET_SIZE(window):
-                self.win = window
-                self.st.list = <PyObject *> window
-                self.st.i = 1
-                item = <object> PyList_GET_ITEM(window, 0)
-                Py_INCREF(item)
-                return <PyObject *> item
-        else:
-            self.it = iter(window)
+        if self.it is None:   # a window of ids or a list, not empty: its first item
+            return bpe_flat_next(selfp)
 
 
 cdef void _install_flat_next():
@@ -765,7 +803,7 @@ cdef class Core:
         str's UTF-8 is kept by CPython (else made for this call only)."""
         cdef int err = 0
         cdef Utf8 u
-        cdef Py_ssize_t n, byte_limit, cut = 0, chars = 0, i
+        cdef Py_ssize_t n, byte_limit, cut = 0, chars = 0
         cdef bint ascii = PyUnicode_IS_ASCII(text)
         n = PyUnicode_GET_LENGTH(text)
         utf8_of(text, &u, keep)
@@ -775,21 +813,10 @@ cdef class Core:
                     byte_limit = (<Py_ssize_t> 1) << 62
                 elif ascii:
                     byte_limit = limit
-                else:  # the bytes of the first `limit` code points
-                    byte_limit = 0
-                    while byte_limit < u.len:
-                        if (u.data[byte_limit] & 0xC0) != 0x80:
-                            if chars == limit:
-                                break
-                            chars += 1
-                        byte_limit += 1
-                    chars = 0
+                else:  # where code point `limit` starts
+                    byte_limit = utf8_offset(u.data, u.len, n, limit)
                 err = scan_text(&self.T, u.data, u.len, &cache.c, out, byte_limit, &cut)
-                if ascii:
-                    chars = cut
-                else:
-                    for i in range(cut):  # code points: the bytes that start one
-                        chars += (u.data[i] & 0xC0) != 0x80
+                chars = cut if ascii else utf8_chars(u.data, u.len, n, cut)
             if err:
                 raise MemoryError()
             return chars
@@ -797,11 +824,11 @@ cdef class Core:
             free(u.owned)
 
     @staticmethod
-    def flatten(windows):
+    def flatten(windows, estimate=None):
         """An iterator over the ids of an iterable of id sequences (lists, or
         what encode_prefix returns): encode_iterable's output, read straight
-        from the windows' int32 buffers."""
-        return _Flatten(windows)
+        from the windows' int32 buffers; its length hint from `estimate`."""
+        return _Flatten(windows, estimate)
 
     cdef bytes encode_packed(self, str text, int itemsize, _Cache cache, IVec *out):
         """The ids of encode_text as little-endian unsigned ints of `itemsize`

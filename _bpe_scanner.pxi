@@ -606,6 +606,44 @@ cdef struct Utf8:
     uint8_t *owned      # what to free (NULL: the str's own ASCII buffer)
 
 
+cdef inline bint utf8_start(uint8_t b) noexcept nogil:
+    return (b & 0xC0) != 0x80
+
+
+cdef Py_ssize_t utf8_offset(const uint8_t *s, Py_ssize_t size, Py_ssize_t chars,
+                            Py_ssize_t k) noexcept nogil:
+    """Where code point k (0 <= k <= chars) starts in s (`size` bytes holding
+    `chars` code points), counted from the nearer end: a stream's cut is a few
+    characters before the end of its window."""
+    cdef Py_ssize_t b = 0, c = 0   # b: where code point c starts
+    if k > chars - k:
+        b, c = size, chars
+        while c > k:   # back a byte; a start byte is the code point before
+            b -= 1
+            c -= utf8_start(s[b])
+        return b
+    while c < k:       # past a start byte and its continuation bytes
+        b += 1
+        while b < size and not utf8_start(s[b]):
+            b += 1
+        c += 1
+    return b
+
+
+cdef Py_ssize_t utf8_chars(const uint8_t *s, Py_ssize_t size, Py_ssize_t chars,
+                           Py_ssize_t b) noexcept nogil:
+    """The code points before byte b (a code point's start, or size) of s
+    (`size` bytes, `chars` code points), counted from the nearer end."""
+    cdef Py_ssize_t i, c = 0
+    if b > size - b:
+        for i in range(b, size):
+            c += utf8_start(s[i])
+        return chars - c
+    for i in range(b):
+        c += utf8_start(s[i])
+    return c
+
+
 cdef int utf8_of(str text, Utf8 *out, bint keep=False) except -1:
     """The UTF-8 of a str with no surrogates (else UnicodeEncodeError, as
     str.encode): an ASCII str's own buffer; with

@@ -688,8 +688,9 @@ class Core:
       pre-tokens that end by character `limit` and where the last ends (for
       the named patterns but "bytes": what streaming cuts by).  The ids are
       a sequence (a list here; the compiled core's own compact one).
-    - ``flatten(windows)``: an iterator over the ids of an iterable of such
-      sequences (encode_iterable's output).
+    - ``flatten(windows, estimate=None)``: an iterator over the ids of an
+      iterable of such sequences (encode_iterable's output); the compiled
+      core's answers ``__length_hint__`` by ``estimate(ids so far)``.
     - ``encode_pieces(pieces)``: the ids of pre-tokens already split.
     - ``merge_bytes(data)``: merge by rank over raw bytes, no pre-tokens.
     - ``pretokenize(pattern, text)`` (static): the pre-tokens of text (lone
@@ -752,7 +753,9 @@ class Core:
         self._cache = {}
 
     counter = staticmethod(_Counter)
-    flatten = staticmethod(_itertools.chain.from_iterable)
+    @staticmethod
+    def flatten(windows, estimate=None):
+        return _itertools.chain.from_iterable(windows)
     tiktoken_model = native_model = staticmethod(lambda *source: None)
     learn_merges = staticmethod(_learn_merges)
     repair = staticmethod(_repair)
@@ -981,6 +984,37 @@ class UnknownTokenError(KeyError, ValueError):
 
     def __str__(self):
         return str(self.args[0]) if self.args else ""
+
+
+class _StreamSource:
+    """encode_iterable's input: its chunks, how many were taken, and from
+    them an estimate of the stream's ids (what list() asks for first, to size
+    its result once instead of growing it step by step)."""
+
+    ESTIMATE_CAP = 1 << 23   # an estimate is a guess: never more ids than this
+
+    def __init__(self, iterable):
+        self._chunks = iter(iterable)
+        self.taken = 0
+
+    def take(self, k):
+        """The next k chunks (fewer at the end)."""
+        batch = list(_itertools.islice(self._chunks, k))
+        self.taken += len(batch)
+        return batch
+
+    def estimate(self, ids):
+        """The stream's ids, from the `ids` of the chunks taken so far and the
+        input's own length hint (none: `ids`, nothing more is known)."""
+        import operator
+
+        try:
+            rest = operator.length_hint(self._chunks, 0)
+        except Exception:  # noqa: BLE001 - a hint is optional; a broken one is none
+            rest = 0
+        if not self.taken or rest <= 0:
+            return ids
+        return max(ids, min(ids + ids * rest // self.taken, self.ESTIMATE_CAP))
 
 
 class _CoreTokenizer:
@@ -1412,23 +1446,24 @@ class _CoreTokenizer:
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if isinstance(iterable, str):
             iterable = (iterable,)
+        source = _StreamSource(iterable)
         # the windows' ids, flattened in C (a generator per id costs as much as encoding)
-        return self._core.flatten(self._stream_windows(iterable, allowed, disallowed))
+        return self._core.flatten(self._stream_windows(source, allowed, disallowed),
+                                  source.estimate)
 
-    def _stream_windows(self, iterable, allowed, disallowed):
+    def _stream_windows(self, source, allowed, disallowed):
         """The ids of encode_iterable, a list per window of text."""
         longest = max((len(s) for s in allowed | disallowed), default=1)
         split_pretokens = _cut_kind(self._pattern, ()) is not None
         parts, size = [], 0
         checked = 0  # the window's first `checked` characters were searched for disallowed ones
         block = self._STREAM_BLOCK
-        chunks = iter(iterable)
         take = 1
         while True:
             # small chunks are taken and joined many at a time (nothing per chunk in
             # Python), large ones one by one: a batch holds about a quarter of a window,
             # and never more than 64 chunks
-            batch = list(_itertools.islice(chunks, take))
+            batch = source.take(take)
             if not batch:
                 break
             got = self._join_chunks(batch)

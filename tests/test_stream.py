@@ -270,3 +270,55 @@ def test_encode_iterable_small_blocks(
     with monkeypatch.context() as m:
         m.setattr(mod.Tokenizer, "_STREAM_BLOCK", block)
         assert list(tok.encode_iterable(iter(chunks), **kwargs)) == expected
+
+
+class _Chunks:
+    """An iterator of chunks whose length hint is what the test says (or raises)."""
+
+    def __init__(self, chunks, hint):
+        self._it, self._hint = iter(chunks), hint
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._it)
+
+    def __length_hint__(self):
+        if isinstance(self._hint, Exception):
+            raise self._hint
+        return self._hint
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "o200k", CUSTOM], ids=["gpt2", "o200k", "custom"])
+def test_encode_iterable_length_hint(mod, pattern):
+    """list() asks the stream for its length first: asking never changes the ids, before
+    the first item or mid-way; the compiled core's estimate (from the ids of the first
+    window and the input's own hint) is within a factor of two for even chunks, is never
+    more than the ids known where the input has no hint, and a broken or huge input hint
+    is no error."""
+    import operator
+
+    tok = stream_tok(mod, pattern)
+    text = tricky_text(3, 120000)
+    chunks = text.splitlines(keepends=True)
+    expected = tok.encode(text, allowed_special="all")
+
+    stream = tok.encode_iterable(chunks, allowed_special="all")
+    hint = operator.length_hint(stream)
+    assert list(stream) == expected
+    if mod.BACKEND == "cython":
+        assert len(expected) / 2 <= hint <= 2 * len(expected)
+
+    stream = tok.encode_iterable(iter(chunks), allowed_special="all")
+    first = [next(stream) for _ in range(5)]
+    operator.length_hint(stream)
+    assert first + list(stream) == expected
+
+    stream = tok.encode_iterable((c for c in chunks), allowed_special="all")  # no hint
+    assert operator.length_hint(stream) <= len(expected)
+    assert list(stream) == expected
+
+    for bad in (ValueError("broken"), -5, 10**15, 2**80):
+        stream = tok.encode_iterable(_Chunks(chunks, bad), allowed_special="all")
+        assert list(stream) == expected
