@@ -660,12 +660,16 @@ cdef class Core:
         """Ids of text that holds no special tokens (repaired here first, as
         repair does).  The GIL is released while the named patterns scan."""
         cdef _Cache cache
-        text = repaired(text)
+        if type(text) is not str or self.T.which == P_NONE:
+            text = repaired(text)
         cache = self.take()
         try:
             if self.T.which == P_NONE:
                 return self.pieces_with(self.rx_findall(text), cache)
-            return self.text_with(text, cache)
+            try:   # no scan for surrogates first: taking the UTF-8 finds them
+                return self.text_with(text, cache)
+            except UnicodeEncodeError:
+                return self.text_with(repaired_wide(text), cache)
         finally:
             self.give(cache)
 
