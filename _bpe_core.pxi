@@ -140,6 +140,7 @@ cdef extern from *:
 
 
 cdef object _END = object()
+cdef Py_ssize_t HINT_MAX = 1 << 23   # items a _Flatten's length hint adds to what it holds
 
 
 cdef class _Flatten:
@@ -179,7 +180,12 @@ cdef class _Flatten:
             left = max(PyList_GET_SIZE(<object> self.st.list) - self.st.i, 0)
         if self.estimate is None:
             return left
-        return max(left, <Py_ssize_t> self.estimate(self.seen) - self.seen + left)
+        try:   # a guess: one that fails or does not fit is none
+            guess = self.estimate(self.seen)
+            guess = min(max(guess - self.seen, 0), HINT_MAX)
+        except Exception:  # noqa: BLE001
+            return left
+        return left + <Py_ssize_t> guess
 
     def __dealloc__(self):
         self.drop()
@@ -753,11 +759,12 @@ cdef class Core:
             ivec_free(&a)
             ivec_free(&b)
 
-    def encode_prefix(self, str text, Py_ssize_t limit):
+    def encode_prefix(self, text, Py_ssize_t limit):
         """(end, ids) of the pre-tokens of `text` that end at or before
         `limit`; for a named pattern, scanned without the GIL.  The ids are
         a compact sequence (len, iteration, list()), not a list."""
         cdef _Cache cache
+        text = as_str(text)
         if self.T.which == P_NONE:
             raise ValueError("encode_prefix needs the gpt2, cl100k, o200k or words pattern")
         cache = self.take()
@@ -933,7 +940,8 @@ cdef class _Packer:
     def __dealloc__(self):
         ivec_free(&self.ids)
 
-    def __call__(self, str text):
+    def __call__(self, text):
+        text = repaired(text)   # as encode_text does
         if self.cache.busy:  # taken and given back under the GIL
             raise RuntimeError("a packer encodes for one thread at a time")
         self.cache.busy = True

@@ -105,11 +105,12 @@ cdef class _Counter:
         self.slots[i] = tag | <uint64_t> self.n
         return 0
 
-    def add(self, str text):
+    def add(self, text):
         """Count the pre-tokens of text (repaired, no special tokens in it)."""
         cdef bytes b
         cdef Utf8 u
         cdef int err = 0
+        text = as_str(text)
         if self.which != P_NONE:
             utf8_of(text, &u)
             try:

@@ -606,6 +606,16 @@ cdef struct Utf8:
     uint8_t *owned      # what to free (NULL: the str's own ASCII buffer)
 
 
+cdef str as_str(object text):
+    """text as a plain str (a str subclass: the str it holds), else the
+    TypeError bpe_fallback's cores raise."""
+    if type(text) is str:
+        return text
+    if isinstance(text, str):
+        return str.__str__(text)
+    raise TypeError(f"expected str, not {type(text).__name__}")
+
+
 cdef inline bint utf8_start(uint8_t b) noexcept nogil:
     return (b & 0xC0) != 0x80
 

@@ -668,6 +668,20 @@ _CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
 # --------------------------------------------------------------------------
 
 
+
+class _Flattened(_itertools.chain):
+    """itertools.chain that also holds its source: CPython 3.11's chain drops
+    its reference to a generator that raised, even one still running (an
+    input that calls next() on its own stream), and frees it mid-run."""
+
+    @classmethod
+    def from_iterable(cls, iterable):
+        it = iter(iterable)
+        flat = super().from_iterable(it)
+        flat.source = it
+        return flat
+
+
 class Core:
     """The hot work of one tokenizer, in pure Python.  A Tokenizer (the
     policy: API, special tokens, files) holds one and never looks inside;
@@ -755,7 +769,7 @@ class Core:
     counter = staticmethod(_Counter)
     @staticmethod
     def flatten(windows, estimate=None):
-        return _itertools.chain.from_iterable(windows)
+        return _Flattened.from_iterable(windows)
     tiktoken_model = native_model = staticmethod(lambda *source: None)
     learn_merges = staticmethod(_learn_merges)
     repair = staticmethod(_repair)
@@ -991,8 +1005,6 @@ class _StreamSource:
     them an estimate of the stream's ids (what list() asks for first, to size
     its result once instead of growing it step by step)."""
 
-    ESTIMATE_CAP = 1 << 23   # an estimate is a guess: never more ids than this
-
     def __init__(self, iterable):
         self._chunks = iter(iterable)
         self.taken = 0
@@ -1014,7 +1026,7 @@ class _StreamSource:
             rest = 0
         if not self.taken or rest <= 0:
             return ids
-        return max(ids, min(ids + ids * rest // self.taken, self.ESTIMATE_CAP))
+        return ids + ids * rest // self.taken
 
 
 class _CoreTokenizer:

@@ -208,6 +208,40 @@ def test_flatten(mod):
     assert next(it) == 1
     w.clear()  # a list changed under the iterator: what is left of it, never freed memory
     assert list(it) == [5]
+    # an estimate (for the length hint) that fails or does not fit changes nothing
+    for estimate in (lambda n: 2**70, lambda n: 2**62, lambda n: 1 / 0, lambda n: -5,
+                     lambda n: "many", None):
+        assert list(mod.Core.flatten([[1, 2], [], (3,)], estimate)) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("bad", [None, 5, b"text", ["a"]])
+def test_core_takes_str_only(mod, bad):
+    """The core's entry points that take text refuse anything but a str with TypeError and
+    read a str subclass as the str it holds, on both backends."""
+    core = mod.Core(*_model(trained("o200k")))
+    counter = mod.Core.counter(mod.PATTERNS["o200k"])
+
+    class Text(str):
+        pass
+
+    for call in (core.encode_text, lambda t: core.encode_prefix(t, 5), core.packer(4),
+                 counter.add):
+        with pytest.raises(TypeError):
+            call(bad)
+    text = "hello world, it's 2024"
+    assert core.encode_text(Text(text)) == core.encode_text(text)
+    assert core.encode_prefix(Text(text), 8)[0] == core.encode_prefix(text, 8)[0]
+    assert list(core.encode_prefix(Text(text), 8)[1]) == list(core.encode_prefix(text, 8)[1])
+    assert core.packer(4)(Text(text)) == core.packer(4)(text)
+    counter.add(Text(text))
+    assert counter.to_dict() == mod.count_pretokens([text], pattern="o200k")
+
+
+def test_core_packer_repairs(mod):
+    """packer(itemsize)(text) packs the ids of encode_text(text): lone surrogates repaired."""
+    core = mod.Core(*_model(trained("o200k")))
+    text = "a\ud800b \udfff c"
+    assert core.packer(4)(text) == core.pack_ids(core.encode_text(text), 4)
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "words", r"\w+"])

@@ -322,3 +322,42 @@ def test_encode_iterable_length_hint(mod, pattern):
     for bad in (ValueError("broken"), -5, 10**15, 2**80):
         stream = tok.encode_iterable(_Chunks(chunks, bad), allowed_special="all")
         assert list(stream) == expected
+
+
+REENTRANT_SCRIPT = textwrap.dedent('''
+    import sys
+    mod = __import__(sys.argv[1])
+    tok = mod.Tokenizer.from_merges([(b"h", b"i")])
+
+    class Chunks:  # an input that reads its own stream half-way
+        n = 0
+        def __iter__(self):
+            return self
+        def __next__(self):
+            self.n += 1
+            if self.n == 2:
+                next(stream)
+            if self.n > 1000:
+                raise StopIteration
+            return "hi " * 50
+
+    stream = tok.encode_iterable(Chunks())
+    try:
+        list(stream)
+    except ValueError as e:
+        print("ValueError", e)
+''')
+
+
+def test_encode_iterable_input_reads_its_own_stream(mod, tmp_path):
+    """An input that calls next() on the stream it feeds gets ValueError (generator already
+    executing), on both backends; never a crash (CPython 3.11's itertools.chain freed the
+    running generator: the fallback's flatten holds its source)."""
+    script = tmp_path / "reentrant.py"
+    script.write_text(REENTRANT_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
+               PYTHONMALLOC="debug")
+    out = subprocess.run([sys.executable, str(script), mod.__name__],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("ValueError generator already executing")
