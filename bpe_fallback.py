@@ -306,6 +306,9 @@ def _short(value, limit=60):
     return text[:limit] + "..." + size
 
 
+_NONE_ALLOWED = frozenset()   # encode's default allowed_special (told apart by identity)
+
+
 def _repair(text):
     """Replace lone surrogates by U+FFFD (as tiktoken does); check the type.
     A str subclass (numpy.str_, ...) is read as the plain str it holds."""
@@ -1064,6 +1067,7 @@ class _CoreTokenizer:
         self = object.__new__(cls)
         self._pattern = pattern
         self._specials = dict(specials)
+        self._all_specials = frozenset(self._specials)
         self._special_res = {}
         self._core = core
         return self
@@ -1295,6 +1299,12 @@ class _CoreTokenizer:
 
     def _check_disallowed(self, text, disallowed, start=0):
         if disallowed:
+            if len(disallowed) <= 8:  # a few: str's own search first, no regex call
+                for name in disallowed:
+                    if name in text:
+                        break
+                else:
+                    return
             m = self._special_re(disallowed).search(text, start, concurrent=True)
             if m:
                 raise ValueError(
@@ -1319,7 +1329,7 @@ class _CoreTokenizer:
             pos = m.end()
         return self._encode_chunk(text[pos:], out)
 
-    def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+    def encode(self, text, *, allowed_special=_NONE_ALLOWED, disallowed_special="all"):
         """Encode `text` with tiktoken's special-token policy: a disallowed
         special token in the text raises ValueError; allowed ones ("all" or a
         set of names) become their ids; ``disallowed_special=()`` lets them
@@ -1329,6 +1339,11 @@ class _CoreTokenizer:
         >>> tok.encode("hi<s>", allowed_special={"<s>"})
         [256, 257]
         """
+        if allowed_special is _NONE_ALLOWED and type(disallowed_special) is str \
+                and disallowed_special == "all":   # the defaults: no policy to work out
+            text = self._core.repair(text)
+            self._check_disallowed(text, self._all_specials)
+            return self._core.encode_text(text)
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         text = self._core.repair(text)
         self._check_disallowed(text, disallowed)

@@ -106,6 +106,40 @@ def test_special_policy_partial(trained):
     assert tok.encode("plain <| text |>") == enc.encode("plain <| text |>")
 
 
+@pytest.mark.parametrize("count", [2, 8, 9, 30])
+def test_default_policy_names_the_first_special(mod, count):
+    """encode()'s defaults disallow every special token: a text holding some raises
+    ValueError naming the leftmost (the longest there), whether the tokenizer has a few
+    specials (searched with str's own search first) or many (one regex); text without
+    any encodes as encode_ordinary, as tiktoken does."""
+    names = [f"<|s{k}|>" for k in range(count - 1)] + ["<|s1|>x"]
+    tok = mod.Tokenizer.train("ab ab ab", 256 + 3 + count, special_tokens=names)
+    enc = tiktoken_of(tok)
+    for text, first in [("a <|s1|>x b <|s0|>", "<|s1|>x"), ("<|s0|><|s1|>", "<|s0|>"),
+                        ("ab <|s1|", None), ("", None)]:
+        if first is None:
+            assert tok.encode(text) == tok.encode_ordinary(text) == enc.encode(text)
+        else:
+            with pytest.raises(ValueError, match=regex_escape(first)):
+                tok.encode(text)
+            with pytest.raises(ValueError):
+                enc.encode(text)
+
+
+def test_default_policy_sees_repaired_text(mod):
+    """A special token written as a surrogate pair is still that special token."""
+    tok = mod.Tokenizer.train("ab ab ab", 256 + 3 + 1, special_tokens=["<|\U0001F600|>"])
+    with pytest.raises(ValueError, match="disallowed special token"):
+        tok.encode("x <|\ud83d\ude00|>")
+    assert tok.encode("x <|\ud83d\ude00|>", allowed_special="all")[-1] == 259
+
+
+def regex_escape(text):
+    import re
+
+    return re.escape(repr(text))
+
+
 def test_special_longest_first(mod):
     tok = mod.Tokenizer.train("ab ab ab", 256 + 3 + 1, special_tokens=["<s>", "<s><s>", "</s>"])
     s = tok.special_tokens
