@@ -169,9 +169,8 @@ cdef class _Flatten:
         next next(): list() would take a TypeError here for "no hint"."""
         cdef Py_ssize_t left
         if not self.started:
-            self.started = True
             try:
-                self.advance()
+                self.advance()   # (which marks the iterator started)
             except BaseException as e:  # noqa: B036 - raised again by next()
                 self.error = e
                 return 0

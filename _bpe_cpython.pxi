@@ -122,7 +122,7 @@ cdef list ids_to_list(list objs, const int32_t *ids, Py_ssize_t n,
     # for o200k) miss the cache as often as the objects and pay off only on long lists
     if not SHORTCUTS or n < 4096:
         result = PyList_New(n)
-        for i in range(n):  # the table's entry and the object prefetched ahead
+        for i in range(n):
             if i + 16 < n:
                 prefetch(&by_id[ids[i + 16]])
             if i + 8 < n:
