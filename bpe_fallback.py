@@ -1289,6 +1289,10 @@ class _CoreTokenizer:
             if isinstance(disallowed_special, str):
                 raise TypeError('disallowed_special must be "all" or a collection of str')
             disallowed = frozenset(disallowed_special)
+            for name in disallowed:
+                if not isinstance(name, str):
+                    raise TypeError("disallowed_special must hold str, not "
+                                    f"{type(name).__name__}: {name!r}")
         return allowed, disallowed
 
     def _special_re(self, names):

@@ -135,6 +135,14 @@ def test_default_policy_sees_repaired_text(mod):
         tok.special_tokens["<|\U0001F600|>"]
 
 
+@pytest.mark.parametrize("bad", [{1}, [b"<s>"], ("<s>", None)])
+def test_disallowed_special_holds_str(mod, bad):
+    """A disallowed_special that holds anything but str is a TypeError naming it."""
+    tok = mod.Tokenizer.train("ab ab ab", 256 + 3 + 1, special_tokens=["<s>"])
+    with pytest.raises(TypeError, match="disallowed_special must hold str"):
+        tok.encode("x <s>", disallowed_special=bad)
+
+
 def regex_escape(text):
     import re
 
