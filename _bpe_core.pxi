@@ -665,18 +665,25 @@ cdef class Core:
         """Ids of text that holds no special tokens (repaired here first, as
         repair does).  The GIL is released while the named patterns scan."""
         cdef _Cache cache
-        if type(text) is not str or self.T.which == P_NONE:
-            text = repaired(text)
+        text = self.repaired_first(text)
         cache = self.take()
         try:
             if self.T.which == P_NONE:
                 return self.pieces_with(self.rx_findall(text), cache)
-            try:   # no scan for surrogates first: taking the UTF-8 finds them
+            try:
                 return self.text_with(text, cache)
-            except UnicodeEncodeError:
+            except UnicodeEncodeError:   # a surrogate: repaired, then again
                 return self.text_with(repaired_wide(text), cache)
         finally:
             self.give(cache)
+
+    cdef object repaired_first(self, object text):
+        """What encode_text and the packer scan: a plain str as it is for a
+        named pattern (taking its UTF-8 finds a surrogate; the caller then
+        repairs and scans again), anything else repaired now."""
+        if type(text) is not str or self.T.which == P_NONE:
+            return repaired(text)
+        return text
 
     def encode_texts(self, list texts):
         """[encode_text(t) for t in texts] (each text repaired, no special
@@ -768,7 +775,7 @@ cdef class Core:
             raise ValueError("encode_prefix needs the gpt2, cl100k, o200k or words pattern")
         cache = self.take()
         try:
-            return self.prefix_with(text, limit, cache, False)
+            return self.prefix_with(text, limit, cache)
         finally:
             self.give(cache)
 
@@ -787,17 +794,16 @@ cdef class Core:
             else:
                 ivec_free(&out)
 
-    cdef tuple prefix_with(self, str text, Py_ssize_t limit, _Cache cache, bint as_list=True):
-        """(cut, ids) of encode_prefix; ids a list, or else an _Ids (its
-        buffer, not copied) for flatten()."""
+    cdef tuple prefix_with(self, str text, Py_ssize_t limit, _Cache cache):
+        """(cut, ids) of encode_prefix, ids an _Ids (its buffer, not copied)
+        for flatten(); the str's UTF-8 made for this call only (a window of
+        a stream is read once)."""
         cdef IVec out
         cdef Py_ssize_t chars
         cdef _Ids ids
         memset(&out, 0, sizeof(IVec))
         try:
-            chars = self.scan_into(text, limit, cache, &out, as_list)
-            if as_list:
-                return chars, self.to_list(&out, &cache.c)
+            chars = self.scan_into(text, limit, cache, &out, False)
             ids = _Ids.__new__(_Ids)
             ids.v = out  # the buffer moves to the _Ids
             ids.objs = self.id_objs
@@ -940,11 +946,15 @@ cdef class _Packer:
         ivec_free(&self.ids)
 
     def __call__(self, text):
-        text = repaired(text)   # as encode_text does
+        text = self.core.repaired_first(text)
         if self.cache.busy:  # taken and given back under the GIL
             raise RuntimeError("a packer encodes for one thread at a time")
         self.cache.busy = True
         try:
-            return self.core.encode_packed(text, self.itemsize, self.cache, &self.ids)
+            try:
+                return self.core.encode_packed(text, self.itemsize, self.cache, &self.ids)
+            except UnicodeEncodeError:   # a surrogate: repaired, then again
+                return self.core.encode_packed(repaired_wide(text), self.itemsize, self.cache,
+                                               &self.ids)
         finally:
             self.cache.busy = False

@@ -81,8 +81,8 @@ cdef extern from *:
 cdef inline Py_ssize_t fill_items(PyObject **by_id, const int32_t *ids, Py_ssize_t n,
                                   PyObject **items, Py_ssize_t *count, int32_t *seen,
                                   Py_ssize_t distinct) noexcept nogil:
-    """items[i] = by_id[ids[i]] for i < n (no reference taken), counting the
-    ids as count_ids does."""
+    """items[i] = by_id[ids[i]] for i < n (no reference taken), the ids
+    counted in `count` and `seen` (see above); the distinct ids so far."""
     cdef Py_ssize_t i
     cdef int32_t v
     for i in range(n):
