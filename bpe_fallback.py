@@ -306,7 +306,7 @@ def _short(value, limit=60):
     return text[:limit] + "..." + size
 
 
-_NONE_ALLOWED = frozenset()   # encode's default allowed_special (told apart by identity)
+_NONE_ALLOWED = frozenset()   # the default allowed_special (told apart by identity)
 
 
 def _repair(text):
@@ -671,7 +671,6 @@ _CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
 # --------------------------------------------------------------------------
 
 
-
 class _Flattened(_itertools.chain):
     """itertools.chain that also holds its source: CPython 3.11's chain drops
     its reference to a generator that raised, even one still running (an
@@ -1021,10 +1020,8 @@ class _StreamSource:
     def estimate(self, ids):
         """The stream's ids, from the `ids` of the chunks taken so far and the
         input's own length hint (none: `ids`, nothing more is known)."""
-        import operator
-
         try:
-            rest = operator.length_hint(self._chunks, 0)
+            rest = _operator.length_hint(self._chunks, 0)
         except Exception:  # noqa: BLE001 - a hint is optional; a broken one is none
             rest = 0
         if not self.taken or rest <= 0:
@@ -1272,6 +1269,10 @@ class _CoreTokenizer:
         return self._core.encode_text(text)  # the core repairs the text
 
     def _policy(self, allowed_special, disallowed_special):
+        """(allowed, disallowed): frozensets of special-token names."""
+        if allowed_special is _NONE_ALLOWED and type(disallowed_special) is str \
+                and disallowed_special == "all":   # the defaults: nothing to work out
+            return _NONE_ALLOWED, self._all_specials
         specials = self._specials
         if allowed_special == "all":
             allowed = frozenset(specials)
@@ -1343,17 +1344,12 @@ class _CoreTokenizer:
         >>> tok.encode("hi<s>", allowed_special={"<s>"})
         [256, 257]
         """
-        if allowed_special is _NONE_ALLOWED and type(disallowed_special) is str \
-                and disallowed_special == "all":   # the defaults: no policy to work out
-            text = self._core.repair(text)
-            self._check_disallowed(text, self._all_specials)
-            return self._core.encode_text(text)
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         text = self._core.repair(text)
         self._check_disallowed(text, disallowed)
         return self._encode_allowed(text, allowed, [])
 
-    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(),
+    def encode_batch(self, texts, *, num_threads=None, allowed_special=_NONE_ALLOWED,
                      disallowed_special="all"):
         """``[encode(t) for t in texts]``, on `num_threads` threads (default:
         the number of CPUs, never more) where the core encodes without the GIL
@@ -1464,7 +1460,7 @@ class _CoreTokenizer:
     _STREAM_BLOCK = 1 << 15   # characters encode_iterable gathers before it cuts
     _STREAM_MARGIN = 32        # characters kept back so that a cut never changes a pre-token
 
-    def encode_iterable(self, iterable, *, allowed_special=frozenset(), disallowed_special="all"):
+    def encode_iterable(self, iterable, *, allowed_special=_NONE_ALLOWED, disallowed_special="all"):
         """Yield the ids of ``encode("".join(iterable))``, holding only a small
         window of text: it is cut where no pre-token or special token can
         change (for custom patterns and "bytes", only at special tokens).  The
@@ -1897,7 +1893,7 @@ class _TiktokenMethods:
             raise TypeError("encode_ordinary_batch expects a list of str, not a str")
         return self.encode_batch(text, num_threads=num_threads, disallowed_special=())
 
-    def encode_to_numpy(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+    def encode_to_numpy(self, text, *, allowed_special=_NONE_ALLOWED, disallowed_special="all"):
         """``encode`` as a numpy array of uint32 (needs numpy).
 
         >>> Tokenizer.from_merges([(b"h", b"i")]).encode_to_numpy("hi!")
@@ -2000,7 +1996,8 @@ class _TiktokenMethods:
         ids.extend([i] if i is not None else self._bpe_bytes(rest))
         return ids
 
-    def encode_with_unstable(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+    def encode_with_unstable(self, text, *, allowed_special=_NONE_ALLOWED,
+                             disallowed_special="all"):
         """Stable ids and the possible completions of the rest (tiktoken's
         rule, for completion-style decoding): returns ``(stable, completions)``
         where ``stable`` encodes a prefix of the text and each completion
@@ -5992,7 +5989,7 @@ class _CorpusWork:
                                  max_token_bytes, progress)
 
     def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
-                     allowed_special=frozenset(), disallowed_special="all", workers=None,
+                     allowed_special=_NONE_ALLOWED, disallowed_special="all", workers=None,
                      chunk_size=None, progress=False, val_fraction=None, val_out=None, seed=0):
         """Encode a corpus into `out`, one flat little-endian array of ids
         (``uint16`` when every id fits, else ``uint32``; no header: what
