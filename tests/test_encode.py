@@ -380,6 +380,12 @@ def _refcounts(objs):
     return [sys.getrefcount(o) for o in objs]
 
 
+def _result_ints(results):
+    """One of each int object in lists of ids, but the small ints (shared by all)."""
+    values = sorted({i for ids in results for i in ids if i > 1000})
+    return [next(i for ids in results for i in ids if i == v) for v in values]
+
+
 @pytest.mark.parametrize("num_threads", [1, 2])
 def test_encode_batch_references_exact(gpt2, num_threads):
     """encode_batch takes one reference per item of its results, no more, no fewer: the
@@ -392,8 +398,7 @@ def test_encode_batch_references_exact(gpt2, num_threads):
     texts = read_data("corpus.en").splitlines(keepends=True)[:400]
     texts += [PLAIN_TEXTS["cjk"] * 20, "", "é" * 300]
     expected = [gpt2.encode(t) for t in texts]
-    objs = sorted({i for ids in expected for i in ids if i > 1000})  # not the small ints
-    objs = [next(i for ids in expected for i in ids if i == v) for v in objs]
+    objs = _result_ints(expected)
     gc.collect()  # garbage of earlier tests may hold these ints; not collected mid-test
     before = _refcounts(objs)
     got = gpt2.encode_batch(texts, num_threads=num_threads)
@@ -452,8 +457,7 @@ def test_encode_sizes_in_turn(gpt2):
     texts = [(corpus * 4)[k:k + n] for k, n in enumerate(sizes)]
     expected = [gpt2_tiktoken().encode_ordinary(t) for t in texts]
     assert max(map(len, expected)) > 1 << 16  # beyond what a call's buffer keeps
-    objs = sorted({i for ids in expected for i in ids if i > 1000})
-    objs = [next(i for ids in expected for i in ids if i == v) for v in objs]
+    objs = _result_ints(expected)
     gc.collect()
     before = _refcounts(objs)
     for text, ids in zip(texts * 2, expected * 2):
