@@ -751,11 +751,12 @@ cdef inline uint32_t pair_rank(const CoreT *T, uint32_t a, uint32_t b) noexcept 
 
 
 cdef inline void pair_prefetch(const CoreT *T, uint32_t a, uint32_t b) noexcept nogil:
-    """Ask for the line pair_rank(T, a, b) will read."""
-    if (a | b) < GRID:
-        prefetch(&T.pair1[(a << GRID_BITS) | b])
-    elif T.pairs != NULL:
-        prefetch(T.pairs + 8 * narrow_home(T, narrow_key(<int32_t> a, <int32_t> b)))
+    """Ask for the line pair_rank(T, a, b) will read (a select, not a branch)."""
+    cdef const void *g = &T.pair1[((a << GRID_BITS) | b) & (GRID * GRID - 1)]
+    cdef const void *w = g
+    if T.pairs != NULL:
+        w = T.pairs + 8 * narrow_home(T, narrow_key(<int32_t> a, <int32_t> b))
+    prefetch(g if (a | b) < GRID else w)
 
 
 cdef inline Py_ssize_t merge_small(const CoreT *T, const uint8_t *s, Py_ssize_t n,
@@ -821,10 +822,51 @@ cdef inline int fs_emit(const PCache *c, const FSlot *e, IVec *out) noexcept nog
     return 0
 
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__SSE2__) && !defined(BPE_NO_SSE2)
+    #define BPE_ARGMIN_SSE2 1
+    #include <emmintrin.h>
+    #endif
+    /* The index of the smallest of r[0..15] (the first of equals); *v: it.
+       Branch-free with SSE2 (x86-64 always has it): a merge step's choice
+       costs the same whatever the pre-token's length, and no loop exit is
+       mispredicted.  -DBPE_NO_SSE2 compiles the portable loop instead. */
+    static inline int bpe_argmin16(const uint32_t *r, uint32_t *v) {
+    #ifdef BPE_ARGMIN_SSE2
+        const __m128i flip = _mm_set1_epi32((int) 0x80000000u);  /* unsigned order */
+        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *) r), flip);
+        __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (r + 4)), flip);
+        __m128i c = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (r + 8)), flip);
+        __m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (r + 12)), flip);
+        #define BPE_MIN4(x_, y_) _mm_or_si128(_mm_and_si128(_mm_cmpgt_epi32(x_, y_), y_), \
+                                              _mm_andnot_si128(_mm_cmpgt_epi32(x_, y_), x_))
+        __m128i m = BPE_MIN4(BPE_MIN4(a, b), BPE_MIN4(c, d));
+        m = BPE_MIN4(m, _mm_shuffle_epi32(m, 0x4E));
+        m = BPE_MIN4(m, _mm_shuffle_epi32(m, 0xB1));
+        #undef BPE_MIN4
+        __m128i e = _mm_packs_epi16(_mm_packs_epi32(_mm_cmpeq_epi32(a, m), _mm_cmpeq_epi32(b, m)),
+                                    _mm_packs_epi32(_mm_cmpeq_epi32(c, m), _mm_cmpeq_epi32(d, m)));
+        *v = (uint32_t) _mm_cvtsi128_si32(m) ^ 0x80000000u;
+        return __builtin_ctz((unsigned) _mm_movemask_epi8(e));
+    #else
+        int i, j = 0;
+        for (i = 1; i < 16; i++)
+            if (r[i] < r[j]) j = i;
+        *v = r[j];
+        return j;
+    #endif
+    }
+    """
+    int argmin16 "bpe_argmin16"(const uint32_t *r, uint32_t *v) noexcept nogil
+
+
 cdef struct MissItem:
     uint32_t sym[32]  # the symbols so far (core numbers); 16 used, the rest lets a
                       # merge's shift be one move of a fixed size (no call)
     uint32_t rk[32]   # rk[i]: the rank of the pair (sym[i], sym[i + 1]), 0xFFFFFFFF: none
+                      # (so from m - 1 on: argmin16 reads the first 16)
     int32_t m         # symbols left
     int32_t j         # where the last merge was (its two new pairs to be read), -1: none
     int32_t n         # the pre-token's length
@@ -839,11 +881,12 @@ cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept 
     """merge_small on several pre-tokens in turn, a step of each at a time:
     each round first reads the new pairs of every pre-token in one tight loop
     (independent loads, so their waits for memory overlap), then takes each
-    one's next merge."""
+    one's next merge (argmin16 over its ranks: those past its last pair are
+    none)."""
     cdef Py_ssize_t active[MAXPEND]
-    cdef Py_ssize_t na = 0, k, w, i, j, m
+    cdef Py_ssize_t na = 0, k, w, j, m
     cdef MissItem *t
-    cdef uint64_t best, x
+    cdef uint32_t best
     cdef uint32_t tmp[14]
     for k in range(cnt):
         if items[k].src < 0:
@@ -862,23 +905,17 @@ cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept 
         w = 0
         for k in range(na):
             t = &items[active[k]]
+            j = argmin16(t.rk, &best)
+            if best == 0xFFFFFFFFU:
+                continue
             m = t.m
-            if m < 2:
-                continue
-            best = <uint64_t> t.rk[0] << 4
-            for i in range(1, m - 1):
-                x = (<uint64_t> t.rk[i] << 4) | <uint64_t> i
-                if x < best:
-                    best = x
-            if (best >> 4) == 0xFFFFFFFFULL:
-                continue
-            j = <Py_ssize_t> (best & 15)
             STAT(8, 1)
-            t.sym[j] = <uint32_t> (best >> 4)
+            t.sym[j] = best
             memcpy(tmp, &t.sym[j + 2], sizeof(tmp))   # through a copy: inlined moves
             memcpy(&t.sym[j + 1], tmp, sizeof(tmp))
             memcpy(tmp, &t.rk[j + 2], sizeof(tmp))
             memcpy(&t.rk[j + 1], tmp, sizeof(tmp))
+            t.rk[j] = 0xFFFFFFFFU   # (read again in the next round if a pair is there)
             m -= 1
             t.m = <int32_t> m
             t.j = <int32_t> j
@@ -1034,6 +1071,7 @@ cdef inline void miss_start(const CoreT *T, PCache *c, MissItem *t, Py_ssize_t i
     out.len += m
     for k in range(m):
         t.sym[k] = s[k]
+    memset(t.rk, 0xFF, sizeof(t.rk))
     for k in range(m - 1):
         t.rk[k] = T.pair1[(<uint32_t> s[k] << GRID_BITS) | s[k + 1]]
     if c.flat_count < c.flat_limit:
