@@ -7,10 +7,12 @@
 # block before it and the one after (the rules below).  A block that holds a
 # byte the rules do not cover (a multi-byte character, or a rare case: in
 # o200k '/' right after a line break, apostrophes two or three apart) is left
-# to the scalar scanner (next_o200k / next_cl100k), which also takes the last
-# 128 bytes of the text; the bitmaps take over again at the next clean block,
-# from the scalar scanner's last start.  tests/test_bitscan.py compares the
-# result with regex.findall.
+# to the scalar scanner (next_o200k / next_cl100k); the bitmaps take over
+# again at the next clean block, from the scalar scanner's last start.  The
+# last blocks are classified from a copy padded with zero bytes, and the rules
+# read the end of the text as white space ahead (nothing follows a run there)
+# and put no start past it.  tests/test_bitscan.py compares the result with
+# regex.findall.
 #
 # The rules on ASCII (bit j = byte j; "start": a pre-token starts there):
 # - a letter starts one unless the character before is a letter (o200k: but
@@ -160,6 +162,20 @@ cdef extern from *:
     #endif
     }
 
+    /* The classes of the 64 bytes at s + b, of a text of n bytes: past its
+       end, of a copy padded with zero bytes. */
+    static inline void bs_classify_at(const uint8_t *s, int64_t n, int64_t b, bs_cls *c) {
+        uint8_t pad[64];
+        if (b + 64 <= n) {
+            bs_classify(s + b, c);
+            return;
+        }
+        memset(pad, 0, sizeof(pad));
+        if (b < n)
+            memcpy(pad, s + b, (size_t)(n - b));
+        bs_classify(pad, c);
+    }
+
     /* ---- the state of a scan and the rules of one block ---- */
 
     typedef struct {
@@ -197,7 +213,9 @@ cdef extern from *:
             uint64_t rest = ~(wn >> q);   /* 0: blanks to the end of the block */
             cand &= cand - 1;
             f = rest ? q + bpe_ctz64(rest) : 64;
-            if (f < 64) {
+            if (it->base + f >= n) {
+                brk = cl;   /* the run ends the text (cl100k: \\s++$) */
+            } else if (f < 64) {
                 brk = (int)((it->cur.nl >> f) & 1);
             } else {
                 int64_t k = it->base + 64;
@@ -216,13 +234,13 @@ cdef extern from *:
     /* Contractions: apostrophes after a letter (cand); their apostrophes and
        letters (*in) and the starts after them (*end); bits past the block go
        to the carries of the next one. */
-    static void bs_contractions(bs_iter *it, const uint8_t *s, uint64_t cand, int first,
-                                uint64_t *in, uint64_t *end) {
+    static void bs_contractions(bs_iter *it, const uint8_t *s, int64_t n, uint64_t cand,
+                                int first, uint64_t *in, uint64_t *end) {
         uint64_t con_in = 0, con_end = 0, next_in = 0, next_end = 0;
         while (cand) {
             int j = bpe_ctz64(cand), k = 0, t;
-            const uint8_t *p = s + it->base + j;
-            uint8_t c1 = p[1] | 0x20, c2 = p[2] | 0x20;
+            int64_t at = it->base + j;   /* the apostrophe; what follows may be the end */
+            uint8_t c1 = at + 1 < n ? s[at + 1] | 0x20 : 0, c2 = at + 2 < n ? s[at + 2] | 0x20 : 0;
             cand &= cand - 1;
             if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd')
                 k = 2;
@@ -270,6 +288,10 @@ cdef extern from *:
         uint64_t W = c->wn | c->nl, P = bs_punct(c), Pp = bs_punct(p);
         uint64_t P1 = BS_SH1(P, Pp), SP1 = BS_SH1(c->sp, p->sp);
         uint64_t seeds, ab, Wp, out, con_in, con_end, in_prev = it->conin_c, end_prev = it->con_c;
+        /* past the end of the text (the zero bytes of the last blocks' copies) */
+        int64_t left = n - it->base;   /* > 0 */
+        uint64_t E = left >= 64 ? 0 : ~(uint64_t)0 << left;
+        uint64_t Ex = left >= 128 ? 0 : left <= 64 ? ~(uint64_t)0 : ~(uint64_t)0 << (left - 64);
         if ((c->hi & ~it->skip) | (x->hi & 7))
             return -1;
         if (!cl && ((c->sl & BS_SH1(c->nl, p->nl))
@@ -280,7 +302,7 @@ cdef extern from *:
         ab = ((c->nl + seeds) ^ c->nl) & c->nl;
         Wp = W & ~ab;
         out = Wp & ~BS_SH1(Wp, it->prev_wp);                        /* a run's first */
-        out |= c->wn & ~((W >> 1) | ((x->wn | x->nl) << 63));      /* its last before text */
+        out |= c->wn & ~(((W | E) >> 1) | ((x->wn | x->nl | Ex) << 63));  /* its last before text */
         if (bs_after_breaks(it, s, n, BS_SH1(c->nl & Wp, p->nl & it->prev_wp) & c->wn, cl,
                             &out) < 0)
             return -1;
@@ -295,10 +317,10 @@ cdef extern from *:
                          BS_SH1(c->d, p->d) & BS_SH2(c->d, p->d) & BS_SH3(c->d, p->d));
         /* contractions: o200k's end a word, cl100k's are pre-tokens of their own */
         if (cl)
-            bs_contractions(it, s, c->a & ~P1 & ~SP1, 1, &con_in, &con_end);
+            bs_contractions(it, s, n, c->a & ~P1 & ~SP1, 1, &con_in, &con_end);
         else
-            bs_contractions(it, s, c->a & BS_SH1(L, Lp), 0, &con_in, &con_end);
-        out = (out | con_end | end_prev) & ~(con_in | in_prev);
+            bs_contractions(it, s, n, c->a & BS_SH1(L, Lp), 0, &con_in, &con_end);
+        out = (out | con_end | end_prev) & ~(con_in | in_prev | E);
         it->abs_c = ab >> 63;
         it->prev_wp = Wp;
         *starts = out;
@@ -323,7 +345,7 @@ cdef extern from *:
         uint64_t prev_wp, abs_c, con_c, conin_c
         int64_t dig_r
         uint64_t skip
-    void bs_classify(const uint8_t *p, bs_cls *c) noexcept nogil
+    void bs_classify_at(const uint8_t *s, int64_t n, int64_t b, bs_cls *c) noexcept nogil
     const char *bs_choose(int most) noexcept nogil
     int bs_block_o200k(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
     int bs_block_cl100k(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
@@ -337,7 +359,7 @@ cdef inline void bs_start(bs_iter *it) noexcept nogil:
     memset(it, 0, sizeof(bs_iter))
 
 
-cdef void bs_reset(bs_iter *it, const uint8_t *s, int64_t b, int64_t i) noexcept nogil:
+cdef void bs_reset(bs_iter *it, const uint8_t *s, int64_t n, int64_t b, int64_t i) noexcept nogil:
     """Classify the blocks around b afresh for a scan that resumes at a
     known start i (b <= i < b + 64).  The pre-tokens from i on do not depend
     on the text before i (the patterns look ahead, never behind), so the
@@ -345,8 +367,8 @@ cdef void bs_reset(bs_iter *it, const uint8_t *s, int64_t b, int64_t i) noexcept
     cdef uint64_t m = ((<uint64_t> 1) << (i - b)) - 1
     memset(&it.prev, 0, sizeof(bs_cls))
     it.prev.hi = ~(<uint64_t> 0)
-    bs_classify(s + b, &it.cur)
-    bs_classify(s + b + 64, &it.next)
+    bs_classify_at(s, n, b, &it.cur)
+    bs_classify_at(s, n, b + 64, &it.next)
     it.cur.lo &= ~m
     it.cur.up &= ~m
     it.cur.d &= ~m
@@ -376,16 +398,15 @@ cdef int64_t bs_refill(bs_iter *it, const uint8_t *s, int64_t i, int64_t n, bint
         if i >= b + 64:        # the scalar scanner went past it
             b = i - i % 64
             it.chained = 0
-        if b + 128 > n:
-            it.scalar_to = n
-            return next_cl100k(s, i, n) if cl else next_o200k(s, i, n)
+        if b >= n:   # no start after i: the last pre-token ends the text
+            return n
         if it.chained:
             it.skip = 0
             it.prev = it.cur
             it.cur = it.next
-            bs_classify(s + b + 64, &it.next)
+            bs_classify_at(s, n, b + 64, &it.next)
         else:
-            bs_reset(it, s, b, i)
+            bs_reset(it, s, n, b, i)
         it.base = b
         it.next_base = b + 64
         if (bs_block_cl100k(it, s, n, &starts) if cl else bs_block_o200k(it, s, n, &starts)) < 0:

@@ -108,6 +108,23 @@ def test_every_short_snippet_at_block_edges(mod, name):
                 assert mod.Core.pretokenize(pattern, text) == regex.findall(pattern, text), text
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_every_short_snippet_at_the_end(mod, name):
+    """The last blocks are classified from a copy padded with zero bytes, and to the rules
+    the end of the text is white space ahead: every string of up to 3 characters of a small
+    alphabet ends texts of every length that puts it in the first or the last two blocks."""
+    pattern = bpe_fallback.PATTERNS[name]
+    alphabet = "aB1 \t\n\r.'s/é"
+    snippets = [""]
+    for _ in range(3):
+        snippets = sorted({w + c for w in snippets for c in alphabet} | set(snippets))
+    for fill in ("x" * 200, " \n" * 100, "7" * 200, "a " * 100):
+        for at in (0, 1, 61, 62, 63, 64, 125, 126, 127, 128, 190):
+            for w in snippets:
+                text = fill[:at] + w
+                assert mod.Core.pretokenize(pattern, text) == regex.findall(pattern, text), text
+
+
 def test_encode_reads_a_str_utf8_again(mod):
     """encode reads a non-ASCII str's UTF-8 where CPython keeps it: the same str again, a
     str grown in place by +=, a str subclass whose __str__ lies, the same str on many
