@@ -600,8 +600,8 @@ LOCKED = textwrap.dedent(
     mod = importlib.import_module(sys.argv[1])
     stop = threading.Event()
 
-    def busy():  # builds tokenizers (taking and releasing locks) all the time
-        while not stop.is_set():
+    def busy():  # builds tokenizers (taking and releasing locks) all the time; the short
+        while not stop.wait(0.0001):  # pauses leave the main thread a share of the GIL
             mod.Tokenizer.from_merges([(b"a", b"b"), (b"ab", b"c")], special_tokens=["<s>"])
             mod.count_pretokens("some text, some more text")
 
