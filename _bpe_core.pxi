@@ -851,21 +851,15 @@ cdef class Core:
         (2 or 4) bytes: for a named pattern, scanned and written without the
         GIL, with no list of ids.  `out`: scratch space for the ids, kept by
         the caller from call to call (no allocation per call to grow it)."""
-        cdef int err = 0
-        cdef Utf8 u
-        cdef Py_ssize_t cut = 0, bad
+        cdef Py_ssize_t bad
         cdef bytes packed
         cdef uint8_t *p
         self.prepare(cache)
         if self.T.which == P_NONE:
             return _pack_ids(self.pieces_with(self.rx_findall(text), cache), itemsize)
         out.len = 0
-        utf8_of(text, &u)
         try:
-            with nogil:
-                err = scan_text(&self.T, u.data, u.len, &cache.c, out, (<Py_ssize_t> 1) << 62, &cut)
-            if err:
-                raise MemoryError()
+            self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, out, False)
             packed = PyBytes_FromStringAndSize(NULL, out.len * itemsize)
             p = <uint8_t *> PyBytes_AS_STRING(packed)
             with nogil:
@@ -874,7 +868,6 @@ cdef class Core:
                 raise OverflowError(f"id {out.data[bad]} does not fit {itemsize} bytes")
             return packed
         finally:
-            free(u.owned)
             out.len = 0
 
     def packer(self, int itemsize):
