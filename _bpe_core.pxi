@@ -286,6 +286,26 @@ cdef void _install_flat_next():
 _install_flat_next()
 
 
+cdef bint holds_any(const uint8_t *s, Py_ssize_t n, const uint8_t **names,
+                    const Py_ssize_t *lens, Py_ssize_t k) noexcept nogil:
+    """Whether the UTF-8 s[:n] holds one of the k strings (UTF-8 too, so a
+    match is a match of the strs)."""
+    cdef Py_ssize_t i, at
+    cdef const uint8_t *p
+    for i in range(k):
+        if lens[i] == 0:
+            return True
+        at = 0
+        while n - at >= lens[i]:
+            p = <const uint8_t *> memchr(s + at, names[i][0], n - at - lens[i] + 1)
+            if p == NULL:
+                break
+            if memcmp(p, names[i], lens[i]) == 0:
+                return True
+            at = p - s + 1
+    return False
+
+
 cdef class Core:
     """The compiled core: the hot work of one tokenizer, in C.  The same
     interface as ``bpe_fallback.Core`` (whose docstring describes it); a
@@ -685,22 +705,35 @@ cdef class Core:
             return repaired(text)
         return text
 
-    def encode_texts(self, list texts):
+    def encode_texts(self, list texts, tuple stop=()):
         """[encode_text(t) for t in texts] (each text repaired, no special
-        tokens), for encode_batch: one cache for all of them, the GIL held
-        only to allocate each result's item array, and the references of all
-        the results taken at the end, one update per distinct id."""
+        tokens) up to the first text holding a str of `stop`, for
+        encode_batch: one cache for all of them, the GIL held only to
+        allocate each result's item array, and the references of all the
+        results taken at the end, one update per distinct id."""
         cdef _Cache cache
+        cdef list names
+        cdef list done
         if self.T.which == P_NONE or self.id_objs is None or not SHORTCUTS:
-            return [self.encode_text(t) for t in texts]
+            done = []
+            for text in texts:
+                if any([name in text for name in stop]):
+                    break
+                done.append(self.encode_text(text))
+            return done
+        # a name with a lone surrogate never matches a repaired text: nor its bytes
+        names = [as_str(name).encode("utf-8", "surrogatepass") for name in stop]
         cache = self.take()
         try:
-            return self.texts_with(texts, cache)
+            return self.texts_with(texts, cache, names)
         finally:
             self.give(cache)
 
-    cdef list texts_with(self, list texts, _Cache cache):
-        cdef Py_ssize_t n = len(texts), k, distinct = 0, cut = 0
+    cdef list texts_with(self, list texts, _Cache cache, list names):
+        cdef Py_ssize_t n = len(texts), k, distinct = 0, cut = 0, nn = len(names)
+        cdef const uint8_t *name_at[8]
+        cdef Py_ssize_t name_len[8]
+        cdef bint stopped = False
         cdef IVec a, b
         cdef IVec *prev = &a
         cdef IVec *cur = &b
@@ -716,6 +749,11 @@ cdef class Core:
         memset(&a, 0, sizeof(IVec))
         memset(&b, 0, sizeof(IVec))
         u.owned = NULL
+        if nn > 8:
+            raise ValueError("encode_texts looks for at most 8 names")
+        for k in range(nn):
+            name_at[k] = <const uint8_t *> PyBytes_AS_STRING(names[k])
+            name_len[k] = PyBytes_GET_SIZE(names[k])
         try:
             if items == NULL or lens == NULL:
                 raise MemoryError()
@@ -736,13 +774,18 @@ cdef class Core:
                                               cache.c.id_count, cache.c.id_seen, distinct)
                         lens[k - 1] = prev.len
                     if k < n:
+                        stopped = nn > 0 and holds_any(u.data, u.len, name_at, name_len, nn)
                         cur.len = 0
-                        err = scan_text(&self.T, u.data, u.len, &cache.c, cur,
-                                        (<Py_ssize_t> 1) << 62, &cut)
+                        if not stopped:
+                            err = scan_text(&self.T, u.data, u.len, &cache.c, cur,
+                                            (<Py_ssize_t> 1) << 62, &cut)
                         free(u.owned)
                         u.owned = NULL
                 if err:
                     raise MemoryError()
+                if stopped:
+                    n = k   # the results of the texts before it
+                    break
                 t = prev
                 prev = cur
                 cur = t
@@ -752,6 +795,7 @@ cdef class Core:
                 if lens[k]:
                     list_adopt(result[k], items[k], lens[k])
                     items[k] = NULL
+            del result[n:]   # (stopped: the texts from there on are not encoded)
             return result
         finally:
             if not taken and cache.c.id_count != NULL:

@@ -697,9 +697,12 @@ class Core:
     - ``encode_text(text)``: the ids of text holding no special tokens
       (repaired first, as ``repair`` does): pre-tokenize, then each pre-token
       by merge rank, through a cache.
-    - ``encode_texts(texts)``: ``[encode_text(t) for t in texts]`` (a list of
-      str), encode_batch's unit of work: the compiled core holds the GIL
-      only to allocate each result, and takes their references at the end.
+    - ``encode_texts(texts, stop=())``: ``[encode_text(t) for t in texts]``
+      (a list of repaired str), encode_batch's unit of work, up to the first
+      text holding one of the strs in `stop` (the disallowed special tokens):
+      the results of the texts before it.  The compiled core looks for them
+      and encodes without the GIL, holding it only to allocate each result,
+      and takes their references at the end.
     - ``encode_prefix(text, limit)``: ``(cut, ids)``, the ids of the
       pre-tokens that end by character `limit` and where the last ends (for
       the named patterns but "bytes": what streaming cuts by).  The ids are
@@ -821,8 +824,13 @@ class Core:
     def encode_text(self, text):
         return self.encode_pieces(self._split(_repair(text)))
 
-    def encode_texts(self, texts):
-        return [self.encode_pieces(self._split(text)) for text in texts]
+    def encode_texts(self, texts, stop=()):
+        out = []
+        for text in texts:
+            if any(name in text for name in stop):
+                break
+            out.append(self.encode_pieces(self._split(text)))
+        return out
 
     def encode_prefix(self, text, limit):
         if self._pattern not in _FILE_CUTS:
@@ -1302,9 +1310,11 @@ class _CoreTokenizer:
             rx = self._special_res[names] = _special_regex(names)
         return rx
 
+    _FEW_SPECIALS = 8  # up to this many names are looked for one by one, not by a regex
+
     def _check_disallowed(self, text, disallowed, start=0):
         if disallowed:
-            if len(disallowed) <= 8:  # a few: str's own search first, no regex call
+            if len(disallowed) <= self._FEW_SPECIALS:  # str's own search, no regex call
                 for name in disallowed:
                     if name in text:
                         break
@@ -1388,7 +1398,9 @@ class _CoreTokenizer:
         first item is an index where to stop (another thread failed there)."""
         allowed, disallowed = policy
         repair = self._core.repair
-        check = self._check_disallowed
+        # a few disallowed names and no allowed ones: the core looks for them
+        core_looks = not allowed and len(disallowed) <= self._FEW_SPECIALS
+        check = None if core_looks else self._check_disallowed
         ready, failed = [], None
         for i in range(start, end):
             if stop is not None and i >= stop[0]:
@@ -1396,7 +1408,8 @@ class _CoreTokenizer:
                 break
             try:
                 text = repair(texts[i])
-                check(text, disallowed)
+                if check is not None:
+                    check(text, disallowed)
             except BaseException as e:  # noqa: B036 - given back, raised by the caller
                 failed, end = (i, e), i
                 break
@@ -1404,10 +1417,17 @@ class _CoreTokenizer:
         try:
             if allowed:
                 results[start:end] = [self._encode_allowed(t, allowed, []) for t in ready]
-            else:
-                results[start:end] = self._core.encode_texts(ready)
+                return failed
+            done = self._core.encode_texts(ready, tuple(disallowed) if core_looks else ())
+            results[start : start + len(done)] = done
         except BaseException as e:  # noqa: B036 - the first text of the block takes it
             return start, e
+        if len(done) < len(ready):  # that text holds a disallowed special token
+            try:
+                self._check_disallowed(ready[len(done)], disallowed)
+            except ValueError as e:
+                return start + len(done), e
+            raise AssertionError("encode_texts stopped at a text the policy allows")
         return failed
 
     def _encode_batch_in_threads(self, texts, threads, policy):

@@ -444,6 +444,52 @@ def test_core_encode_texts(gpt2, mod):
     assert custom.encode_batch(texts, num_threads=2) == [custom.encode(t) for t in texts]
 
 
+def _until(texts, stop):
+    """The oracle of encode_texts' stop: the texts before the first holding a name."""
+    done = []
+    for t in texts:
+        if any(name in t for name in stop):
+            break
+        done.append(t)
+    return done
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", r"\w+|\W"])
+def test_core_encode_texts_stops_at_a_name(mod, pattern):
+    """encode_texts(texts, stop) encodes the texts before the first that holds one of the
+    names, wherever it sits in the text (UTF-8 of any width); a name with a lone surrogate
+    never matches a repaired text; an empty name is in every text."""
+    from helpers import GPT2_MERGES, GPT2_VOCAB
+
+    core = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES, pattern=pattern)._core
+    texts = ["plain text", "a<|x|", "a < b <|x|> 日 日本", "é日本 x" * 50, "", "<b",
+             "x" * 5000 + "<|x|>", "tail", "日本", "<|x|>", "end"]
+    stops = [("<|x|>",), ("日本",), ("<b", "<|x|>"), ("é",), ("\ud800",), ("",),
+             ("tail", "end", "<", "z", "y", "q", "w", "v"), ("|x|" + "<" * 20,)]
+    for stop in stops:
+        expected = [core.encode_text(t) for t in _until(texts, stop)]
+        assert core.encode_texts(texts, stop) == expected, stop
+        assert core.encode_texts(texts[::-1], stop) == [
+            core.encode_text(t) for t in _until(texts[::-1], stop)
+        ], stop
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_encode_batch_disallowed_names(gpt2, num_threads):
+    """disallowed_special of any strs, few or many, ASCII or not: the first text holding
+    one raises encode's error, whichever thread meets it; none: the ids of encode."""
+    texts = ["ordinary text " * (i % 5 + 1) + "日本語" * (i % 3) for i in range(200)]
+    few = {"日本語日本語", "<|zz|>"}
+    many = {f"<|n{k}|>" for k in range(12)} | {"語日"}
+    for names in (few, many):
+        bad = texts[:90] + ["x " + sorted(names)[0] + " y"] + texts[90:]
+        with pytest.raises(ValueError, match="disallowed special token"):
+            gpt2.encode_batch(bad, disallowed_special=names, num_threads=num_threads)
+        clean = [t for t in texts if not any(n in t for n in names)]
+        assert gpt2.encode_batch(clean, disallowed_special=names, num_threads=num_threads) \
+            == [gpt2.encode(t, disallowed_special=names) for t in clean]
+
+
 def test_encode_sizes_in_turn(gpt2):
     """Calls of every size in turn on one instance (lists short and long, scratch space kept
     or given back between calls) give tiktoken's ids, and take exactly one reference per
