@@ -430,6 +430,56 @@ cdef class Core:
             flat_reset(&self.T, &cache.c)
         return 0
 
+    def reserve(self, Py_ssize_t threads):
+        """A spare cache for each of `threads` threads about to encode, each
+        knowing at least half of what the warmest spare cache has learned:
+        the others are made copies of its flat table (new ones too, up to
+        the pool's size).  An empty pool stays empty (nothing learned yet)."""
+        cdef _Cache warm = None, cache
+        cdef Py_ssize_t k, top
+        for cache in self.spare:
+            if cache.c.flat_of == <const void *> &self.T and (
+                    warm is None or cache.c.flat_count > warm.c.flat_count):
+                warm = cache
+        if warm is None:
+            return
+        threads = min(threads, self.max_spare)
+        while len(self.spare) < threads:
+            self.spare.insert(0, _Cache())
+        top = len(self.spare)
+        for k in range(top - threads, top):
+            cache = self.spare[k]
+            if cache is not warm and (cache.c.flat_of != warm.c.flat_of or
+                                      2 * (cache.c.flat_count - self.T.flat_seeded)
+                                      < warm.c.flat_count - self.T.flat_seeded):
+                self.copy_flat(cache, warm)
+
+    cdef int copy_flat(self, _Cache dst, _Cache src) except -1:
+        """dst's flat table a copy of src's (idle both: the GIL held, and
+        neither is out of the pool)."""
+        cdef size_t size = (<size_t> 1 << self.T.flat_bits) * sizeof(FSlot)
+        cdef Py_ssize_t n = src.c.flat_ids_len
+        cdef int32_t *ids
+        if dst.c.flat_of != src.c.flat_of:
+            free(dst.c.flat)
+            dst.c.flat_of = NULL
+            dst.c.flat = <FSlot *> big_alloc(size, 0)
+            if dst.c.flat == NULL:
+                raise MemoryError()
+        if n > dst.c.flat_ids_cap:
+            ids = <int32_t *> realloc(dst.c.flat_ids, n * sizeof(int32_t))
+            if ids == NULL:
+                raise MemoryError()
+            dst.c.flat_ids = ids
+            dst.c.flat_ids_cap = n
+        memcpy(dst.c.flat_ids, src.c.flat_ids, n * sizeof(int32_t))
+        dst.c.flat_ids_len = n
+        memcpy(dst.c.flat, src.c.flat, size)
+        dst.c.flat_count = src.c.flat_count
+        dst.c.flat_limit = src.c.flat_limit
+        dst.c.flat_of = src.c.flat_of
+        return 0
+
     cdef void give(self, _Cache cache):
         """Back to the pool, which keeps at most a few (one per CPU, and one)."""
         if len(self.spare) < self.max_spare:

@@ -718,6 +718,9 @@ class Core:
       equal ``pretokenizer``).
     - ``decode_bytes(ids)``: the bytes of a list of int ids, None if one is
       not in the vocabulary (the Tokenizer then reports it).
+    - ``reserve(threads)``: before `threads` threads encode at once: the
+      compiled core gives each a cache that knows what the warmest one has
+      learned (this core has one cache for all: nothing to do).
     - ``packer(itemsize)``: a function text -> the packed little-endian ids of
       ``encode_text(text)``, for one thread (the compiled one has its own
       cache and builds no list, without the GIL).
@@ -823,6 +826,9 @@ class Core:
 
     def encode_text(self, text):
         return self.encode_pieces(self._split(_repair(text)))
+
+    def reserve(self, threads):
+        pass  # one cache, and this core encodes in one thread at a time
 
     def encode_texts(self, texts, stop=()):
         out = []
@@ -1461,6 +1467,7 @@ class _CoreTokenizer:
                     failed[0] = min(failed[0], i)
                     return
 
+        self._core.reserve(threads)
         helpers = [threading.Thread(target=work, name=f"encode_batch-{k}", daemon=True)
                    for k in range(threads - 1)]
         for t in helpers:

@@ -1,6 +1,8 @@
 """Encoding and decoding: GPT-2's files against tiktoken, the special-token policy, streams,
 batches, and decoding."""
 
+import random
+
 import pytest
 
 from helpers import (
@@ -461,7 +463,7 @@ def test_core_encode_texts_stops_at_a_name(mod, pattern):
     never matches a repaired text; an empty name is in every text."""
     from helpers import GPT2_MERGES, GPT2_VOCAB
 
-    core = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES, pattern=pattern)._core
+    core = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES, pattern=pattern).core
     texts = ["plain text", "a<|x|", "a < b <|x|> 日 日本", "é日本 x" * 50, "", "<b",
              "x" * 5000 + "<|x|>", "tail", "日本", "<|x|>", "end"]
     stops = [("<|x|>",), ("日本",), ("<b", "<|x|>"), ("é",), ("\ud800",), ("",),
@@ -488,6 +490,27 @@ def test_encode_batch_disallowed_names(gpt2, num_threads):
         clean = [t for t in texts if not any(n in t for n in names)]
         assert gpt2.encode_batch(clean, disallowed_special=names, num_threads=num_threads) \
             == [gpt2.encode(t, disallowed_special=names) for t in clean]
+
+
+def test_threads_start_from_what_one_thread_learned(mod):
+    """encode_batch's threads get caches copied from the warmest one (Core.reserve): the
+    copies give the same ids, also for the short pre-tokens of more than three ids (kept
+    outside the table's slots)."""
+    from helpers import GPT2_MERGES, GPT2_VOCAB
+
+    rng = random.Random(7)
+    rare = "🎉🦀ꙮ𝔅ᚠ⅋ǂ"
+    texts = [" ".join("".join(rng.choice(rare) for _ in range(rng.randint(1, 3)))
+                      for _ in range(300)) for _ in range(40)]
+    fresh = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES)
+    expected = [fresh.encode(t) for t in texts]
+    tok = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES)
+    for t in texts[:20]:
+        tok.encode(t)            # one cache learns them
+    tok.core.reserve(2)
+    assert tok.encode_batch(texts, num_threads=2) == expected
+    tok.core.reserve(8)
+    assert tok.encode_batch(texts[::-1], num_threads=8) == expected[::-1]
 
 
 def test_encode_sizes_in_turn(gpt2):
