@@ -416,6 +416,8 @@ cdef class Core:
                 buf = <const uint8_t *> PyBytes_AS_STRING(self.dec_buf)
             # with the GIL held: no other thread sees a template half built
             err = build_flat(&self.T, buf, self.dec_off, self.dec_len, self.n_ids, skip)
+            if err == 0 and buf != NULL:
+                err = build_atoms(&self.T, buf, self.dec_off, self.dec_len, self.n_ids, skip)
             free(skip)
             if err < 0:
                 raise MemoryError()
@@ -495,6 +497,7 @@ cdef class Core:
         free(self.T.wide_pairs)
         free(self.T.flat)
         free(self.T.pair1)
+        atoms_free(self.T.atoms)
         free(self.dec_off)
         free(self.dec_len)
         free(self.merge_recs)

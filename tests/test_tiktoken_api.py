@@ -168,6 +168,59 @@ def test_every_token_encodes_as_tiktoken(pair):
         assert tok.encode_single_token(s.encode()) == enc.encode_single_token(s.encode())
 
 
+def _multibyte_alphabet(enc):
+    """The characters of the vocabulary's multi-byte tokens, and those that its fragment
+    tokens (a token ending in a character's first bytes or starting with its last ones)
+    cut into: the characters whose bytes may or may not merge alone, by their neighbours."""
+    whole, cut = set(), set()
+    for t in enc.token_byte_values():
+        if max(t) < 0x80:
+            continue
+        whole.update(c for c in t.decode("utf-8", "ignore") if ord(c) >= 0x80)
+        if t.decode("utf-8", "replace") != t.decode("utf-8", "ignore"):  # a fragment
+            for k in range(len(t)):
+                for size in (2, 3, 4):
+                    try:
+                        c = t[k:k + size].decode("utf-8")
+                    except UnicodeDecodeError:
+                        continue
+                    if len(c) == 1 and ord(c) >= 0x80:
+                        cut.add(c)
+    return sorted(whole), sorted(cut)
+
+
+def test_multibyte_runs_match_tiktoken(pair):
+    """Runs of multi-byte characters (CJK clauses, words of accented letters, the characters
+    fragment tokens cut into, side by side), short and long, encode as tiktoken's."""
+    import random
+
+    tok, enc = pair
+    whole, cut = _multibyte_alphabet(enc)
+    assert whole and cut
+    other = list(" ,.!?'\n0123abXY") + list("（）。、：「」 ")
+    rng = random.Random(len(whole))
+    for k in range(1500):
+        weights = [(6, 3, 1), (1, 6, 1), (3, 3, 3), (8, 1, 0)][k % 4]
+        text = "".join(rng.choice(rng.choices([whole, cut, other], weights)[0])
+                       for _ in range(rng.choice([1, 2, 3, 5, 8, 13, 21, 40])))
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text
+
+
+def test_a_long_token_merging_can_not_reach_is_still_whole(mod):
+    """A pre-token that is a token encodes as that token (tiktoken's rule) even where
+    merging its characters by rank ends elsewhere: 日 x 6 is the merge of 日日日 and
+    日日日, which merging 日 x 6 never makes (日日 three times, and no merge of 日日 and
+    日日)."""
+    c = "日".encode()
+    merges = [(c[:1], c[1:2]), (c[:2], c[2:]), (c, c), (c * 2, c), (c * 3, c * 3)]
+    tok = mod.Tokenizer.from_merges(merges, pattern="o200k")
+    enc = tiktoken.Encoding("t", pat_str=tok.pattern, special_tokens={},
+                            mergeable_ranks={t: i for i, t in tok.vocab.items()})
+    for text in ["日" * 6, "日" * 7, " " + "日" * 6, "日" * 12, "x日" * 6]:
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text
+    assert tok.encode_ordinary("日" * 6) == [tok.vocab_size - 1]
+
+
 @FEW
 @given(data=st.one_of(st.binary(max_size=6), plain.map(str.encode)))
 def test_encode_single_token_random(pair, data):
