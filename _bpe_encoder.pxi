@@ -318,6 +318,10 @@ cdef class _Cache:
 # run then merges from its characters: a fifth of the merge steps
 # (o200k x multilingual.txt, the pre-tokens of more than 15 bytes).
 
+cdef enum: ATOM_MAX = 32   # symbols a long pre-token may have to merge from its atoms
+cdef enum: LONG_BITS = 1 << 16
+cdef enum: LONG_WORDS = 1 << 10   # LONG_BITS / 64
+
 cdef struct Frag:
     uint32_t part     # the bytes inside the character (1-3), little-endian
     int32_t part_len
@@ -336,6 +340,8 @@ cdef struct Atoms:
     LongTok *longs    # the tokens of more than FS_MAX bytes that are not ASCII, by
     int long_shift    #   piece_hash (open addressing): the whole-token rule without a
                       #   walk down the trie
+    uint64_t long_bits[LONG_WORDS]   # a bit for each one's hash (h >> 48 mod
+                      #   LONG_BITS): most pre-tokens are no token, and this says so
 
 cdef struct LongTok:
     uint64_t h        # piece_hash of its bytes (0: an empty slot)
@@ -343,7 +349,6 @@ cdef struct LongTok:
     int32_t len
     int32_t id
 
-cdef enum: ATOM_MAX = 32   # symbols a long pre-token may have to merge from its atoms
 
 
 cdef inline int utf8_need(uint8_t b) noexcept nogil:
@@ -479,11 +484,15 @@ cdef inline uint32_t pair_rank_filtered(const CoreT *T, uint32_t a, uint32_t b) 
     return 0xFFFFFFFFU if r < 0 else <uint32_t> r
 
 
-cdef int32_t long_token(const Atoms *A, const uint8_t *s, Py_ssize_t n) noexcept nogil:
-    """The id of the token s[:n] (more than FS_MAX bytes, not ASCII), or -1."""
-    cdef uint64_t h = piece_hash(s, n)
+cdef int32_t long_token(const Atoms *A, const uint8_t *s, Py_ssize_t n,
+                        uint64_t h) noexcept nogil:
+    """The id of the token s[:n] (more than FS_MAX bytes, not ASCII; h: its
+    piece_hash), or -1."""
     cdef Py_ssize_t mask = ((<Py_ssize_t> 1) << (64 - A.long_shift)) - 1
     cdef Py_ssize_t i = <Py_ssize_t> (h >> A.long_shift)
+    cdef uint32_t bit = <uint32_t> (h >> 48) & (LONG_BITS - 1)
+    if not (A.long_bits[bit >> 6] >> (bit & 63)) & 1:
+        return -1
     while A.longs[i].h != 0:
         if A.longs[i].h == h and A.longs[i].len == n and \
                 memcmp(A.bytes + A.longs[i].off, s, n) == 0:
@@ -492,16 +501,17 @@ cdef int32_t long_token(const Atoms *A, const uint8_t *s, Py_ssize_t n) noexcept
     return -1
 
 
-cdef int encode_atoms(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out) noexcept nogil:
-    """Append the ids of s[:n] (more than FS_MAX bytes, not ASCII): the
-    whole-token rule, else merged from its atoms.  1 done, 0 not (too many
-    symbols), -1 no memory."""
+cdef int encode_atoms(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h,
+                      IVec *out) noexcept nogil:
+    """Append the ids of s[:n] (more than FS_MAX bytes, not ASCII; h: its
+    piece_hash): the whole-token rule, else merged from its atoms.  1 done,
+    0 not (too many symbols), -1 no memory."""
     cdef uint32_t sym[ATOM_MAX]
     cdef Py_ssize_t m = atomize(T.atoms, s, n, sym, ATOM_MAX), k
     cdef int32_t whole
     if m < 0:
         return 0
-    whole = long_token(T.atoms, s, n)
+    whole = long_token(T.atoms, s, n, h)
     if whole >= 0:
         return 1 if ivec_push(out, whole) == 0 else -1
     m = merge_syms(T, sym, m)
@@ -629,9 +639,11 @@ cdef int build_atoms(CoreT *T, const uint8_t *buf, const int64_t *off, const int
             add_frag(&A.tails[tc[b[j - 1]]], &tc[b[j - 1]], b, j, b + j, L - j, A.bytes, &used)
             q = (<Py_ssize_t> b[j - 1] << 8) | b[j]
             A.tail_bits[q >> 6] |= (<uint64_t> 1) << (q & 63)
-        if L > FS_MAX and not is_ascii(b, L) and long_token(A, b, L) < 0:
-            h = piece_hash(b, L)
+        h = piece_hash(b, L)
+        if L > FS_MAX and not is_ascii(b, L) and long_token(A, b, L, h) < 0:
             q = <Py_ssize_t> (h >> A.long_shift)
+            A.long_bits[(h >> 54) & (LONG_WORDS - 1)] |= \
+                (<uint64_t> 1) << ((h >> 48) & 63)
             while A.longs[q].h != 0:
                 q = (q + 1) & ((<Py_ssize_t> 1 << (64 - A.long_shift)) - 1)
             A.longs[q].h = h
@@ -971,7 +983,8 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
     return 0
 
 
-cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, Scratch *sc) noexcept nogil:
+cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, IVec *out,
+                    Scratch *sc) noexcept nogil:
     """Append the ids of a pre-token of more than FS_MAX bytes that no cache
     holds (shorter ones: the flat table and merge_small): the whole-token
     rule (from the first walk down the trie), else for ASCII of up to MID_MAX
@@ -991,7 +1004,7 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
         cnt = merge_small(T, s, n, ids)
         return ivec_extend(out, ids, cnt)
     if T.atoms != NULL and n <= 4 * ATOM_MAX:
-        err = encode_atoms(T, s, n, out)   # (never ASCII here: merge_small took that)
+        err = encode_atoms(T, s, n, h, out)   # (never ASCII here: merge_small took that)
         if err != 0:
             return -1 if err < 0 else 0
     err = backtrack(T, s, n, out, sc, True)
@@ -1017,13 +1030,13 @@ cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
     cdef const CSlot *e
     cdef Py_ssize_t start = out.len
     cdef uint64_t h = 0
+    h = piece_hash(s, n)
     if n <= CACHE_MAX_BYTES:
-        h = piece_hash(s, n)
         e = pcache_get(cache, s, n, h)
         if e != NULL:
             STAT(4, 1)
             return append_cached(cache, e, out)
-    if encode_new(T, s, n, out, sc) < 0:
+    if encode_new(T, s, n, h, out, sc) < 0:
         return -1
     if n <= CACHE_MAX_BYTES:
         return pcache_put(cache, s, n, h, out.data + start, out.len - start)
