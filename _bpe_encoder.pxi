@@ -318,7 +318,7 @@ cdef class _Cache:
 # run then merges from its characters: a fifth of the merge steps
 # (o200k x multilingual.txt, the pre-tokens of more than 15 bytes).
 
-cdef enum: ATOM_MAX = 32   # symbols a long pre-token may have to merge from its atoms
+cdef enum: ATOM_MAX = 64   # symbols a long pre-token may have to merge from its atoms
 cdef enum: LONG_BITS = 1 << 16
 cdef enum: LONG_WORDS = 1 << 10   # LONG_BITS / 64
 
