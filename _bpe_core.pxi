@@ -286,23 +286,44 @@ cdef void _install_flat_next():
 _install_flat_next()
 
 
+cdef extern from *:
+    """
+    #include <string.h>
+    /* memmem (linear in the C libraries that have it: glibc and musl, which
+       Python.h's _GNU_SOURCE declares it in, macOS, the BSDs); elsewhere a
+       memchr + memcmp loop */
+    static const void *bpe_find(const void *h, size_t hn, const void *n, size_t nn) {
+    #if defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || \
+        defined(__NetBSD__) || defined(__OpenBSD__)
+        return memmem(h, hn, n, nn);
+    #else
+        const unsigned char *s = (const unsigned char *) h, *p;
+        size_t at = 0;
+        if (nn == 0)
+            return h;
+        while (hn - at >= nn) {
+            p = (const unsigned char *) memchr(s + at, *(const unsigned char *) n, hn - at - nn + 1);
+            if (p == NULL)
+                return NULL;
+            if (memcmp(p, n, nn) == 0)
+                return p;
+            at = (size_t) (p - s) + 1;
+        }
+        return NULL;
+    #endif
+    }
+    """
+    const void *bpe_find(const void *h, size_t hn, const void *n, size_t nn) noexcept nogil
+
+
 cdef bint holds_any(const uint8_t *s, Py_ssize_t n, const uint8_t **names,
                     const Py_ssize_t *lens, Py_ssize_t k) noexcept nogil:
     """Whether the UTF-8 s[:n] holds one of the k strings (UTF-8 too, so a
     match is a match of the strs)."""
-    cdef Py_ssize_t i, at
-    cdef const uint8_t *p
+    cdef Py_ssize_t i
     for i in range(k):
-        if lens[i] == 0:
+        if lens[i] <= n and bpe_find(s, n, names[i], lens[i]) != NULL:
             return True
-        at = 0
-        while n - at >= lens[i]:
-            p = <const uint8_t *> memchr(s + at, names[i][0], n - at - lens[i] + 1)
-            if p == NULL:
-                break
-            if memcmp(p, names[i], lens[i]) == 0:
-                return True
-            at = p - s + 1
     return False
 
 
@@ -432,24 +453,26 @@ cdef class Core:
             flat_reset(&self.T, &cache.c)
         return 0
 
-    def reserve(self, Py_ssize_t threads):
+    def reserve(self, threads):
         """A spare cache for each of `threads` threads about to encode, each
         knowing at least half of what the warmest spare cache has learned:
         the others are made copies of its flat table (new ones too, up to
         the pool's size).  An empty pool stays empty (nothing learned yet)."""
         cdef _Cache warm = None, cache
-        cdef Py_ssize_t k, top
+        cdef Py_ssize_t k, top, want = max(0, min(operator.index(threads), self.max_spare))
         for cache in self.spare:
             if cache.c.flat_of == <const void *> &self.T and (
                     warm is None or cache.c.flat_count > warm.c.flat_count):
                 warm = cache
-        if warm is None:
+        # (a source past half its limit would reset soon after: copies of it
+        # would reset, and be copied again, call after call)
+        if warm is None or 2 * (warm.c.flat_count - self.T.flat_seeded) > \
+                warm.c.flat_limit - self.T.flat_seeded:
             return
-        threads = min(threads, self.max_spare)
-        while len(self.spare) < threads:
+        while len(self.spare) < want:
             self.spare.insert(0, _Cache())
         top = len(self.spare)
-        for k in range(top - threads, top):
+        for k in range(top - want, top):
             cache = self.spare[k]
             if cache is not warm and (cache.c.flat_of != warm.c.flat_of or
                                       2 * (cache.c.flat_count - self.T.flat_seeded)
@@ -758,7 +781,7 @@ cdef class Core:
             return repaired(text)
         return text
 
-    def encode_texts(self, list texts, tuple stop=()):
+    def encode_texts(self, texts, stop=()):
         """[encode_text(t) for t in texts] (each text repaired, no special
         tokens) up to the first text holding a str of `stop`, for
         encode_batch: one cache for all of them, the GIL held only to
@@ -767,6 +790,8 @@ cdef class Core:
         cdef _Cache cache
         cdef list names
         cdef list done
+        texts = [as_str(text) for text in texts]
+        stop = [as_str(name) for name in stop]
         if self.T.which == P_NONE or self.id_objs is None or not SHORTCUTS:
             done = []
             for text in texts:
@@ -775,7 +800,7 @@ cdef class Core:
                 done.append(self.encode_text(text))
             return done
         # a name with a lone surrogate never matches a repaired text: nor its bytes
-        names = [as_str(name).encode("utf-8", "surrogatepass") for name in stop]
+        names = [name.encode("utf-8", "surrogatepass") for name in stop]
         cache = self.take()
         try:
             return self.texts_with(texts, cache, names)
@@ -784,8 +809,8 @@ cdef class Core:
 
     cdef list texts_with(self, list texts, _Cache cache, list names):
         cdef Py_ssize_t n = len(texts), k, distinct = 0, cut = 0, nn = len(names)
-        cdef const uint8_t *name_at[8]
-        cdef Py_ssize_t name_len[8]
+        cdef const uint8_t **name_at = <const uint8_t **> malloc((nn + 1) * sizeof(uint8_t *))
+        cdef Py_ssize_t *name_len = <Py_ssize_t *> malloc((nn + 1) * sizeof(Py_ssize_t))
         cdef bint stopped = False
         cdef IVec a, b
         cdef IVec *prev = &a
@@ -802,14 +827,12 @@ cdef class Core:
         memset(&a, 0, sizeof(IVec))
         memset(&b, 0, sizeof(IVec))
         u.owned = NULL
-        if nn > 8:
-            raise ValueError("encode_texts looks for at most 8 names")
-        for k in range(nn):
-            name_at[k] = <const uint8_t *> PyBytes_AS_STRING(names[k])
-            name_len[k] = PyBytes_GET_SIZE(names[k])
         try:
-            if items == NULL or lens == NULL:
+            if items == NULL or lens == NULL or name_at == NULL or name_len == NULL:
                 raise MemoryError()
+            for k in range(nn):
+                name_at[k] = <const uint8_t *> PyBytes_AS_STRING(names[k])
+                name_len[k] = PyBytes_GET_SIZE(names[k])
             self.counts(&cache.c)
             # one pass without the GIL a text: the previous text's items
             # written (their array allocated with the GIL), this one scanned
@@ -858,6 +881,8 @@ cdef class Core:
                     PyMem_Free(items[k])
             free(items)
             free(lens)
+            free(name_at)
+            free(name_len)
             free(u.owned)
             ivec_free(&a)
             ivec_free(&b)

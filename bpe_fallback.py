@@ -828,10 +828,13 @@ class Core:
         return self.encode_pieces(self._split(_repair(text)))
 
     def reserve(self, threads):
-        pass  # one cache, and this core encodes in one thread at a time
+        _operator.index(threads)  # one cache, and this core encodes in one thread at a time
 
     def encode_texts(self, texts, stop=()):
         out = []
+        for name in stop:
+            if not isinstance(name, str):
+                raise TypeError(f"expected str, not {type(name).__name__}")
         for text in texts:
             if any(name in text for name in stop):
                 break

@@ -468,6 +468,18 @@ def test_core_encode_texts_stops_at_a_name(mod, pattern):
              "x" * 5000 + "<|x|>", "tail", "日本", "<|x|>", "end"]
     stops = [("<|x|>",), ("日本",), ("<b", "<|x|>"), ("é",), ("\ud800",), ("",),
              ("tail", "end", "<", "z", "y", "q", "w", "v"), ("|x|" + "<" * 20,)]
+    for bad in ([5], ["a", b"abc"], ["a", None]):
+        with pytest.raises(TypeError):
+            core.encode_texts(bad)
+    with pytest.raises(TypeError):
+        core.encode_texts(["a"], (5,))
+    for threads in ("2", 2.0, None):
+        with pytest.raises(TypeError):
+            core.reserve(threads)
+    for threads in (-1, 0, 3, 2**80):
+        core.reserve(threads)
+    nine = tuple(f"<|{k}|>" for k in range(9))
+    assert core.encode_texts(("a", "b <|8|>", "c"), nine) == [core.encode_text("a")]
     for stop in stops:
         expected = [core.encode_text(t) for t in _until(texts, stop)]
         assert core.encode_texts(texts, stop) == expected, stop
