@@ -497,7 +497,8 @@ cdef class Core:
                 raise MemoryError()
             dst.c.flat_ids = ids
             dst.c.flat_ids_cap = n
-        memcpy(dst.c.flat_ids, src.c.flat_ids, n * sizeof(int32_t))
+        if n:
+            memcpy(dst.c.flat_ids, src.c.flat_ids, n * sizeof(int32_t))
         dst.c.flat_ids_len = n
         memcpy(dst.c.flat, src.c.flat, size)
         dst.c.flat_count = src.c.flat_count
