@@ -1003,8 +1003,8 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, 
             return ivec_push(out, tok)
         cnt = merge_small(T, s, n, ids)
         return ivec_extend(out, ids, cnt)
-    if T.atoms != NULL and n <= 4 * ATOM_MAX:
-        err = encode_atoms(T, s, n, h, out)   # (never ASCII here: merge_small took that)
+    if T.atoms != NULL and n <= 4 * ATOM_MAX and not is_ascii(s, n):   # (long_token: not ASCII)
+        err = encode_atoms(T, s, n, h, out)
         if err != 0:
             return -1 if err < 0 else 0
     err = backtrack(T, s, n, out, sc, True)

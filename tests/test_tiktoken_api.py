@@ -221,6 +221,21 @@ def test_a_long_token_merging_can_not_reach_is_still_whole(mod):
     assert tok.encode_ordinary("日" * 6) == [tok.vocab_size - 1]
 
 
+@pytest.mark.parametrize("k", [7, 23, 24, 31, 32, 40, 130])
+def test_a_long_ascii_token_merging_can_not_reach_is_still_whole(mod, k):
+    """The same for ASCII pre-tokens of every length: x^k b + c y^k is a merge, but (b, c)
+    ranks first, so merging its bytes never makes it."""
+    merges = [(b"b", b"c")]
+    for ch in (b"x", b"y"):
+        merges += [(ch * i, ch) for i in range(1, k)]
+    merges += [(b"x" * k, b"b"), (b"c", b"y" * k), (b"x" * k + b"b", b"c" + b"y" * k)]
+    tok = mod.Tokenizer.from_merges(merges, pattern="gpt2")
+    enc = tiktoken.Encoding("t", pat_str=tok.pattern, special_tokens={},
+                            mergeable_ranks={t: i for i, t in tok.vocab.items()})
+    text = "x" * k + "bc" + "y" * k
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text) == [tok.vocab_size - 1]
+
+
 @FEW
 @given(data=st.one_of(st.binary(max_size=6), plain.map(str.encode)))
 def test_encode_single_token_random(pair, data):
