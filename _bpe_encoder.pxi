@@ -413,7 +413,9 @@ cdef bint atom_blocked(const Atoms *A, const uint8_t *s, Py_ssize_t n, Py_ssize_
 cdef Py_ssize_t atomize(const Atoms *A, const uint8_t *s, Py_ssize_t n, uint32_t *sym,
                         Py_ssize_t cap) noexcept nogil:
     """The symbols s[:n] merges from: atoms where allowed, else bytes; their
-    count, or -1 when there would be more than cap."""
+    count, or -1 when there would be more than cap.  s is UTF-8 (a str's),
+    so a token of continuation bytes alone never spans two characters (such
+    tokens are no fragments)."""
     cdef Py_ssize_t i = 0, m = 0, L, k
     cdef uint32_t cp
     cdef int32_t a
