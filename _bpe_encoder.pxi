@@ -1137,34 +1137,12 @@ cdef inline void pair_prefetch(const CoreT *T, uint32_t a, uint32_t b) noexcept 
 cdef inline Py_ssize_t merge_small(const CoreT *T, const uint8_t *s, Py_ssize_t n,
                                    int32_t *ids) noexcept nogil:
     """The ids of s[:n] (2 <= n <= MID_MAX) by merging the lowest-ranked
-    adjacent pair first (the leftmost of equals): arrays of at most MID_MAX,
-    the first round's ranks from the byte-pair table.  Returns the count."""
+    adjacent pair first (merge_syms over its bytes).  Returns the count."""
     cdef uint32_t sym[MID_MAX]
-    cdef uint32_t rk[MID_MAX]
-    cdef Py_ssize_t m = n, i, j
-    cdef uint64_t best, x
+    cdef Py_ssize_t m, i
     for i in range(n):
         sym[i] = s[i]
-    for i in range(n - 1):
-        rk[i] = T.pair1[(<uint32_t> s[i] << GRID_BITS) | s[i + 1]]
-    while m > 1:
-        best = (<uint64_t> rk[0] << 6)
-        for i in range(1, m - 1):
-            x = (<uint64_t> rk[i] << 6) | <uint64_t> i
-            if x < best:
-                best = x
-        if (best >> 6) == 0xFFFFFFFFULL:
-            break
-        j = <Py_ssize_t> (best & 63)
-        sym[j] = <uint32_t> (best >> 6)
-        for i in range(j + 1, m - 1):
-            sym[i] = sym[i + 1]
-            rk[i] = rk[i + 1]
-        m -= 1
-        if j + 1 < m:
-            rk[j] = pair_rank(T, sym[j], sym[j + 1])
-        if j > 0:
-            rk[j - 1] = pair_rank(T, sym[j - 1], sym[j])
+    m = merge_syms(T, sym, n)
     for i in range(m):
         ids[i] = T.t_id[sym[i]]
     return m
