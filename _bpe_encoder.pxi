@@ -350,7 +350,6 @@ cdef struct LongTok:
     int32_t id
 
 
-
 cdef inline int utf8_need(uint8_t b) noexcept nogil:
     """The bytes of the character a byte starts (0: a continuation byte)."""
     if b < 0x80:
@@ -988,24 +987,23 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
 cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, IVec *out,
                     Scratch *sc) noexcept nogil:
     """Append the ids of a pre-token of more than FS_MAX bytes that no cache
-    holds (shorter ones: the flat table and merge_small): the whole-token
-    rule (from the first walk down the trie), else for ASCII of up to MID_MAX
-    bytes merge_small, else the trie encoder, else the rank merge."""
+    holds (h: its piece_hash; shorter ones: the flat table): ASCII of up to
+    MID_MAX bytes by the whole-token rule (a walk down the trie), else
+    merge_small; other text of up to 4 * ATOM_MAX bytes by encode_atoms; the
+    rest, or what has too many symbols, by the trie encoder, else the rank
+    merge."""
     cdef int err
     cdef int32_t ids[MID_MAX]
     cdef int32_t length = 0, tok
-    cdef Py_ssize_t cnt, k
-    cdef uint8_t hi = 0
-    if n <= MID_MAX:
-        for k in range(n):
-            hi |= s[k]
-    if n <= MID_MAX and hi < 0x80:   # the whole-token rule, else the rank merge
+    cdef Py_ssize_t cnt
+    cdef bint ascii = n <= 4 * ATOM_MAX and is_ascii(s, n)
+    if ascii and n <= MID_MAX:
         longest_whole(T, s, n, &length, &tok)
         if tok >= 0:
             return ivec_push(out, tok)
         cnt = merge_small(T, s, n, ids)
         return ivec_extend(out, ids, cnt)
-    if T.atoms != NULL and n <= 4 * ATOM_MAX and not is_ascii(s, n):   # (long_token: not ASCII)
+    if T.atoms != NULL and n <= 4 * ATOM_MAX and not ascii:   # (long_token: not ASCII)
         err = encode_atoms(T, s, n, h, out)
         if err != 0:
             return -1 if err < 0 else 0
