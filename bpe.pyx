@@ -16,7 +16,7 @@ True
 """
 
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
-from libc.string cimport memcpy, memcmp, memset, memmove, memchr
+from libc.string cimport memcpy, memcmp, memset, memmove
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t, uint16_t, uint8_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_GET_SIZE

@@ -1409,7 +1409,6 @@ class _CoreTokenizer:
         repair = self._core.repair
         # a few disallowed names and no allowed ones: the core looks for them
         core_looks = not allowed and len(disallowed) <= self._FEW_SPECIALS
-        check = None if core_looks else self._check_disallowed
         ready, failed = [], None
         for i in range(start, end):
             if stop is not None and i >= stop[0]:
@@ -1417,8 +1416,8 @@ class _CoreTokenizer:
                 break
             try:
                 text = repair(texts[i])
-                if check is not None:
-                    check(text, disallowed)
+                if not core_looks:
+                    self._check_disallowed(text, disallowed)
             except BaseException as e:  # noqa: B036 - given back, raised by the caller
                 failed, end = (i, e), i
                 break
