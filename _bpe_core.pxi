@@ -443,14 +443,20 @@ cdef class Core:
             if err < 0:
                 raise MemoryError()
         if cache.c.flat_of != <const void *> &self.T:
-            free(cache.c.flat)
-            cache.c.flat = <FSlot *> big_alloc((<size_t> 1 << self.T.flat_bits) * sizeof(FSlot), 0)
-            if cache.c.flat == NULL:
-                cache.c.flat_of = NULL
-                raise MemoryError()
-            cache.c.flat_of = <const void *> &self.T
-            cache.c.flat_limit = self.T.flat_limit
+            self.own_flat(cache)
             flat_reset(&self.T, &cache.c)
+        return 0
+
+    cdef int own_flat(self, _Cache cache) except -1:
+        """Room for a flat table of this core's size in the cache (its
+        contents for the caller to fill)."""
+        free(cache.c.flat)
+        cache.c.flat = <FSlot *> big_alloc((<size_t> 1 << self.T.flat_bits) * sizeof(FSlot), 0)
+        if cache.c.flat == NULL:
+            cache.c.flat_of = NULL
+            raise MemoryError()
+        cache.c.flat_of = <const void *> &self.T
+        cache.c.flat_limit = self.T.flat_limit
         return 0
 
     def reserve(self, threads):
@@ -486,11 +492,7 @@ cdef class Core:
         cdef Py_ssize_t n = src.c.flat_ids_len
         cdef int32_t *ids
         if dst.c.flat_of != src.c.flat_of:
-            free(dst.c.flat)
-            dst.c.flat_of = NULL
-            dst.c.flat = <FSlot *> big_alloc(size, 0)
-            if dst.c.flat == NULL:
-                raise MemoryError()
+            self.own_flat(dst)
         if n > dst.c.flat_ids_cap:
             ids = <int32_t *> realloc(dst.c.flat_ids, n * sizeof(int32_t))
             if ids == NULL:
@@ -502,8 +504,6 @@ cdef class Core:
         dst.c.flat_ids_len = n
         memcpy(dst.c.flat, src.c.flat, size)
         dst.c.flat_count = src.c.flat_count
-        dst.c.flat_limit = src.c.flat_limit
-        dst.c.flat_of = src.c.flat_of
         return 0
 
     cdef void give(self, _Cache cache):
