@@ -544,6 +544,25 @@ cdef void atoms_free(Atoms *A) noexcept nogil:
         free(A)
 
 
+cdef inline Py_ssize_t head_cut(const uint8_t *b, Py_ssize_t L) noexcept nogil:
+    """Where a token b[:L] that ends in a character's first 1-3 bytes, after
+    at least one byte, has them (a head fragment: b[:j] + that part); 0: not
+    one."""
+    cdef Py_ssize_t j = L - 1
+    while j >= 0 and utf8_need(b[j]) == 0:
+        j -= 1
+    return j if j > 0 and utf8_need(b[j]) > L - j and L - j <= 3 else 0
+
+
+cdef inline Py_ssize_t tail_cut(const uint8_t *b, Py_ssize_t L) noexcept nogil:
+    """How many bytes a token b[:L] that starts with a character's last 1-3
+    bytes, with more after them, has of them (a tail fragment); 0: not one."""
+    cdef Py_ssize_t j = 0
+    while j < L and utf8_need(b[j]) == 0:
+        j += 1
+    return j if j < L and j <= 3 else 0
+
+
 cdef int add_frag(Frag *f, int32_t *count, const uint8_t *part, Py_ssize_t part_len,
                   const uint8_t *rest, Py_ssize_t rest_len, uint8_t *arena,
                   Py_ssize_t *used) noexcept nogil:
@@ -588,17 +607,13 @@ cdef int build_atoms(CoreT *T, const uint8_t *buf, const int64_t *off, const int
         if skip[k] or L < 2:
             continue
         b = buf + off[k]
-        j = L - 1
-        while j >= 0 and utf8_need(b[j]) == 0:
-            j -= 1
-        if j > 0 and utf8_need(b[j]) > L - j and L - j <= 3:
+        j = head_cut(b, L)
+        if j:
             hc[b[j]] += 1
             nh += 1
             total += j
-        j = 0
-        while j < L and utf8_need(b[j]) == 0:
-            j += 1
-        if 0 < j < L and j <= 3:
+        j = tail_cut(b, L)
+        if j:
             tc[b[j - 1]] += 1
             nt += 1
             total += L - j
@@ -626,22 +641,20 @@ cdef int build_atoms(CoreT *T, const uint8_t *buf, const int64_t *off, const int
         if skip[k] or L < 2:
             continue
         b = buf + off[k]
-        j = L - 1
-        while j >= 0 and utf8_need(b[j]) == 0:
-            j -= 1
-        if j > 0 and utf8_need(b[j]) > L - j and L - j <= 3:
+        j = head_cut(b, L)
+        if j:
             add_frag(&A.heads[hc[b[j]]], &hc[b[j]], b + j, L - j, b, j, A.bytes, &used)
             q = (<Py_ssize_t> b[j] << 8) | b[j - 1]
             A.head_bits[q >> 6] |= (<uint64_t> 1) << (q & 63)
-        j = 0
-        while j < L and utf8_need(b[j]) == 0:
-            j += 1
-        if 0 < j < L and j <= 3:
+        j = tail_cut(b, L)
+        if j:
             add_frag(&A.tails[tc[b[j - 1]]], &tc[b[j - 1]], b, j, b + j, L - j, A.bytes, &used)
             q = (<Py_ssize_t> b[j - 1] << 8) | b[j]
             A.tail_bits[q >> 6] |= (<uint64_t> 1) << (q & 63)
+        if L <= FS_MAX or is_ascii(b, L):
+            continue
         h = piece_hash(b, L)
-        if L > FS_MAX and not is_ascii(b, L) and long_token(A, b, L, h) < 0:
+        if long_token(A, b, L, h) < 0:
             q = <Py_ssize_t> (h >> A.long_shift)
             A.long_bits[(h >> 54) & (LONG_WORDS - 1)] |= \
                 (<uint64_t> 1) << ((h >> 48) & 63)
