@@ -111,27 +111,6 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* A large output buffer (the ids of a long text, a list's item array) is
-       written once, front to back, right after it is allocated: on 2 MB pages
-       it takes a page fault per 2 MB instead of one per 4 KB (the faults of a
-       20 MB text's output were a fifth of its encode).  Advice only, on the
-       whole 2 MB pages inside the block, whoever allocated it. */
-    static void bpe_advise_huge(void *p, size_t size) {
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        const uintptr_t huge = (uintptr_t) 1 << 21;
-        uintptr_t start = ((uintptr_t) p + huge - 1) & ~(huge - 1);
-        uintptr_t end = ((uintptr_t) p + size) & ~(huge - 1);
-        if (size >= ((size_t) 1 << 22) && end > start)
-            madvise((void *) start, end - start, MADV_HUGEPAGE);
-    #else
-        (void) p; (void) size;
-    #endif
-    }
-    """
-    void advise_huge "bpe_advise_huge"(void *p, size_t size) noexcept nogil
-
-cdef extern from *:
-    """
     /* Give freed heap memory back to the system (glibc keeps the large blocks
        that training frees in its heap otherwise, and the peak of train_files
        would count them again when the tokenizer's tables are built). */
@@ -175,7 +154,6 @@ cdef int ivec_reserve(IVec *v, Py_ssize_t need) noexcept nogil:
     p = <int32_t *> realloc(v.data, cap * sizeof(int32_t))
     if p == NULL:
         return -1
-    advise_huge(p, cap * sizeof(int32_t))
     v.data = p
     v.cap = cap
     return 0

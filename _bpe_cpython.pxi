@@ -140,7 +140,6 @@ cdef list ids_to_list(list objs, const int32_t *ids, Py_ssize_t n,
     items = <PyObject **> PyMem_Malloc(n * sizeof(PyObject *))
     if items == NULL:
         raise MemoryError()
-    advise_huge(items, n * sizeof(PyObject *))
     with nogil:
         distinct = fill_items(by_id, ids, n, items, count, seen, 0)
     take_counted(by_id, count, seen, distinct, True)
