@@ -501,8 +501,8 @@ def job_stream(a):
         # encoding the same object again would skip the conversion every first call pays
         # (and that the stream pays for each window it joins)
         fresh = (text + " ")[:-1]
-        t, whole = _best(lambda: tok.encode(fresh, disallowed_special=()), 1)
-        del fresh
+        t, whole = _best(lambda s=fresh: tok.encode(s, disallowed_special=()), 1)
+        del fresh  # (freed once the lambda is gone: after the clock stops)
         best_encode = min(best_encode, t)
         same = same and streamed == whole
     return {"backend": bpe.BACKEND, "mb": len(text.encode("utf-8")) / 1e6,
