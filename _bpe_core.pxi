@@ -143,6 +143,26 @@ cdef object _END = object()
 cdef Py_ssize_t HINT_MAX = 1 << 23   # items a _Flatten's length hint adds to what it holds
 
 
+cdef int scan_chars(const CoreT *T, const Utf8 *u, Py_ssize_t n, bint ascii, Py_ssize_t limit,
+                    PCache *cache, IVec *out, Py_ssize_t *chars) noexcept nogil:
+    """scan_text over a str's UTF-8 (n code points) up to code point `limit`;
+    *chars: the code points its pre-tokens cover."""
+    cdef Py_ssize_t byte_limit, cut = 0
+    cdef int err
+    if limit >= n:
+        byte_limit = (<Py_ssize_t> 1) << 62
+    elif ascii:
+        byte_limit = limit
+    else:  # where code point `limit` starts
+        byte_limit = utf8_offset(u.data, u.len, n, limit)
+    err = scan_text(T, u.data, u.len, cache, out, byte_limit, &cut)
+    chars[0] = cut if ascii else utf8_chars(u.data, u.len, n, cut)
+    return err
+
+
+cdef Py_ssize_t HOLD_GIL_BYTES = 1024  # shorter texts are scanned with the GIL held
+
+
 cdef class _Flatten:
     """The items of an iterable of id sequences, one after another (what
     itertools.chain.from_iterable does), reading _Ids buffers directly: a
@@ -942,20 +962,16 @@ cdef class Core:
         str's UTF-8 is kept by CPython (else made for this call only)."""
         cdef int err = 0
         cdef Utf8 u
-        cdef Py_ssize_t n, byte_limit, cut = 0, chars = 0
+        cdef Py_ssize_t n, chars = 0
         cdef bint ascii = PyUnicode_IS_ASCII(text)
         n = PyUnicode_GET_LENGTH(text)
         utf8_of(text, &u, keep)
         try:
-            with nogil:
-                if limit >= n:
-                    byte_limit = (<Py_ssize_t> 1) << 62
-                elif ascii:
-                    byte_limit = limit
-                else:  # where code point `limit` starts
-                    byte_limit = utf8_offset(u.data, u.len, n, limit)
-                err = scan_text(&self.T, u.data, u.len, &cache.c, out, byte_limit, &cut)
-                chars = cut if ascii else utf8_chars(u.data, u.len, n, cut)
+            if u.len < HOLD_GIL_BYTES:   # releasing the GIL would cost a tenth of the call
+                err = scan_chars(&self.T, &u, n, ascii, limit, &cache.c, out, &chars)
+            else:
+                with nogil:
+                    err = scan_chars(&self.T, &u, n, ascii, limit, &cache.c, out, &chars)
             if err:
                 raise MemoryError()
             return chars
