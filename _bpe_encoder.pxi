@@ -1088,7 +1088,7 @@ cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, sc
 cdef enum: FS_MAX = 15
 cdef enum: MID_MAX = 48   # ASCII pre-tokens up to this long, first seen, take merge_small
 cdef enum: FS_LONG = 255
-cdef enum: FCHUNK = 128
+cdef enum: FCHUNK = 64   # spans scanned, keyed and prefetched before their probes
 cdef enum: GRID_BITS = 10
 cdef enum: GRID = 1 << GRID_BITS   # pairs of core numbers below: a dense table (4 MB)
 cdef enum: FS_PENDING = 254   # a slot whose pre-token is being merged (ids[0]: its item)
