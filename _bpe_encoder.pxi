@@ -319,8 +319,8 @@ cdef class _Cache:
 # (o200k x multilingual.txt, the pre-tokens of more than 15 bytes).
 
 cdef enum: ATOM_MAX = 64   # symbols a long pre-token may have to merge from its atoms
-cdef enum: LONG_BITS = 1 << 16
-cdef enum: LONG_WORDS = 1 << 10   # LONG_BITS / 64
+cdef enum: ATOM_BYTES = 4 * ATOM_MAX   # the longest pre-token encode_atoms is given
+cdef enum: PAIR_WORDS = 1024   # a bit set of the 256 x 256 byte pairs (bit_at, bit_set)
 
 cdef struct Frag:
     uint32_t part     # the bytes inside the character (1-3), little-endian
@@ -340,8 +340,8 @@ cdef struct Atoms:
     LongTok *longs    # the tokens of more than FS_MAX bytes that are not ASCII, by
     int long_shift    #   piece_hash (open addressing): the whole-token rule without a
                       #   walk down the trie
-    uint64_t long_bits[LONG_WORDS]   # a bit for each one's hash (h >> 48 mod
-                      #   LONG_BITS): most pre-tokens are no token, and this says so
+    uint64_t long_bits[PAIR_WORDS]   # a bit for each one's hash (its top two bytes):
+                      #   most pre-tokens are no token, and this says so
 
 cdef struct LongTok:
     uint64_t h        # piece_hash of its bytes (0: an empty slot)
@@ -364,8 +364,14 @@ cdef inline int utf8_need(uint8_t b) noexcept nogil:
 
 
 cdef inline bint bit_at(const uint64_t *bits, uint32_t a, uint32_t b) noexcept nogil:
+    """Whether the byte pair (a, b) is in the bit set (PAIR_WORDS words)."""
     cdef uint32_t k = (a << 8) | b
     return (bits[k >> 6] >> (k & 63)) & 1
+
+
+cdef inline void bit_set(uint64_t *bits, uint32_t a, uint32_t b) noexcept nogil:
+    cdef uint32_t k = (a << 8) | b
+    bits[k >> 6] |= (<uint64_t> 1) << (k & 63)
 
 
 cdef inline uint32_t char_at(const uint8_t *b, Py_ssize_t L) noexcept nogil:
@@ -491,8 +497,7 @@ cdef int32_t long_token(const Atoms *A, const uint8_t *s, Py_ssize_t n,
     piece_hash), or -1."""
     cdef Py_ssize_t mask = ((<Py_ssize_t> 1) << (64 - A.long_shift)) - 1
     cdef Py_ssize_t i = <Py_ssize_t> (h >> A.long_shift)
-    cdef uint32_t bit = <uint32_t> (h >> 48) & (LONG_BITS - 1)
-    if not (A.long_bits[bit >> 6] >> (bit & 63)) & 1:
+    if not bit_at(A.long_bits, <uint32_t> (h >> 56), <uint32_t> (h >> 48) & 0xFF):
         return -1
     while A.longs[i].h != 0:
         if A.longs[i].h == h and A.longs[i].len == n and \
@@ -594,8 +599,8 @@ cdef int build_atoms(CoreT *T, const uint8_t *buf, const int64_t *off, const int
         return -1
     T.atoms = NULL
     A.of = <int32_t *> malloc(65536 * sizeof(int32_t))
-    A.head_bits = <uint64_t *> calloc(1024, sizeof(uint64_t))
-    A.tail_bits = <uint64_t *> calloc(1024, sizeof(uint64_t))
+    A.head_bits = <uint64_t *> calloc(PAIR_WORDS, sizeof(uint64_t))
+    A.tail_bits = <uint64_t *> calloc(PAIR_WORDS, sizeof(uint64_t))
     if A.of == NULL or A.head_bits == NULL or A.tail_bits == NULL:
         atoms_free(A)
         return -1
@@ -644,20 +649,17 @@ cdef int build_atoms(CoreT *T, const uint8_t *buf, const int64_t *off, const int
         j = head_cut(b, L)
         if j:
             add_frag(&A.heads[hc[b[j]]], &hc[b[j]], b + j, L - j, b, j, A.bytes, &used)
-            q = (<Py_ssize_t> b[j] << 8) | b[j - 1]
-            A.head_bits[q >> 6] |= (<uint64_t> 1) << (q & 63)
+            bit_set(A.head_bits, b[j], b[j - 1])
         j = tail_cut(b, L)
         if j:
             add_frag(&A.tails[tc[b[j - 1]]], &tc[b[j - 1]], b, j, b + j, L - j, A.bytes, &used)
-            q = (<Py_ssize_t> b[j - 1] << 8) | b[j]
-            A.tail_bits[q >> 6] |= (<uint64_t> 1) << (q & 63)
+            bit_set(A.tail_bits, b[j - 1], b[j])
         if L <= FS_MAX or is_ascii(b, L):
             continue
         h = piece_hash(b, L)
         if long_token(A, b, L, h) < 0:
             q = <Py_ssize_t> (h >> A.long_shift)
-            A.long_bits[(h >> 54) & (LONG_WORDS - 1)] |= \
-                (<uint64_t> 1) << ((h >> 48) & 63)
+            bit_set(A.long_bits, <uint32_t> (h >> 56), <uint32_t> (h >> 48) & 0xFF)
             while A.longs[q].h != 0:
                 q = (q + 1) & ((<Py_ssize_t> 1 << (64 - A.long_shift)) - 1)
             A.longs[q].h = h
@@ -1002,21 +1004,21 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, 
     """Append the ids of a pre-token of more than FS_MAX bytes that no cache
     holds (h: its piece_hash; shorter ones: the flat table): ASCII of up to
     MID_MAX bytes by the whole-token rule (a walk down the trie), else
-    merge_small; other text of up to 4 * ATOM_MAX bytes by encode_atoms; the
+    merge_small; other text of up to ATOM_BYTES by encode_atoms; the
     rest, or what has too many symbols, by the trie encoder, else the rank
     merge."""
     cdef int err
     cdef int32_t ids[MID_MAX]
     cdef int32_t length = 0, tok
     cdef Py_ssize_t cnt
-    cdef bint ascii = n <= 4 * ATOM_MAX and is_ascii(s, n)
+    cdef bint ascii = n <= ATOM_BYTES and is_ascii(s, n)
     if ascii and n <= MID_MAX:
         longest_whole(T, s, n, &length, &tok)
         if tok >= 0:
             return ivec_push(out, tok)
         cnt = merge_small(T, s, n, ids)
         return ivec_extend(out, ids, cnt)
-    if T.atoms != NULL and n <= 4 * ATOM_MAX and not ascii:   # (long_token: not ASCII)
+    if T.atoms != NULL and n <= ATOM_BYTES and not ascii:   # (long_token: not ASCII)
         err = encode_atoms(T, s, n, h, out)
         if err != 0:
             return -1 if err < 0 else 0
@@ -1043,7 +1045,8 @@ cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
     cdef const CSlot *e
     cdef Py_ssize_t start = out.len
     cdef uint64_t h = 0
-    h = piece_hash(s, n)
+    if n <= CACHE_MAX_BYTES or n <= ATOM_BYTES:   # (the cache's key; encode_atoms')
+        h = piece_hash(s, n)
     if n <= CACHE_MAX_BYTES:
         e = pcache_get(cache, s, n, h)
         if e != NULL:
