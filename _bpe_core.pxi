@@ -362,7 +362,7 @@ cdef class Core:
     """
     cdef CoreT T
     cdef object rx_findall
-    cdef str pattern
+    cdef object pattern     # a regex str, or a Pipeline
     cdef list id_objs          # the int object of every id, shared by all results
     cdef bytes dec_buf         # every token's bytes, end to end
     cdef int64_t *dec_off      # id -> offset in dec_buf
@@ -379,7 +379,7 @@ cdef class Core:
 
     releases_gil = True
 
-    def __cinit__(self, str pattern, dict ranks, list merges, dict specials, _Model model=None):
+    def __cinit__(self, pattern, dict ranks, list merges, dict specials, _Model model=None):
         self.pattern = pattern
         self.T.which = _which(pattern)
         if self.T.which != P_NONE:
@@ -399,7 +399,7 @@ cdef class Core:
     native_model = staticmethod(_native_model)
 
     @classmethod
-    def from_model(cls, str pattern, _Model model not None, dict specials):
+    def from_model(cls, pattern, _Model model not None, dict specials):
         """A core from a model read by tiktoken_model or native_model."""
         if not model.M.ready:
             raise ValueError("from_model needs a model that tiktoken_model or native_model read")
@@ -455,7 +455,7 @@ cdef class Core:
                 buf = <const uint8_t *> PyBytes_AS_STRING(self.dec_buf)
             # with the GIL held: no other thread sees a template half built
             err = build_flat(&self.T, buf, self.dec_off, self.dec_len, self.n_ids, skip)
-            if err == 0 and buf != NULL:
+            if err == 0 and buf != NULL and not self.T.irregular:
                 err = build_atoms(&self.T, buf, self.dec_off, self.dec_len, self.n_ids, skip)
             free(skip)
             if err < 0:
@@ -539,6 +539,7 @@ cdef class Core:
         free(self.T.wide_pairs)
         free(self.T.flat)
         free(self.T.pair1)
+        free(self.T.canon)
         atoms_free(self.T.atoms)
         free(self.dec_off)
         free(self.dec_len)
@@ -1033,7 +1034,8 @@ cdef class Core:
         return native_pretokens(text, which)
 
     def trie_ids(self, bytes data):
-        """Ids of `data` by the trie alone (no whole-token rule, no cache): for tests."""
+        """Ids of `data` by the trie alone (no whole-token rule, no cache): for tests.
+        Irregular merges (see build_tables) never walk the trie: merge_bytes."""
         return self.by(data, True)
 
     cdef list by(self, bytes data, bint trie):
@@ -1043,7 +1045,7 @@ cdef class Core:
         memset(&out, 0, sizeof(IVec))
         memset(&sc, 0, sizeof(Scratch))
         try:
-            if trie:
+            if trie and not self.T.irregular:
                 err = backtrack(&self.T, <const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc)
             else:
                 err = rank_merge(&self.T, <const uint8_t *> PyBytes_AS_STRING(data), len(data), &out, &sc)

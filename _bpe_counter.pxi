@@ -25,7 +25,7 @@ cdef class _Counter:
     cdef int which
     cdef object findall
 
-    def __cinit__(self, str pattern):
+    def __cinit__(self, pattern):
         if self.init_table() < 0:
             raise MemoryError()
         self.which = _which(pattern)

@@ -469,6 +469,8 @@ cdef Py_ssize_t merge_syms(const CoreT *T, uint32_t *sym, Py_ssize_t m) noexcept
             break
         j = <Py_ssize_t> (best & 63)
         sym[j] = <uint32_t> (best >> 6)
+        if T.canon != NULL:
+            sym[j] = <uint32_t> T.canon[sym[j]]
         for i in range(j + 1, m - 1):
             sym[i] = sym[i + 1]
             rk[i] = rk[i + 1]
@@ -713,6 +715,11 @@ cdef struct CoreT:
                          # below GRID (0xFFFFFFFF: none); its byte-pair corner, read by
                          # every first round, stays in the CPU's caches
     Atoms *atoms         # the characters merging may start from (NULL: none; build_atoms)
+    bint irregular       # merges by rank differ from replaying them in order (several
+                         # merges make one token, or a merge joins a token a later one
+                         # makes): no trie walk, no atoms; merged one pair at a time
+    int32_t *canon       # irregular only: the core number of a merge -> the core number
+                         # every pair of its token is keyed by (its first merge's)
 
 
 cdef inline uint64_t narrow_key(int32_t a, int32_t b) noexcept nogil:
@@ -978,7 +985,7 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
         m = pair_get(T, sym[p], sym[q])
         if m < 0 or m - 256 != (item >> 32):
             continue  # stale: this position's pair changed since the push
-        sym[p] = m
+        sym[p] = m if T.canon == NULL else T.canon[m]
         sym[q] = -1
         right = nxt[q]
         nxt[p] = right
@@ -1018,6 +1025,11 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, 
             return ivec_push(out, tok)
         cnt = merge_small(T, s, n, ids)
         return ivec_extend(out, ids, cnt)
+    if T.irregular:   # the whole-token rule, then merge by rank
+        longest_whole(T, s, n, &length, &tok)
+        if tok >= 0:
+            return ivec_push(out, tok)
+        return -1 if rank_merge(T, s, n, out, sc) < 0 else 0
     if T.atoms != NULL and n <= ATOM_BYTES and not ascii:   # (long_token: not ASCII)
         err = encode_atoms(T, s, n, h, out)
         if err != 0:
@@ -1277,7 +1289,7 @@ cdef void merge_batch(const CoreT *T, MissItem *items, Py_ssize_t cnt) noexcept 
                 continue
             m = t.m
             STAT(8, 1)
-            t.sym[j] = best
+            t.sym[j] = best if T.canon == NULL else <uint32_t> T.canon[best]
             memcpy(tmp, &t.sym[j + 2], sizeof(tmp))   # through a copy: inlined moves
             memcpy(&t.sym[j + 1], tmp, sizeof(tmp))
             memcpy(tmp, &t.rk[j + 2], sizeof(tmp))
@@ -1622,7 +1634,7 @@ cdef int build_flat(CoreT *T, const uint8_t *dec_buf, const int64_t *dec_off,
     for t in range(256, T.n_core):   # as pair_put: the earliest merge of a pair, if it fires
         a = <uint32_t> T.tok[t].left
         b = <uint32_t> T.tok[t].right
-        if (a | b) < GRID and a < t and b < t and T.pair1[(a << GRID_BITS) | b] == 0xFFFFFFFFU:
+        if (a | b) < GRID and T.pair1[(a << GRID_BITS) | b] == 0xFFFFFFFFU:
             T.pair1[(a << GRID_BITS) | b] = <uint32_t> t
     if dec_buf != NULL:
         for k in range(n_ids):

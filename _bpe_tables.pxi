@@ -411,27 +411,42 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         ok[r] = 1
         if idmap_put(core_of, byte_id[r], <int32_t> r) < 0:
             return -1
+    # a token's pairs are keyed by the core number of its first merge
+    T.irregular = False
     for r in range(n_merges):
         t = <int32_t> (256 + r)
         T.t_id[t] = merge_ids[r].id
-        if idmap_put(core_of, merge_ids[r].id, t) < 0:
+        if idmap_get(core_of, merge_ids[r].id) >= 0:
+            T.irregular = True   # another merge makes the same token
+        elif idmap_put(core_of, merge_ids[r].id, t) < 0:
             return -1
     for r in range(n_merges):
         t = <int32_t> (256 + r)
         T.tok[t].left = idmap_get(core_of, merge_ids[r].left)
         T.tok[t].right = idmap_get(core_of, merge_ids[r].right)
+        if T.tok[t].left >= t or T.tok[t].right >= t:
+            T.irregular = True   # a part that a later merge makes
+    if T.irregular:
+        T.canon = <int32_t *> malloc(T.n_core * sizeof(int32_t))
+        if T.canon == NULL:
+            return -1
+        for r in range(256):
+            T.canon[r] = <int32_t> r
+        for r in range(256, T.n_core):
+            T.canon[r] = idmap_get(core_of, T.t_id[r])
     for r in range(n_merges):
         if r + AHEAD < n_merges:
             prefetch_pair(T, T.tok[256 + r + AHEAD].left, T.tok[256 + r + AHEAD].right)
         t = <int32_t> (256 + r)
         a = T.tok[t].left
         b = T.tok[t].right
-        if a < 0 or b < 0 or a >= t or b >= t:
-            continue  # a part that no earlier merge makes: this merge never fires
+        if a < 0 or b < 0:
+            continue  # a part that no merge makes: this merge never fires
         pair_put(T, a, b, t)
     # buildable: both parts are, and the boundary between them survives until
-    # this merge (nothing across it merges first)
-    for r in range(n_merges):
+    # this merge (nothing across it merges first); irregular merges: none (the
+    # trie is then the index of the whole-token rule only)
+    for r in range(n_merges if not T.irregular else 0):
         if r + AHEAD < n_merges:
             prefetch_chain(T, 256 + r + AHEAD)
         t = <int32_t> (256 + r)

@@ -54,7 +54,7 @@ import regex as _regex
 __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND",
            "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
            "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError", "Encoding",
-           "encoding_for_model", "encoding_name_for_model", "list_encoding_names"]
+           "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "Pipeline"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -105,8 +105,29 @@ _FILE_CUTS = {
 }
 
 
+class Pipeline(_collections.namedtuple("Pipeline", "normalizers splits")):
+    """A pre-tokenizer of several steps, as a Hugging Face tokenizer.json may
+    have: the text is first normalized by each of `normalizers` in turn
+    ("NFC", "NFD", "NFKC" or "NFKD", Python's unicodedata), then split by each
+    regex of `splits` in turn, every piece of one split split again by the
+    next (Hugging Face's Split with Isolated behaviour, as `pretokenizer`
+    splits by one).  A tokenizer's `pattern` is a Pipeline where one regex
+    cannot say it; give one wherever a pattern is taken.
+
+    >>> p = resolve_pattern(Pipeline(["NFC"], [r"\\p{N}", "gpt2"]))
+    >>> pretokenizer(p)("Cafe\u0301 2024")
+    ['Café', ' ', '2', '0', '2', '4']
+    """
+
+    __slots__ = ()
+
+
+NORMALIZERS = ("NFC", "NFD", "NFKC", "NFKD")
+
+
 def resolve_pattern(pattern):
-    """Return the regex string for a pattern name, None, or a custom regex.
+    """Return the regex string for a pattern name, None, or a custom regex;
+    a Pipeline with its splits resolved (the one regex where that is all).
 
     >>> resolve_pattern("words")
     '\\\\S+\\\\s?|\\\\s+'
@@ -115,11 +136,35 @@ def resolve_pattern(pattern):
     """
     if pattern is None:
         return PATTERNS["bytes"]
+    if isinstance(pattern, Pipeline):
+        return _resolve_pipeline(pattern)
     if not isinstance(pattern, str):
-        raise TypeError(f"pattern must be a str or None, not {type(pattern).__name__}")
+        raise TypeError(f"pattern must be a str, a Pipeline or None, not "
+                        f"{type(pattern).__name__}")
     pattern = PATTERNS.get(pattern, pattern)
     _compile_pattern(pattern)
     return pattern
+
+
+def _resolve_pipeline(pipeline):
+    forms, splits = pipeline
+    if isinstance(forms, str) or isinstance(splits, str):
+        raise TypeError("a Pipeline's normalizers and splits are sequences of str")
+    forms, splits = tuple(forms), tuple(splits)
+    for form in forms:
+        if form not in NORMALIZERS:
+            raise ValueError(f"unknown normalizer {_short(form)} (known: "
+                             f"{', '.join(NORMALIZERS)})")
+    if not splits:
+        raise ValueError("a Pipeline needs at least one split (\"bytes\": none)")
+    splits = tuple(resolve_pattern(p) if isinstance(p, str) else _not_str(p) for p in splits)
+    if not forms and len(splits) == 1:
+        return splits[0]
+    return Pipeline(forms, splits)
+
+
+def _not_str(value):
+    raise TypeError(f"a Pipeline's splits are str, not {type(value).__name__}")
 
 
 _compiled = {}
@@ -164,8 +209,8 @@ _NAMED_PATTERNS = frozenset(PATTERNS.values())
 
 
 def pretokenizer(pattern):
-    """The pre-tokenizer of a regex (a resolved pattern: see resolve_pattern):
-    a function text -> list of pre-tokens.
+    """The pre-tokenizer of a regex or a Pipeline (a resolved pattern: see
+    resolve_pattern): a function text -> list of pre-tokens.
 
     >>> pretokenizer(resolve_pattern("gpt2"))("Hello world, it's 42!")
     ['Hello', ' world', ',', ' it', "'s", ' 42', '!']
@@ -177,6 +222,8 @@ def pretokenizer(pattern):
     is a pre-token of its own (Hugging Face's Split with Isolated behaviour),
     empty matches are skipped, capture groups do not matter, and the split
     runs under a time limit: a catastrophic pattern raises ValueError."""
+    if isinstance(pattern, Pipeline):
+        return _pipeline_split(pattern)
     rx = _compile_pattern(pattern)
     if rx.pattern in _NAMED_PATTERNS:
         return rx.findall
@@ -228,6 +275,23 @@ def pretokenizer(pattern):
         if pos < len(text):
             append(text[pos:])
         return out
+
+    return split
+
+
+def _pipeline_split(pipeline):
+    import unicodedata
+
+    forms = pipeline.normalizers
+    steps = [pretokenizer(p) for p in pipeline.splits]
+
+    def split(text):
+        for form in forms:
+            text = unicodedata.normalize(form, text)
+        pieces = steps[0](text)
+        for step in steps[1:]:
+            pieces = [q for piece in pieces for q in step(piece)]
+        return pieces
 
     return split
 
@@ -769,6 +833,7 @@ class Core:
         self._rank_pair = [(a, b) for a, b, _ in merges]
         self._rank_id = [m for _, _, m in merges]
         self._pair_rank = {pair: r for r, pair in enumerate(self._rank_pair)}
+        self._irregular = _irregular(self._rank_pair, self._rank_id)
         self._decoder = {i: t for t, i in ranks.items()}
         for s, i in specials.items():
             self._decoder[i] = s.encode("utf-8")
@@ -800,7 +865,7 @@ class Core:
         return ids
 
     def _merge(self, ids):
-        if len(ids) <= _SHORT:
+        if len(ids) <= _SHORT and not self._irregular:
             return _bpe_short(ids, self._pair_rank, self._rank_pair, self._rank_id)
         return _bpe_long(ids, self._pair_rank, self._rank_id)
 
@@ -898,39 +963,50 @@ def _check_tokens(tokens):
 
 def _check_merges(merges, encoder):
     """(rank -> pair of ids, rank -> merged id) of merges (pairs of bytes)
-    whose results are tokens, each made once, each from tokens made before."""
-    made = {}
+    whose results and parts are tokens, no pair twice.  Several merges may
+    make the same token, and a merge may join a token that a later merge
+    makes: merging by lowest rank gives them a meaning (tiktoken's and
+    tokenizers'), and real vocabularies have them (see _irregular)."""
+    pair_rank, rank_pair, rank_id = {}, [], []
     for rank, merge in enumerate(merges):
         if not (isinstance(merge, (tuple, list)) and len(merge) == 2
                 and all(isinstance(x, bytes) for x in merge)):
             raise ValueError(f"merge {rank} must be a pair of bytes, not {_short(merge)}")
-        new = encoder.get(merge[0] + merge[1])
+        left, right = merge
+        new = encoder.get(left + right)
         if new is None:
-            raise ValueError(f"merge {rank} {_short(merge)}: {_short(merge[0] + merge[1])} is not "
+            raise ValueError(f"merge {rank} {_short(merge)}: {_short(left + right)} is not "
                              "in the vocabulary")
-        if made.setdefault(new, rank) != rank:
-            raise ValueError(f"merge {rank} {_short(merge)} makes {_short(merge[0] + merge[1])} "
-                             f"again (merge {made[new]})")
-    pair_rank, rank_pair, rank_id = {}, [], []
-    for rank, (left, right) in enumerate(merges):
-        merge = (left, right)
         ids = []
         for part in (left, right):
             i = encoder.get(part)
             if i is None:
                 raise ValueError(f"merge {rank} {_short(merge)}: {_short(part)} is not in the "
                                  "vocabulary")
-            if made.get(i, -1) >= rank:
-                raise ValueError(f"merge {rank} {_short(merge)} uses {_short(part)}, which a later "
-                                 f"merge makes")
             ids.append(i)
         pair = (ids[0], ids[1])
         if pair in pair_rank:
             raise ValueError(f"merge {rank} {_short(merge)} repeats merge {pair_rank[pair]}")
         pair_rank[pair] = rank
         rank_pair.append(pair)
-        rank_id.append(encoder[left + right])
+        rank_id.append(new)
     return rank_pair, rank_id
+
+
+def _irregular(rank_pair, rank_id):
+    """Whether merges by rank over these merges differ from replaying them in
+    order: a token made by several merges (a tokenizer.json that lists every
+    split of every token), or a merge that joins a token only a later merge
+    makes (tiktoken's rule on a rank table where a token's lower-ranked
+    pieces are three or more, but a higher-ranked token rejoins them: 90 of
+    Llama 3's).  Such merges are merged one pair at a time, lowest rank
+    first, the leftmost of equals (never all of a pair's places at once)."""
+    made = {}
+    for rank, m in enumerate(rank_id):
+        if made.setdefault(m, rank) != rank:
+            return True
+    return any(made.get(a, -1) >= rank or made.get(b, -1) >= rank
+               for rank, (a, b) in enumerate(rank_pair))
 
 
 def _check_special_ids(specials, is_token):
@@ -3090,7 +3166,7 @@ _NATIVE_VERSION = 1
 def _native_dump(tok):
     import json
 
-    lines = [f"{_NATIVE_MAGIC} {_NATIVE_VERSION}", "pattern " + json.dumps(tok._pattern)]
+    lines = [f"{_NATIVE_MAGIC} {_NATIVE_VERSION}", "pattern " + json.dumps(_pattern_json(tok._pattern))]
     made = set(tok._rank_id)
     plain = sorted((i, t) for i, t in tok._tokens.items() if i not in made)
     lines.append(f"tokens {len(plain)}")
@@ -3105,15 +3181,25 @@ def _native_dump(tok):
     return "\n".join(lines) + "\n"
 
 
+def _pattern_json(pattern):
+    """A pattern as the native format writes it: the regex, or a Pipeline's
+    {"normalizers": [...], "splits": [...]}."""
+    if isinstance(pattern, Pipeline):
+        return {"normalizers": list(pattern.normalizers), "splits": list(pattern.splits)}
+    return pattern
+
+
 def _native_parse(text, where):
     c = _Lines(text, where)
     pattern = _native_head(c)
-    tokens = {}
+    tokens, merged = {}, set()
 
-    def add(i, t):
-        if i in tokens:
-            c.fail(f"id {i} appears twice")
+    def add(i, t, merge=False):
+        if i in tokens and not (merge and i in merged and tokens[i] == t):
+            c.fail(f"id {i} appears twice")  # (several merges may make one token)
         tokens[i] = t
+        if merge:
+            merged.add(i)
 
     for _ in range(c.section("tokens")):
         i, t = c.fields(2)
@@ -3130,7 +3216,7 @@ def _native_parse(text, where):
             a, b = str_to_token(a), str_to_token(b)
         except ValueError as e:
             c.fail(str(e))
-        add(i, a + b)
+        add(i, a + b, merge=True)
         merges.append((a, b))
     return pattern, tokens, merges, _native_specials(c)
 
@@ -3152,11 +3238,19 @@ def _native_head(c):
         pattern = json.loads(line[8:])
     except (ValueError, RecursionError):
         pattern = None
-    if not isinstance(pattern, str):
-        c.fail("the pattern is not a JSON string")
+    if isinstance(pattern, dict) and set(pattern) == {"normalizers", "splits"}:
+        if not all(isinstance(x, list) for x in pattern.values()):
+            c.fail("a pipeline's normalizers and splits are JSON arrays")
+        pattern = Pipeline(tuple(pattern["normalizers"]), tuple(pattern["splits"]))
+    elif not isinstance(pattern, str):
+        c.fail("the pattern is not a JSON string, or an object of normalizers and splits")
     try:
-        _compile_pattern(pattern)
-    except (ValueError, RecursionError) as e:
+        if isinstance(pattern, Pipeline):
+            if resolve_pattern(pattern) != pattern:
+                c.fail("a pipeline that is one plain regex is written as that regex")
+        else:
+            _compile_pattern(pattern)
+    except (ValueError, TypeError, RecursionError) as e:
         c.fail(f"bad pattern: {str(e)[:200]}")
     return pattern
 
@@ -3349,9 +3443,14 @@ def _tiktoken_parse(text, where):
 
 
 def _tiktoken_model(ranks, where):
-    """Tokens (id -> bytes) and the merges that ranks imply: each multi-byte
-    token splits into the two pieces that byte-pair encoding with the
-    lower-ranked tokens leaves (tiktoken's own encoding rule)."""
+    """Tokens (id -> bytes) and the merges that ranks imply, by tiktoken's
+    own encoding rule: each multi-byte token splits into the two pieces that
+    byte-pair encoding with the lower-ranked tokens leaves.  Where that
+    leaves three or more, tiktoken's merging of the token's bytes goes on
+    with higher-ranked tokens; if it gets down to two pieces, they join into
+    the token at its own rank (a merge of a token a later merge makes: 90 of
+    Llama 3's tokens), else no merge makes the token and it is given only for
+    a pre-token that is the token itself (588 of Llama 3's)."""
     tokens = {}
     for t, r in ranks.items():
         if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
@@ -3368,17 +3467,18 @@ def _tiktoken_model(ranks, where):
         if len(t) < 2:
             continue
         parts = _rank_split(t, ranks, r)
-        if len(parts) != 2:
-            raise ValueError(f"{where}: token {_short(t)} (rank {r}) is not the merge of two "
-                             f"lower-ranked tokens")
-        merges.append((parts[0], parts[1]))
+        if len(parts) > 2:
+            parts = _rank_split(t, ranks, _MAX_ID)
+        if len(parts) == 2:
+            merges.append((parts[0], parts[1]))
     return tokens, merges
 
 
 def _rank_split(t, ranks, r):
     """Byte-pair encode `t` with the tokens ranked below `r`: repeatedly join
-    the adjacent pair whose join has the lowest rank (leftmost first).  A heap
-    over a linked list: O(n log n) steps for a token of n bytes."""
+    the adjacent pair whose join has the lowest rank (leftmost first), down
+    to two pieces at least.  A heap over a linked list: O(n log n) steps for
+    a token of n bytes."""
     get = ranks.get
     n = len(t)
     if n <= 16:  # short tokens: a plain scan is faster
@@ -3401,7 +3501,7 @@ def _rank_split(t, ranks, r):
     def push(p, q):
         join = sym[p] + sym[q]
         rank = get(join)
-        if rank is not None and rank < r:
+        if rank is not None and rank < r and join != t:
             _heapq.heappush(heap, (rank, p, sym[p], sym[q]))
 
     for i in range(n - 1):
