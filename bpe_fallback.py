@@ -3166,7 +3166,8 @@ _NATIVE_VERSION = 1
 def _native_dump(tok):
     import json
 
-    lines = [f"{_NATIVE_MAGIC} {_NATIVE_VERSION}", "pattern " + json.dumps(_pattern_json(tok._pattern))]
+    lines = [f"{_NATIVE_MAGIC} {_NATIVE_VERSION}",
+             "pattern " + json.dumps(_pattern_json(tok._pattern))]
     made = set(tok._rank_id)
     plain = sorted((i, t) for i, t in tok._tokens.items() if i not in made)
     lines.append(f"tokens {len(plain)}")
