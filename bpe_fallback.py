@@ -3411,6 +3411,12 @@ def _gpt2_dump(tok):
                              "vocab.json")
         vocab[s] = i
     vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
+    made = set(tok._rank_id)
+    for i, t in sorted(tok._tokens.items()):
+        if len(t) > 1 and i not in made:
+            raise ValueError(f"token {_short(t)} (id {i}) is made by no merge (this library gives "
+                             f"it for a pre-token that is the token itself); merges.txt cannot "
+                             f"say so: save_huggingface or save_tiktoken can")
     lines = [f"{token_to_str(a)} {token_to_str(b)}" for a, b in tok._merges]
     head = f"#version: 0.2 bpe-pair:{_gpt2_fingerprint(vocab, lines)}\n"
     return json.dumps(vocab, ensure_ascii=False), head + "".join(line + "\n" for line in lines)
@@ -3524,6 +3530,9 @@ def _rank_split(t, ranks, r):
 
 
 def _check_rank_order(tok):
+    if isinstance(tok._pattern, Pipeline):
+        raise ValueError("tiktoken splits by one regex and normalizes nothing; this tokenizer's "
+                         "pattern is a Pipeline: save_huggingface or save can hold it")
     ids = tok._rank_id
     if any(a >= b for a, b in zip(ids, ids[1:])):
         raise ValueError("tiktoken uses ids as merge ranks, but this tokenizer's merge results "
@@ -4118,14 +4127,20 @@ def _hf_dump(tok):
                              "the byte-level vocabulary; tokenizers would give it that id")
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
                   "use_regex": False}
+    pipeline = tok._pattern
+    if not isinstance(pipeline, Pipeline):
+        pipeline = Pipeline((), (pipeline,))
     pre = {
         "type": "Sequence",
         "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": _pattern_to_onig(tok._pattern)},
-             "behavior": "Isolated", "invert": False},
-            byte_level,
-        ],
+            {"type": "Split", "pattern": {"Regex": _pattern_to_onig(split)},
+             "behavior": "Isolated", "invert": False}
+            for split in pipeline.splits
+        ] + [byte_level],
     }
+    normalizer = [{"type": form} for form in pipeline.normalizers]
+    if len(normalizer) > 1:
+        normalizer = [{"type": "Sequence", "normalizers": normalizer}]
     doc = {
         "version": "1.0",
         "truncation": None,
@@ -4135,7 +4150,7 @@ def _hf_dump(tok):
              "normalized": False, "special": True}
             for s, i in sorted(tok._specials.items(), key=lambda kv: kv[1])
         ],
-        "normalizer": None,
+        "normalizer": normalizer[0] if normalizer else None,
         "pre_tokenizer": pre,
         "post_processor": None,
         "decoder": dict(byte_level),
@@ -4164,6 +4179,11 @@ def _hf_parse(text, where):
     pattern = _hf_pipeline(doc, c)
     vocab, merges, ignore_merges = _hf_model(model, c)
     specials = _hf_added_tokens(doc.get("added_tokens"), c)
+    if isinstance(pattern, Pipeline) and pattern.normalizers:
+        for k, entry in enumerate(doc.get("added_tokens") or []):
+            if entry.get("normalized"):
+                c.fail(f"added_tokens[{k}] ({_short(entry['content'])}) is matched in normalized "
+                       f"text (normalized true), which is not supported")
     special_ids = set(specials.values())
     tokens = {}
     for s, i in vocab.items():
@@ -4199,16 +4219,19 @@ class _HfChecks:
 
 
 def _hf_pipeline(doc, c):
-    """The pattern; refuse what would change the ids around the model
-    (truncation, padding, a normalizer, a post-processor that adds or changes
-    ids, a decoder other than ByteLevel)."""
+    """The pattern (a Pipeline where there is a normalizer or several
+    splits); refuse what would change the ids around the model (truncation,
+    padding, a normalizer other than Unicode's, a post-processor that adds or
+    changes ids, a decoder other than ByteLevel)."""
     for key, effect in (("truncation", "cut"), ("padding", "pad")):
         if doc.get(key) is not None:
             c.fail(f"'{key}' is set: tokenizers would {effect} the ids, this library does not")
-    if doc.get("normalizer") is not None:
-        c.fail(f"the normalizer {_hf_kind(doc['normalizer'])} is not supported (byte-level BPE "
-               f"of the text as it is only)")
-    pattern = _hf_pattern(doc.get("pre_tokenizer"), c.fail)
+    forms = _hf_normalizers(doc.get("normalizer"), "normalizer", c)
+    splits = _hf_splits(doc.get("pre_tokenizer"), c.fail)
+    try:
+        pattern = resolve_pattern(Pipeline(forms, splits or [PATTERNS["bytes"]]))
+    except ValueError as e:
+        c.fail(f"pre_tokenizer: {e}")
     _hf_post_processor(doc.get("post_processor"), "post_processor", c)
     value = doc.get("decoder")
     if value is not None:
@@ -4345,26 +4368,68 @@ def _hf_kind(value):
     return f"({_json_type(value)})"
 
 
-def _hf_pattern(pre, fail):
-    want = "a ByteLevel pre-tokenizer, or a Sequence of a Split and a ByteLevel"
-    if not isinstance(pre, dict):
-        fail(f"pre_tokenizer must be {want}, not {_json_type(pre)}")
-    kind = pre.get("type")
-    if kind == "ByteLevel":
-        return PATTERNS["gpt2"] if _hf_byte_level(pre, "pre_tokenizer", fail) else PATTERNS["bytes"]
+def _hf_normalizers(value, field, c):
+    """The Unicode normalization forms of a normalizer, in the order applied."""
+    if value is None:
+        return []
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind in NORMALIZERS:
+        c.check(value, field, frozenset(["type"]))
+        return [kind]
     if kind == "Sequence":
-        steps = pre.get("pretokenizers")
-        if not isinstance(steps, list) or not all(isinstance(s, dict) for s in steps):
-            fail("pre_tokenizer.pretokenizers must be an array of objects")
-        kinds = [s.get("type") for s in steps]
-        if kinds == ["ByteLevel"]:
-            return _hf_pattern(steps[0], fail)
-        if kinds == ["Split", "ByteLevel"]:
-            if _hf_byte_level(steps[1], "pre_tokenizer.pretokenizers[1]", fail):
-                fail("a ByteLevel with use_regex=true after a Split is not supported")
-            return _hf_split(steps[0], fail)
-        fail(f"the pre-tokenizer sequence {_short(kinds)} is not supported (want {want})")
-    fail(f"the pre-tokenizer {_short(kind)} is not supported (want {want})")
+        c.check(value, field, frozenset(["type", "normalizers"]))
+        steps = value.get("normalizers")
+        if not isinstance(steps, list):
+            c.fail(f"{field}.normalizers must be an array, not {_json_type(steps)}")
+        return [form for k, step in enumerate(steps)
+                for form in _hf_normalizers(step, f"{field}.normalizers[{k}]", c)]
+    c.fail(f"the {field} {_hf_kind(value)} is not supported (only {', '.join(NORMALIZERS)} and "
+           f"a Sequence of them)")
+
+
+_HF_PRE_WANT = ("a ByteLevel pre-tokenizer, after any Splits and Digits of a Sequence")
+
+
+def _hf_steps(pre, field, fail):
+    """The steps of a pre-tokenizer, a Sequence's flattened: [(field, step)]."""
+    if not isinstance(pre, dict):
+        fail(f"{field} must be {_HF_PRE_WANT}, not {_json_type(pre)}")
+    if pre.get("type") != "Sequence":
+        return [(field, pre)]
+    steps = pre.get("pretokenizers")
+    if not isinstance(steps, list):
+        fail(f"{field}.pretokenizers must be an array, not {_json_type(steps)}")
+    return [x for k, step in enumerate(steps)
+            for x in _hf_steps(step, f"{field}.pretokenizers[{k}]", fail)]
+
+
+def _hf_splits(pre, fail):
+    """The regexes a pre-tokenizer splits by, in order: its Splits and Digits,
+    then GPT-2's pattern for a ByteLevel with use_regex (the last step; its
+    byte-to-character map is what the vocabulary is written in)."""
+    steps = _hf_steps(pre, "pre_tokenizer", fail)
+    if not steps or steps[-1][1].get("type") != "ByteLevel":
+        fail(f"the pre_tokenizer must end with a ByteLevel (want {_HF_PRE_WANT})")
+    splits = []
+    for field, step in steps[:-1]:
+        kind = step.get("type")
+        if kind == "Split":
+            splits.append(_hf_split(step, field, fail))
+        elif kind == "Digits":
+            unknown = sorted(set(step) - {"type", "individual_digits"})
+            if unknown:
+                fail(f"{field}.{unknown[0]} is not a field this library knows; it might change "
+                     f"the ids")
+            individual = step.get("individual_digits", False)
+            if not isinstance(individual, bool):
+                fail(f"{field}.individual_digits must be true or false, not {_short(individual)}")
+            splits.append(r"\p{N}" if individual else r"\p{N}+")
+        else:
+            fail(f"{field}: the pre-tokenizer {_short(kind)} is not supported (want "
+                 f"{_HF_PRE_WANT})")
+    if _hf_byte_level(steps[-1][1], steps[-1][0], fail):
+        splits.append(PATTERNS["gpt2"])
+    return splits
 
 
 def _hf_byte_level(pre, field, fail):
@@ -4381,8 +4446,7 @@ def _hf_byte_level(pre, field, fail):
     return pre.get("use_regex", True) is not False
 
 
-def _hf_split(split, fail):
-    field = "pre_tokenizer.pretokenizers[0]"
+def _hf_split(split, field, fail):
     unknown = sorted(set(split) - _HF_SPLIT_FIELDS)
     if unknown:
         fail(f"{field}.{unknown[0]} is not a field this library knows; it might change the ids")

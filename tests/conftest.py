@@ -97,6 +97,9 @@ QUICK_CASES = {
     "test_random_merges_every_pretoken": None,
     "test_gpt2_save_tiktoken": "bpe",
     "test_gpt2_save_huggingface": "bpe",
+    "test_irregular_table_round_trips_through_every_format_that_holds_it": "bpe",
+    "test_hub_json_with_every_split_as_a_merge": "bpe",
+    "test_hub_pre_tokenizers_and_normalizers_equal_tokenizers": 2,
 }
 # parameter values whose cases are `slow`: OpenAI's large vocabularies
 SLOW_VALUES = {"cl100k_base", "o200k_base"}
