@@ -335,12 +335,14 @@ cdef inline void lane_fetch(const ModelT *M, Lane *L, int j, int q) noexcept nog
     prefetch(&M.index[vhome(M, L.key[j])])
 
 
-cdef void lane_start(const ModelT *M, const int32_t *pair2, Lane *L, Py_ssize_t k) noexcept nogil:
+cdef void lane_start(const ModelT *M, const int32_t *pair2, Lane *L, Py_ssize_t k,
+                     int32_t limit) noexcept nogil:
+    """Start deriving token k with the tokens ranked below `limit`."""
     cdef Py_ssize_t q, n = M.lens[k]
     cdef int32_t r
     L.k = k
     L.t = M.arena + M.off[k]
-    L.limit = M.ids[k]
+    L.limit = limit
     L.np = n
     L.pending[0] = -1
     L.pending[1] = -1
@@ -390,19 +392,23 @@ cdef bint lane_step(const ModelT *M, Lane *L) noexcept nogil:
 
 
 cdef inline bint lane_finish(ModelT *M, Lane *L, MergeRec *by_token) noexcept nogil:
-    """Record the lane's merge; False if its token is not a merge of two parts."""
+    """Record the lane's merge; False if its token is not a merge of two parts
+    (left -1: none yet)."""
+    by_token[L.k].left = -1
+    by_token[L.k].id = M.ids[L.k]
     if L.np != 2:
         return False
     by_token[L.k].left = L.part[0]
     by_token[L.k].right = L.part[1]
-    by_token[L.k].id = L.limit
     return True
 
 
 cdef int derive_merges(ModelT *M) noexcept nogil:
     """M.merges from the tokens (ranks ascending: the merges come in token
-    order); NOT_PLAIN if a token is not the merge of two lower-ranked ones or
-    is longer than LONGEST, -1 if no memory."""
+    order); NOT_PLAIN if a token is longer than LONGEST, -1 if no memory.
+    A token whose lower-ranked pieces are three or more is derived again
+    with every token (bpe_fallback._tiktoken_model): two pieces then are a
+    merge of a token a later merge makes, more are no merge at all."""
     cdef int32_t *pair2 = <int32_t *> malloc(65536 * sizeof(int32_t))
     cdef MergeRec *by_token = <MergeRec *> malloc((M.n_tok + 1) * sizeof(MergeRec))
     cdef Lane *lanes = <Lane *> malloc(LANES * sizeof(Lane))
@@ -437,21 +443,23 @@ cdef int derive_merges(ModelT *M) noexcept nogil:
                         nxt += 1
                     if nxt == M.n_tok:
                         continue
-                    lane_start(M, pair2, L, nxt)
+                    lane_start(M, pair2, L, nxt, M.ids[nxt])
                     nxt += 1
                 busy = 1
                 if lane_step(M, L):
-                    if not lane_finish(M, L, by_token):
-                        err = NOT_PLAIN
+                    lane_finish(M, L, by_token)
                     L.k = -1
             if not busy:
                 break
-        # the long tokens, one at a time
-        for k in range(M.n_tok):
+        # the long tokens, one at a time; then again with every token, those
+        # whose lower-ranked pieces were more than two
+        for k in range(2 * M.n_tok):
             if err != 0:
                 break
-            n = M.lens[k]
-            if n <= LANE_BYTES:
+            n = M.lens[k % M.n_tok]
+            if n < 2 or (k < M.n_tok and n <= LANE_BYTES):
+                continue
+            if k >= M.n_tok and by_token[k - M.n_tok].left >= 0:
                 continue
             if n > LONGEST:
                 err = NOT_PLAIN
@@ -463,14 +471,13 @@ cdef int derive_merges(ModelT *M) noexcept nogil:
                 if big.cut == NULL or big.part == NULL or big.pair == NULL:
                     err = -1
                     break
-            lane_start(M, pair2, &big, k)
+            lane_start(M, pair2, &big, k % M.n_tok, M.ids[k % M.n_tok] if k < M.n_tok else NO_RANK)
             while not lane_step(M, &big):
                 pass
-            if not lane_finish(M, &big, by_token):
-                err = NOT_PLAIN
+            lane_finish(M, &big, by_token)
         if err == 0:
             for k in range(M.n_tok):
-                if M.lens[k] >= 2:
+                if M.lens[k] >= 2 and by_token[k].left >= 0:
                     M.merges[r] = by_token[k]
                     r += 1
             M.n_merges = r
