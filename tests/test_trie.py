@@ -14,7 +14,7 @@ import base64
 import gzip
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import naive
@@ -134,11 +134,8 @@ def test_random_tiktoken_files_equal_tiktoken(mod, ranks, texts, tmp_path_factor
     tiktoken = pytest.importorskip("tiktoken")
     path = tmp_path_factory.mktemp("ranks") / "random.tiktoken"
     path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
-    try:
-        tok = mod.Tokenizer.from_tiktoken(str(path), pattern="bytes")
-    except ValueError:
-        # a token that is not the merge of two lower-ranked tokens: refused, never wrong
-        assume(False)
+    # every table loads: a token no two lower-ranked ones make is kept (see test_vocabularies)
+    tok = mod.Tokenizer.from_tiktoken(str(path), pattern="bytes")
     enc = tiktoken.Encoding("random", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens={})
     for text in texts:
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text)

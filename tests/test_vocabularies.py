@@ -18,8 +18,10 @@ import os
 import struct
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from helpers import DATA, read_data
+from helpers import DATA, bytes_to_unicode, read_data
 
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")
@@ -92,6 +94,7 @@ def appended_ranks():
 
 
 _CACHE = {}
+bytes_to_char = bytes_to_unicode()
 
 
 def cached(key, make):
@@ -179,6 +182,41 @@ def test_hub_json_with_every_split_as_a_merge(mod, table, converted):
     assert again == tok and again.encode_ordinary(texts[-1]) == tok.encode_ordinary(texts[-1])
     with pytest.raises(ValueError):
         tok.save_tiktoken(converted.with_suffix(".tiktoken"))  # ranks cannot order several merges
+
+
+@st.composite
+def irregular_json(draw):
+    """A tokenizer.json whose merges are pairs of tokens in any order: several may make one
+    token, and a merge may join a token that only a later merge makes."""
+    tokens = ["a", "b", "c", "Ġ"]
+    merges = []
+    for _ in range(draw(st.integers(1, 40))):
+        a, b = draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens))
+        if [a, b] not in merges and len(a + b) <= 8:
+            merges.append([a, b])
+            if a + b not in tokens:
+                tokens.append(a + b)
+    merges = draw(st.permutations(merges))
+    order = draw(st.permutations(tokens[4:]))
+    vocab = {bytes_to_char[i]: i for i in range(256)} | {t: 256 + k for k, t in enumerate(order)}
+    return {"version": "1.0", "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                split(r"\S+\s?|\s+"), byte_level(False)]},
+            "decoder": byte_level(False),
+            "model": {"type": "BPE", "ignore_merges": True, "vocab": vocab,
+                      "merges": [list(m) for m in merges]}}
+
+
+@pytest.mark.slow
+@settings(max_examples=150)
+@given(doc=irregular_json(), texts=st.lists(st.text("abc ", max_size=300), min_size=1, max_size=4))
+def test_random_irregular_merges_equal_tokenizers(mod, doc, texts, tmp_path_factory):
+    path = tmp_path_factory.mktemp("irregular") / "t.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False))
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    tok = mod.Tokenizer.from_huggingface(path)
+    for text in texts:
+        assert tok.encode_ordinary(text) == hf.encode(text).ids, text
 
 
 # ---------------------------------------------------------------------------------------
