@@ -122,7 +122,7 @@ class Pipeline(_collections.namedtuple("Pipeline", "normalizers splits")):
     __slots__ = ()
 
 
-NORMALIZERS = ("NFC", "NFD", "NFKC", "NFKD")
+_NORMALIZERS = ("NFC", "NFD", "NFKC", "NFKD")
 
 
 def resolve_pattern(pattern):
@@ -152,9 +152,9 @@ def _resolve_pipeline(pipeline):
         raise TypeError("a Pipeline's normalizers and splits are sequences of str")
     forms, splits = tuple(forms), tuple(splits)
     for form in forms:
-        if form not in NORMALIZERS:
+        if form not in _NORMALIZERS:
             raise ValueError(f"unknown normalizer {_short(form)} (known: "
-                             f"{', '.join(NORMALIZERS)})")
+                             f"{', '.join(_NORMALIZERS)})")
     if not splits:
         raise ValueError("a Pipeline needs at least one split (\"bytes\": none)")
     splits = tuple(resolve_pattern(p) if isinstance(p, str) else _not_str(p) for p in splits)
@@ -4373,7 +4373,7 @@ def _hf_normalizers(value, field, c):
     if value is None:
         return []
     kind = value.get("type") if isinstance(value, dict) else None
-    if kind in NORMALIZERS:
+    if kind in _NORMALIZERS:
         c.check(value, field, frozenset(["type"]))
         return [kind]
     if kind == "Sequence":
@@ -4383,7 +4383,7 @@ def _hf_normalizers(value, field, c):
             c.fail(f"{field}.normalizers must be an array, not {_json_type(steps)}")
         return [form for k, step in enumerate(steps)
                 for form in _hf_normalizers(step, f"{field}.normalizers[{k}]", c)]
-    c.fail(f"the {field} {_hf_kind(value)} is not supported (only {', '.join(NORMALIZERS)} and "
+    c.fail(f"the {field} {_hf_kind(value)} is not supported (only {', '.join(_NORMALIZERS)} and "
            f"a Sequence of them)")
 
 

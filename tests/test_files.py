@@ -458,10 +458,8 @@ def test_tiktoken_merge_recovery_is_fast(mod, tmp_path, kind):
     assert result.returncode == 0, result.stderr
     seconds, outcome = result.stdout.strip().split("\n", 1)
     assert float(seconds) < 5, (kind, seconds)
-    if kind == "one_long":
-        assert outcome.startswith("ValueError") and len(outcome) < 300, outcome
-    else:
-        assert outcome.startswith("loaded"), outcome
+    # one_long: a token no two lower-ranked ones make, kept as a whole-pre-token token
+    assert outcome == "loaded 0" if kind == "one_long" else outcome.startswith("loaded"), outcome
 
 
 def test_tiktoken_recovery_matches_tiktoken(mod, trained, tmp_path):
