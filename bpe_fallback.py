@@ -2045,6 +2045,8 @@ class _TiktokenMethods:
         ids.extend([i] if i is not None else self._bpe_bytes(rest))
         return ids
 
+    _encode_bytes = encode_bytes  # tiktoken's name (its own tests call it)
+
     def encode_with_unstable(self, text, *, allowed_special=_NONE_ALLOWED,
                              disallowed_special="all"):
         """Stable ids and the possible completions of the rest (tiktoken's
