@@ -2275,6 +2275,13 @@ def _tiktoken_cache_dir():
     return _os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
+def _cache_key(url):
+    """The name of `url`'s file in tiktoken's cache: the sha1 of the URL."""
+    import hashlib
+
+    return hashlib.sha1(url.encode()).hexdigest()
+
+
 def _ranks_sha256(ranks):
     """sha256 of the ranks written as OpenAI writes its .tiktoken files."""
     import base64
@@ -2327,7 +2334,6 @@ def _registry_ranks(name, path):
     read), else from tiktoken's cache, else downloaded from tiktoken's URL
     into that cache (source: None); always checked against the sha256 of
     OpenAI's file."""
-    import hashlib
 
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
@@ -2343,7 +2349,7 @@ def _registry_ranks(name, path):
         path = _os.fspath(path)
         if _os.path.isdir(path):
             names = [basename, basename + ".gz"] + (["vocab.json", "encoder.json"] if gpt2 else [])
-            names += [hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest() for f, _ in sources]
+            names += [_cache_key(_OPENAI_BLOB + f) for f, _ in sources]
             found = [_os.path.join(path, n) for n in names
                      if _os.path.isfile(_os.path.join(path, n))]
             if not found:
@@ -2364,7 +2370,7 @@ def _registry_ranks(name, path):
     mismatched = None
     if cache:
         for f, h in sources:
-            cached = _os.path.join(cache, hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest())
+            cached = _os.path.join(cache, _cache_key(_OPENAI_BLOB + f))
             if _os.path.isfile(cached):
                 try:
                     ranks, digest = _read_ranks(cached, cached)
@@ -2373,7 +2379,7 @@ def _registry_ranks(name, path):
                 if digest == h:
                     return pattern, dict(specials), ranks, None
                 mismatched = mismatched or cached
-    target = _os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()) if cache else None
+    target = _os.path.join(cache, _cache_key(url)) if cache else None
     if _os.environ.get("BPE_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
         if mismatched:
             where = f"tiktoken's cache file {mismatched} does not match OpenAI's file (sha256)"
@@ -2819,13 +2825,12 @@ def _tiktoken_read_file_cached(blobpath, expected_hash=None):
     """tiktoken.load.read_file_cached: read_file through tiktoken's cache (a
     cached file whose sha256 is not `expected_hash` is fetched again; a
     download is checked, then cached atomically)."""
-    import hashlib
 
     cache = _tiktoken_cache_dir()
     if not cache:
         data = _tiktoken_read_file(blobpath)
     else:
-        target = _os.path.join(cache, hashlib.sha1(blobpath.encode()).hexdigest())
+        target = _os.path.join(cache, _cache_key(blobpath))
         if _os.path.exists(target):
             data = _raw_bytes(target)
             if expected_hash is None or _tiktoken_check_hash(data, expected_hash):
