@@ -2203,8 +2203,7 @@ class _TiktokenMethods:
         read = _registry_ranks(name, path)
         # the file is OpenAI's (checked): the registry's model too
         tok = _shared(_registered(cls, name, lambda: build(*read)), cls)
-        source = read[3]
-        tok._registered = (name, pin, _os.path.abspath(source))
+        tok._registered = (name, pin, _os.path.abspath(read[3]))
         return tok
 
     @classmethod
@@ -2334,7 +2333,6 @@ def _registry_ranks(name, path):
     read), else from tiktoken's cache, else downloaded from tiktoken's URL
     into that cache (source: None); always checked against the sha256 of
     OpenAI's file."""
-
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
     if name not in _ENCODINGS:
