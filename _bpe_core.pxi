@@ -553,7 +553,8 @@ cdef class Core:
         cdef int32_t i
         cdef bytes t
         cdef char *p
-        cdef dict encoded = {i: s.encode("utf-8") for s, i in self.specials.items()}
+        cdef dict encoded = {i: s.encode("utf-8")  # an id's first name decodes it
+                             for s, i in reversed(self.specials.items())}
         self.n_ids = <Py_ssize_t> max_id + 1
         for i in encoded:
             if i >= self.n_ids:

@@ -31,9 +31,9 @@ import regex
 import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__
 # the public helpers this module does not replace
-from bpe_fallback import (Pipeline, ProgressBar, UnknownTokenError, encoding_name_for_model, file_cuts,
-                          list_encoding_names, main, pretokenizer, read_jsonl, resolve_pattern,
-                          str_to_token, token_to_str)
+from bpe_fallback import (Pipeline, ProgressBar, UnknownTokenError, encoding_name_for_model,
+                          file_cuts, list_encoding_names, main, pretokenizer, read_jsonl,
+                          resolve_pattern, str_to_token, token_to_str, unpatch_tiktoken)
 
 __all__ = list(_py.__all__)
 BACKEND = "cython"
@@ -68,5 +68,10 @@ def encoding_for_model(model_name):
     return Tokenizer.encoding_for_model(model_name)
 
 
+def patch_tiktoken():
+    _py.patch_tiktoken(Tokenizer)
+
+
 get_encoding.__doc__ = _py.get_encoding.__doc__
+patch_tiktoken.__doc__ = _py.patch_tiktoken.__doc__
 encoding_for_model.__doc__ = _py.encoding_for_model.__doc__

@@ -54,7 +54,8 @@ import regex as _regex
 __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND",
            "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
            "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError", "Encoding",
-           "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "Pipeline"]
+           "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
+           "patch_tiktoken", "unpatch_tiktoken", "Pipeline"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -756,7 +757,8 @@ class Core:
     ``Core(pattern, ranks, merges, specials)`` is built from a model the
     Tokenizer has validated: the regex of a resolved pattern; ranks, token
     bytes -> id (special tokens excluded); the merges in rank order as
-    (left id, right id, merged id); specials, str -> id.
+    (left id, right id, merged id); specials, str -> id (names may share an id: the
+    first decodes it).
 
     - ``encode_text(text)``: the ids of text holding no special tokens
       (repaired first, as ``repair`` does): pre-tokenize, then each pre-token
@@ -835,7 +837,7 @@ class Core:
         self._pair_rank = {pair: r for r, pair in enumerate(self._rank_pair)}
         self._irregular = _irregular(self._rank_pair, self._rank_id)
         self._decoder = {i: t for t, i in ranks.items()}
-        for s, i in specials.items():
+        for s, i in reversed(specials.items()):  # an id's first name decodes it
             self._decoder[i] = s.encode("utf-8")
         self._cache = {}
 
@@ -1011,17 +1013,17 @@ def _irregular(rank_pair, rank_id):
 
 def _check_special_ids(specials, is_token):
     """Special tokens (str -> id) must have ids that no token (`is_token(id)`)
-    and no other special token takes."""
-    seen = set()
+    takes.  Several special tokens may share an id, as tiktoken allows (its
+    o200k_harmony gives 200018 two names): each name encodes to it, and the
+    first name given decodes it (what tiktoken decodes there)."""
     for s, i in specials.items():
         if not isinstance(s, str) or not s:
             raise ValueError(f"special token {_short(s)} must be a non-empty str")
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
             raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in "
                              f"[0, 2**31))")
-        if i in seen or is_token(i):
+        if is_token(i):
             raise ValueError(f"special token {_short(s)} has id {i}, which is already taken")
-        seen.add(i)
 
 
 def _assign_specials(special_tokens, token_at, id_of, max_id):
@@ -1076,7 +1078,7 @@ class _FromCore:
 
 def _decoder_of(tok):
     decoder = dict(tok._tokens)
-    for s, i in tok._specials.items():
+    for s, i in reversed(tok._specials.items()):  # an id's first name decodes it
         decoder[i] = s.encode("utf-8")
     return decoder
 
@@ -1373,10 +1375,8 @@ class _CoreTokenizer:
             if isinstance(allowed_special, str):
                 raise TypeError('allowed_special must be "all" or a set of str')
             allowed = frozenset(allowed_special)
-            unknown = allowed - specials.keys()
-            if unknown:
-                raise ValueError("allowed_special names unknown special tokens: "
-                                 f"{sorted(unknown)!r}")
+            if not allowed <= specials.keys():  # tiktoken ignores the others
+                allowed = frozenset(allowed.intersection(specials))
         if disallowed_special == "all":
             disallowed = frozenset(specials) - allowed
         else:
@@ -1749,6 +1749,8 @@ class _CoreTokenizer:
         return max(self._decoder) + 1
 
     def __repr__(self):
+        if "_name" in self.__dict__:  # named: from get_encoding, Encoding(...), or .name = ...
+            return f"<Encoding {self._name!r}>"
         name = next((k for k, v in PATTERNS.items() if v == self._pattern), "custom")
         return (f"<{type(self).__module__}.Tokenizer vocab_size={self.vocab_size} "
                 f"merges={len(self._merges)} specials={len(self._specials)} pattern={name}>")
@@ -1821,6 +1823,21 @@ _WHITE_SPACE = _regex.compile(r"\p{White_Space}")
 _DROP_CONTINUATION = _operator.methodcaller("translate", None, bytes(range(0x80, 0xC0)))
 
 
+def _int_values(mapping, what):
+    """`mapping` with its values as ints (operator.index: numpy's integers
+    too); TypeError for a value that is not an integer."""
+    if not isinstance(mapping, _abc.Mapping):
+        raise TypeError(f"{what} must be a dict, not {type(mapping).__name__}")
+    if all(type(v) is int for v in mapping.values()):
+        return mapping
+    try:
+        return {k: _operator.index(v) for k, v in mapping.items()}
+    except TypeError:
+        bad = next(v for v in mapping.values() if not hasattr(type(v), "__index__"))
+        raise TypeError(f"{what} must map to int ids, not {type(bad).__name__}: "
+                        f"{_short(bad)}") from None
+
+
 class _TiktokenMethods:
     """Every public method and property of tiktoken.Encoding (0.14) with the
     same names, arguments, results and errors, built on encode / encode_batch /
@@ -1859,6 +1876,9 @@ class _TiktokenMethods:
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         if not isinstance(pat_str, str):
             raise TypeError(f"pat_str must be a str, not {type(pat_str).__name__}")
+        # ids as tiktoken takes them: any integer (numpy's too), not a bool or a float
+        mergeable_ranks, special_tokens = (_int_values(d, what) for d, what in (
+            (mergeable_ranks, "mergeable_ranks"), (special_tokens, "special_tokens")))
         if explicit_n_vocab:  # tiktoken's check (an assert there)
             top = max(max(mergeable_ranks.values()), max(special_tokens.values(), default=0))
             if (len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab
@@ -2101,6 +2121,8 @@ class _TiktokenMethods:
         ids.extend([i] if i is not None else self._bpe_bytes(rest))
         return ids
 
+    _encode_bytes = encode_bytes  # tiktoken's name (its own tests call it)
+
     def encode_with_unstable(self, text, *, allowed_special=_NONE_ALLOWED,
                              disallowed_special="all"):
         """Stable ids and the possible completions of the rest (tiktoken's
@@ -2243,26 +2265,21 @@ class _TiktokenMethods:
         """The same as the module's ``get_encoding``, for this class."""
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
-        pin = _ENCODINGS[name][2][1] if name in _ENCODINGS else None
-        if path is None:
-            with _REGISTRY_LOCK:
-                tok = _REGISTRY.get((cls, name))
-                if tok is None:
-                    pattern, specials, ranks, _ = _registry_ranks(name, None)
-                    tok = cls._from_ranks(pattern, ranks, "ranks", specials)
-                    tok._name, tok._registered = name, (name, pin, None)
-                    _REGISTRY[(cls, name)] = tok
+        if name not in _ENCODINGS:
+            return _plugin_encoding(cls, name, path)
+        pin = _ENCODINGS[name][2][1]
+
+        def build(pattern, specials, ranks, source=None):
+            tok = cls._from_ranks(pattern, ranks, "ranks", specials)
+            tok._name, tok._registered = name, (name, pin, None)
             return tok
-        pattern, specials, ranks, source = _registry_ranks(name, path)
-        with _REGISTRY_LOCK:
-            known = _REGISTRY.get((cls, name))
-            if known is None:  # the file is OpenAI's (checked): the registry's model too
-                tok = cls._from_ranks(pattern, ranks, "ranks", specials)
-                known = _REGISTRY[(cls, name)] = _shared(tok)
-                known._name, known._registered = name, (name, pin, None)
-            else:
-                tok = _shared(known)
-        tok._name, tok._registered = name, (name, pin, _os.path.abspath(source))
+
+        if path is None:  # tiktoken's cache or a download, under the registry's lock: once
+            return _registered(cls, name, lambda: build(*_registry_ranks(name, None)))
+        read = _registry_ranks(name, path)
+        # the file is OpenAI's (checked): the registry's model too
+        tok = _shared(_registered(cls, name, lambda: build(*read)), cls)
+        tok._registered = (name, pin, _os.path.abspath(read[3]))
         return tok
 
     @classmethod
@@ -2282,7 +2299,7 @@ class _TiktokenMethods:
             return (_unpickle_registered, (type(self), *registered, self._name))
         key, blob = _compact_state(self)
         with _BUILT_LOCK:
-            _built().setdefault((type(self), key), self)
+            _built().setdefault((type(self).core_class, key), self)
         return (_unpickle_model, (type(self), key, blob, self._name))
 
 
@@ -2292,6 +2309,8 @@ _R50K = ("encodings/r50k_base.tiktoken",
          "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930")
 _P50K = ("encodings/p50k_base.tiktoken",
          "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069")
+_O200K = ("encodings/o200k_base.tiktoken",
+          "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d")
 # name -> (pattern, special tokens, (ranks file under _OPENAI_BLOB, its sha256)).
 # GPT-2's pattern here is PATTERNS["gpt2"]; tiktoken writes the same splits as
 # '...| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s'.
@@ -2304,9 +2323,14 @@ _ENCODINGS = {
                                "<|endofprompt|>": 100276},
                     ("encodings/cl100k_base.tiktoken",
                      "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7")),
-    "o200k_base": ("o200k", {_EOT: 199999, "<|endofprompt|>": 200018},
-                   ("encodings/o200k_base.tiktoken",
-                    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d")),
+    "o200k_base": ("o200k", {_EOT: 199999, "<|endofprompt|>": 200018}, _O200K),
+    # GPT-OSS: o200k_base's ranks; 200018 has two names, the first decodes it (as in tiktoken)
+    "o200k_harmony": ("o200k", {
+        _EOT: 199999, "<|endofprompt|>": 200018, "<|startoftext|>": 199998,
+        **{f"<|{n}|>": 200000 + k for k, n in enumerate(
+            "reserved_200000 reserved_200001 return constrain reserved_200004 channel start end "
+            "message reserved_200009 reserved_200010 reserved_200011 call".split())},
+        **{f"<|reserved_{i}|>": i for i in range(200013, 201088)}}, _O200K),
 }
 # OpenAI's .tiktoken files, known by their sha256 (what from_file reads without a
 # sidecar): sha256 -> the first encoding that reads it (r50k's file: "gpt2")
@@ -2314,10 +2338,6 @@ _KNOWN_RANKS = {sha: name for name, (_, _, (_, sha)) in reversed(list(_ENCODINGS
 # tiktoken's "gpt2" reads GPT-2's own pair of files; each holds the same ranks as r50k_base
 _GPT2_FILES = (("gpt-2/encodings/main/encoder.json",
                 "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"),)
-_REFUSED = {
-    "o200k_harmony": "tiktoken gives id 200018 to two special tokens, <|endofprompt|> and "
-                     "<|reserved_200018|>, which one tokenizer here cannot represent exactly",
-}
 
 
 def _tiktoken_cache_dir():
@@ -2328,6 +2348,13 @@ def _tiktoken_cache_dir():
         if var in _os.environ:
             return _os.environ[var]
     return _os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def _cache_key(url):
+    """The name of `url`'s file in tiktoken's cache: the sha1 of the URL."""
+    import hashlib
+
+    return hashlib.sha1(url.encode()).hexdigest()
 
 
 def _ranks_sha256(ranks):
@@ -2382,12 +2409,8 @@ def _registry_ranks(name, path):
     read), else from tiktoken's cache, else downloaded from tiktoken's URL
     into that cache (source: None); always checked against the sha256 of
     OpenAI's file."""
-    import hashlib
-
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
-    if name in _REFUSED:
-        raise ValueError(f"encoding {name!r} is not supported: {_REFUSED[name]}")
     if name not in _ENCODINGS:
         raise ValueError(f"unknown encoding {name!r}; known: {', '.join(_ENCODINGS)}")
     pattern, specials, (file, sha256) = _ENCODINGS[name]
@@ -2400,7 +2423,7 @@ def _registry_ranks(name, path):
         path = _os.fspath(path)
         if _os.path.isdir(path):
             names = [basename, basename + ".gz"] + (["vocab.json", "encoder.json"] if gpt2 else [])
-            names += [hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest() for f, _ in sources]
+            names += [_cache_key(_OPENAI_BLOB + f) for f, _ in sources]
             found = [_os.path.join(path, n) for n in names
                      if _os.path.isfile(_os.path.join(path, n))]
             if not found:
@@ -2421,7 +2444,7 @@ def _registry_ranks(name, path):
     mismatched = None
     if cache:
         for f, h in sources:
-            cached = _os.path.join(cache, hashlib.sha1((_OPENAI_BLOB + f).encode()).hexdigest())
+            cached = _os.path.join(cache, _cache_key(_OPENAI_BLOB + f))
             if _os.path.isfile(cached):
                 try:
                     ranks, digest = _read_ranks(cached, cached)
@@ -2430,7 +2453,7 @@ def _registry_ranks(name, path):
                 if digest == h:
                     return pattern, dict(specials), ranks, None
                 mismatched = mismatched or cached
-    target = _os.path.join(cache, hashlib.sha1(url.encode()).hexdigest()) if cache else None
+    target = _os.path.join(cache, _cache_key(url)) if cache else None
     if _os.environ.get("BPE_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
         if mismatched:
             where = f"tiktoken's cache file {mismatched} does not match OpenAI's file (sha256)"
@@ -2467,7 +2490,8 @@ def _download(url, sha256, name):
     except ValueError:
         raise ValueError(f"BPE_DOWNLOAD_TIMEOUT must be a number of seconds, not "
                          f"{_os.environ['BPE_DOWNLOAD_TIMEOUT']!r}") from None
-    hint = f"; or download it yourself and pass its path: get_encoding({name!r}, path=...)"
+    hint = (f"; or download it yourself and pass its path: get_encoding({name!r}, path=...)"
+            if name else "")
     chunks, size = [], 0
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
@@ -2494,7 +2518,7 @@ def _download(url, sha256, name):
                               f"{length} bytes{hint}")
     data = b"".join(chunks)
     digest = hashlib.sha256(data).hexdigest()
-    if digest != sha256:
+    if sha256 is not None and digest != sha256:
         raise ValueError(f"downloaded {url}: its sha256 is {digest}, not {sha256} (a corrupted "
                          f"or altered file; nothing was cached){hint}")
     return data
@@ -2523,8 +2547,10 @@ def _cache_write(cache, target, data, chosen):
 
 def get_encoding(name, path=None):
     """One of tiktoken's encodings as a Tokenizer: ``"gpt2"`` / ``"r50k_base"``,
-    ``"p50k_base"``, ``"p50k_edit"``, ``"cl100k_base"``, ``"o200k_base"``, with
-    tiktoken's pattern, special tokens and ids.  The ranks come from `path` (the
+    ``"p50k_base"``, ``"p50k_edit"``, ``"cl100k_base"``, ``"o200k_base"``,
+    ``"o200k_harmony"`` (GPT-OSS), with tiktoken's pattern, special tokens and
+    ids, or one that a tiktoken plugin defines (see list_encoding_names; built
+    as tiktoken builds it, no `path`).  The ranks come from `path` (the
     .tiktoken file, plain or gzipped; for the GPT-2 encodings also GPT-2's
     vocab.json; or a directory holding one of these), or else from tiktoken's
     cache (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or the system's
@@ -2534,10 +2560,10 @@ def get_encoding(name, path=None):
     FileNotFoundError saying where to put the file.  Without `path`, a process
     builds each encoding once and returns that instance (as tiktoken does).
 
-    >>> get_encoding("o200k_harmony")
+    >>> get_encoding("o200k")
     Traceback (most recent call last):
     ...
-    ValueError: encoding 'o200k_harmony' is not supported: tiktoken gives id 200018 to two ...
+    ValueError: unknown encoding 'o200k'; known: gpt2, r50k_base, p50k_base, p50k_edit, ...
     >>> get_encoding("cl100k_base", path="no/such/cl100k_base.tiktoken")
     Traceback (most recent call last):
     ...
@@ -2601,12 +2627,14 @@ def encoding_for_model(model_name):
 
 
 def list_encoding_names():
-    """The names ``get_encoding`` knows.
+    """The names ``get_encoding`` knows: tiktoken's encodings and those of
+    tiktoken's plugins (modules of the ``tiktoken_ext`` namespace package
+    that define ``ENCODING_CONSTRUCTORS``), in tiktoken's order.
 
-    >>> list_encoding_names()
-    ['gpt2', 'r50k_base', 'p50k_base', 'p50k_edit', 'cl100k_base', 'o200k_base']
+    >>> list_encoding_names()[:7]
+    ['gpt2', 'r50k_base', 'p50k_base', 'p50k_edit', 'cl100k_base', 'o200k_base', 'o200k_harmony']
     """
-    return list(_ENCODINGS)
+    return list(_plugins()[0])
 
 
 # One built model per process.  get_encoding(name) gives one instance per
@@ -2643,11 +2671,27 @@ def _built():
     return _BUILT[0]
 
 
-def _shared(tok):
-    """A new tokenizer of tok's class with tok's model: the same tables and core."""
-    new = object.__new__(type(tok))
+def _shared(tok, cls=None):
+    """A new tokenizer of class `cls` (default: tok's) with tok's model: the
+    same tables and core (`cls` has tok's core_class)."""
+    new = object.__new__(cls or type(tok))
     new.__dict__.update(tok.__dict__)
     return new
+
+
+def _registered(cls, name, build):
+    """The registry's instance of `cls` for encoding `name` (get_encoding
+    hands out one per class and name): it shares the model of every class
+    with the same core (Tokenizer, and tiktoken.core.Encoding while patched),
+    which `build()` makes the first time."""
+    with _REGISTRY_LOCK:
+        tok = _REGISTRY.get((cls, name))
+        if tok is None:
+            model = _REGISTRY.get((cls.core_class, name))
+            if model is None:
+                model = _REGISTRY[(cls.core_class, name)] = build()
+            tok = _REGISTRY[(cls, name)] = _shared(model, cls)
+        return tok
 
 
 _STATE_VERSION = 1
@@ -2671,12 +2715,18 @@ def _compact_state(tok):
         if _sys.byteorder == "big":
             for c in columns:
                 c.byteswap()
-        head = json.dumps([_STATE_VERSION, tok._pattern, sorted(tok._specials.items()),
+        head = json.dumps([_STATE_VERSION, tok._pattern, _specials_by_id(tok._specials),
                            len(base), len(tok._rank_id)]).encode()
         payload = b"".join([len(head).to_bytes(4, "little"), head,
                             *(c.tobytes() for c in columns), *(t for _, t in base)])
         state = tok._state = (hashlib.sha256(payload).hexdigest(), zlib.compress(payload, 1))
     return state
+
+
+def _specials_by_id(specials):
+    """The special tokens as [name, id] pairs by id; names sharing an id keep
+    their order (the first decodes it)."""
+    return sorted(specials.items(), key=_operator.itemgetter(1))
 
 
 def _from_state(cls, blob):
@@ -2710,17 +2760,18 @@ def _from_state(cls, blob):
 
 def _unpickle_model(cls, key, blob, name):
     with _BUILT_LOCK:
-        tok = _built().get((cls, key))
+        tok = _built().get((cls.core_class, key))
     if tok is None:
         tok = _from_state(cls, blob)
         tok._state = (key, blob)
         with _BUILT_LOCK:
-            tok = _built().setdefault((cls, key), tok)
+            tok = _built().setdefault((cls.core_class, key), tok)
     with _BUILT_LOCK:
         if not any(t is tok for t in _RECENT):
             _RECENT.append(tok)
-    new = _shared(tok)
-    new._name = name
+    new = _shared(tok, cls)
+    if name != cls._name:
+        new._name = name
     return new
 
 
@@ -2742,6 +2793,335 @@ def _unpickle_registered(cls, name, sha256, source, label):
     new = _shared(tok)
     new._name, new._registered = label, (name, sha256, source)
     return new
+
+
+# tiktoken's plugins: the modules of the `tiktoken_ext` namespace package
+# (other than openai_public, whose encodings are _ENCODINGS) each define
+# ENCODING_CONSTRUCTORS, name -> a function returning Encoding's arguments.
+# Found where tiktoken finds them, once per set of the namespace's folders.
+
+_PLUGINS = {}  # the namespace's folders (a tuple) -> (names in tiktoken's order, constructors)
+
+
+def _tiktoken_ext_folders():
+    import importlib.machinery
+
+    try:  # the folders on sys.path, whatever sys.modules holds (patch_tiktoken's module)
+        spec = importlib.machinery.PathFinder.find_spec("tiktoken_ext")
+    except (ImportError, ValueError):
+        spec = None
+    return tuple(spec.submodule_search_locations or ()) if spec is not None else ()
+
+
+def _plugins():
+    """(every encoding name in tiktoken's order, {plugin name: constructor})."""
+    import importlib
+    import pkgutil
+
+    folders = _tiktoken_ext_folders()
+    with _REGISTRY_LOCK:
+        found = _PLUGINS.get(folders)
+        if found is not None:
+            return found
+        ext = _sys.modules.get("tiktoken_ext")
+        if ext is not None and getattr(ext, "_bpe_patch", False):
+            ext.__path__[:] = folders  # sys.path may have grown since patch_tiktoken()
+        names, constructors = [], {}
+        modules = [m.name for m in pkgutil.iter_modules(list(folders), "tiktoken_ext.")]
+        if "tiktoken_ext.openai_public" not in modules:
+            names += _ENCODINGS
+        for module_name in modules:
+            if module_name == "tiktoken_ext.openai_public":
+                names += _ENCODINGS
+                continue
+            made = getattr(importlib.import_module(module_name), "ENCODING_CONSTRUCTORS", None)
+            if not isinstance(made, _abc.Mapping):
+                raise ValueError(f"tiktoken plugin {module_name} does not define "
+                                 f"ENCODING_CONSTRUCTORS")
+            for name, constructor in made.items():
+                if name in _ENCODINGS or name in constructors:
+                    raise ValueError(f"Duplicate encoding name {name} in tiktoken plugin "
+                                     f"{module_name}")
+                names.append(name)
+                constructors[name] = constructor
+        found = _PLUGINS[folders] = (names, constructors)
+        return found
+
+
+def _plugin_encoding(cls, name, path):
+    """get_encoding of an encoding a tiktoken plugin defines: built as
+    tiktoken builds it, ``Encoding(**constructor())``, once per process."""
+    constructor = _plugins()[1].get(name)
+    if constructor is None:
+        raise ValueError(f"unknown encoding {name!r}; known: {', '.join(list_encoding_names())}")
+    if path is not None:
+        raise ValueError(f"encoding {name!r} comes from a tiktoken plugin, which reads its own "
+                         f"files: get_encoding({name!r}) takes no path")
+    return _registered(cls, name, lambda: cls(**constructor()))
+
+
+# tiktoken.load's functions (plugins call them), with tiktoken's cache rules:
+# the same directory and keys as get_encoding's
+
+def _tiktoken_read_file(blobpath):
+    """tiktoken.load.read_file: the bytes of a local file or of a URL (http,
+    https; other schemes through blobfile, as tiktoken)."""
+    if not isinstance(blobpath, str):
+        blobpath = _os.fspath(blobpath)
+    if "://" not in blobpath:
+        return _raw_bytes(blobpath)
+    if blobpath.startswith(("http://", "https://")):
+        if _offline():
+            raise FileNotFoundError(f"{blobpath}: not downloaded, BPE_OFFLINE is set; put the file "
+                                    f"in tiktoken's cache or read it from a local path")
+        return _download(blobpath, None, None)
+    try:
+        import blobfile
+    except ImportError:
+        raise ImportError(f"reading {blobpath} needs blobfile: pip install blobfile") from None
+    return blobfile.read_bytes(blobpath)
+
+
+def _raw_bytes(path):
+    """A regular file's bytes as they are (not inflated: hashes are of these)."""
+    _check_regular(path, *_mode_size(_os.stat(path)))
+    with open(path, "rb") as f:
+        return f.read(_MAX_FILE_BYTES + 1)[:_MAX_FILE_BYTES + 1]
+
+
+def _tiktoken_check_hash(data, expected_hash):
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest() == expected_hash
+
+
+def _tiktoken_read_file_cached(blobpath, expected_hash=None):
+    """tiktoken.load.read_file_cached: read_file through tiktoken's cache (a
+    cached file whose sha256 is not `expected_hash` is fetched again; a
+    download is checked, then cached atomically)."""
+
+    cache = _tiktoken_cache_dir()
+    if not cache:
+        data = _tiktoken_read_file(blobpath)
+    else:
+        target = _os.path.join(cache, _cache_key(blobpath))
+        if _os.path.exists(target):
+            data = _raw_bytes(target)
+            if expected_hash is None or _tiktoken_check_hash(data, expected_hash):
+                return data
+            _unlink_quietly(target)
+        data = _tiktoken_read_file(blobpath)
+    if expected_hash and not _tiktoken_check_hash(data, expected_hash):
+        raise ValueError(f"Hash mismatch for data downloaded from {blobpath} (expected "
+                         f"{expected_hash}): a corrupted or altered file")
+    if cache:
+        chosen = "TIKTOKEN_CACHE_DIR" in _os.environ or "DATA_GYM_CACHE_DIR" in _os.environ
+        _cache_write(cache, target, data, chosen)
+    return data
+
+
+def _tiktoken_load_tiktoken_bpe(tiktoken_bpe_file, expected_hash=None):
+    """tiktoken.load.load_tiktoken_bpe: a .tiktoken file's ranks, bytes -> int."""
+    data = _tiktoken_read_file_cached(tiktoken_bpe_file, expected_hash)
+    if data[:2] == b"\x1f\x8b":
+        data = _inflate(data, tiktoken_bpe_file)
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{tiktoken_bpe_file}: not a .tiktoken file (byte {e.start})") from None
+    return _tiktoken_parse(text, tiktoken_bpe_file)
+
+
+def _tiktoken_data_gym_to_mergeable_bpe_ranks(vocab_bpe_file, encoder_json_file,
+                                              vocab_bpe_hash=None, encoder_json_hash=None,
+                                              clobber_one_byte_tokens=False):
+    """tiktoken.load.data_gym_to_mergeable_bpe_ranks: the ranks of GPT-2's
+    vocab.bpe (merges) + encoder.json pair, which must agree (ValueError)."""
+    merges = _tiktoken_read_file_cached(vocab_bpe_file, vocab_bpe_hash).decode("utf-8")
+    vocab = _tiktoken_read_file_cached(encoder_json_file, encoder_json_hash).decode("utf-8")
+    tokens, _, _ = _gpt2_parse(vocab, merges, None, encoder_json_file, vocab_bpe_file)
+    ranks = {t: i for i, t in tokens.items()}
+    for special in (b"<|endoftext|>", b"<|startoftext|>"):
+        ranks.pop(special, None)
+    # tiktoken's check: the ids are the ranks of the merges, after the single bytes in
+    # GPT-2's order (printable ones first) or, with clobber_one_byte_tokens, encoder.json's
+    singles = sorted(range(256), key=lambda b: (not (chr(b).isprintable() and b != 32), b))
+    expected = {bytes([b]): r for r, b in enumerate(singles)}
+    if clobber_one_byte_tokens:
+        expected.update((t, i) for t, i in ranks.items() if len(t) == 1)
+    expected.update((a + b, 256 + k) for k, (a, b) in enumerate(_gpt2_merges(merges)))
+    if expected != ranks:
+        raise ValueError(f"{encoder_json_file}: its ids are not the ranks of the merges of "
+                         f"{vocab_bpe_file}")
+    return ranks
+
+
+def _gpt2_merges(text):
+    return [tuple(map(str_to_token, line.split())) for line in text.split("\n")[1:-1]]
+
+
+def _tiktoken_dump_tiktoken_bpe(bpe_ranks, tiktoken_bpe_file):
+    """tiktoken.load.dump_tiktoken_bpe: write ranks as a .tiktoken file."""
+    import base64
+
+    text = "".join(f"{base64.b64encode(t).decode()} {r}\n"
+                   for t, r in sorted(bpe_ranks.items(), key=lambda kv: kv[1]))
+    _atomic_write(tiktoken_bpe_file, text)
+
+
+def _offline():
+    return _os.environ.get("BPE_OFFLINE", "").strip().lower() not in ("", "0", "false", "no")
+
+
+# patch_tiktoken(): modules that stand for tiktoken's, made from this module's
+# API (nothing here is a second copy of it), put in sys.modules.
+
+_TIKTOKEN_MODULES = ("tiktoken", "tiktoken.core", "tiktoken.model", "tiktoken.registry",
+                     "tiktoken.load", "tiktoken_ext", "tiktoken_ext.openai_public")
+_PATCH = {}            # while patched: "class" (the Tokenizer class), "saved" (sys.modules')
+_ENCODING_CLASSES = {}  # Tokenizer class -> its tiktoken.core.Encoding
+_PATCHED_ONCE = []      # [True] once this process (or its parent before a fork) has patched
+
+
+def _encoding_class(base):
+    """The class tiktoken.core.Encoding is while patched: `base` (a Tokenizer
+    class) under tiktoken's name, which is where a patched process finds it.
+    It pickles as `base` does, and brings the patch: a process that unpickles
+    one and has never patched is patched (a spawned worker imports tiktoken
+    the way its parent does)."""
+    with _REGISTRY_LOCK:
+        cls = _ENCODING_CLASSES.get(base)
+        if cls is None:
+            cls = _ENCODING_CLASSES[base] = type(base)("Encoding", (base,), {
+                "__module__": "tiktoken.core", "__qualname__": "Encoding",
+                "__doc__": f"tiktoken.core.Encoding while {base.__module__}.patch_tiktoken() is "
+                           f"in effect: {base.__module__}.Tokenizer under tiktoken's name.",
+                "__reduce__": _reduce_patched})
+        return cls
+
+
+def _reduce_patched(self):
+    base = type(self).__bases__[0]
+    function, args = base.__reduce__(self)
+    return (_unpickle_patched, (base, function, args[1:]))
+
+
+def _unpickle_patched(base, function, args):
+    with _REGISTRY_LOCK:
+        if not _PATCHED_ONCE:
+            patch_tiktoken(base)
+    return function(_encoding_class(base), *args)
+
+
+def _tiktoken_modules(base):
+    import functools
+    import importlib.machinery
+    import types
+
+    cls = _encoding_class(base)
+
+    def module(name, doc, folders=None, **names):
+        m = types.ModuleType(name, doc)
+        m.__spec__ = importlib.machinery.ModuleSpec(name, None, origin=origin,
+                                                    is_package=folders is not None)
+        if folders is not None:
+            m.__path__ = m.__spec__.submodule_search_locations = list(folders)
+        m.__dict__.update(names, _bpe_patch=True)
+        return m
+
+    def constructor(name):
+        enc = cls.get_encoding(name)
+        made = {"name": name, "pat_str": enc._pat_str, "mergeable_ranks": enc._mergeable_ranks,
+                "special_tokens": enc._special_tokens}
+        if name in ("gpt2", "r50k_base", "p50k_base"):
+            made["explicit_n_vocab"] = enc.n_vocab
+        return made
+
+    made = {name: functools.partial(constructor, name) for name in _ENCODINGS}
+    origin = f"{base.__module__}.patch_tiktoken()"
+    where = f"made by {origin}"
+    try:  # tiktoken's other submodules (tiktoken._educational) from its files, if installed
+        spec = importlib.machinery.PathFinder.find_spec("tiktoken")
+    except (ImportError, ValueError):
+        spec = None
+    api = {"Encoding": cls, "get_encoding": cls.get_encoding,
+           "list_encoding_names": list_encoding_names,
+           "encoding_for_model": cls.encoding_for_model,
+           "encoding_name_for_model": encoding_name_for_model}
+    models = {"MODEL_TO_ENCODING": _MODEL_TO_ENCODING,
+              "MODEL_PREFIX_TO_ENCODING": _MODEL_PREFIX_TO_ENCODING}
+    load = {"read_file": _tiktoken_read_file, "read_file_cached": _tiktoken_read_file_cached,
+            "check_hash": _tiktoken_check_hash, "load_tiktoken_bpe": _tiktoken_load_tiktoken_bpe,
+            "data_gym_to_mergeable_bpe_ranks": _tiktoken_data_gym_to_mergeable_bpe_ranks,
+            "dump_tiktoken_bpe": _tiktoken_dump_tiktoken_bpe}
+    parts = {
+        "core": module("tiktoken.core", f"tiktoken.core, {where}", Encoding=cls),
+        "model": module("tiktoken.model", f"tiktoken.model, {where}", **models,
+                        **{k: api[k] for k in ("encoding_for_model", "encoding_name_for_model")}),
+        "registry": module("tiktoken.registry", f"tiktoken.registry, {where}",
+                           **{k: api[k] for k in ("get_encoding", "list_encoding_names")}),
+        "load": module("tiktoken.load", f"tiktoken.load, {where}", **load),
+    }
+    top = module("tiktoken", f"tiktoken's API, {where}",
+                 folders=list(spec.submodule_search_locations or ()) if spec else [],
+                 **api, **parts, __version__=_TIKTOKEN_API)
+    public = module("tiktoken_ext.openai_public", f"tiktoken's encodings, {where}",
+                    ENCODING_CONSTRUCTORS=made, **made)
+    ext = module("tiktoken_ext", f"tiktoken's plugin namespace, {where}",
+                 folders=_tiktoken_ext_folders(), openai_public=public)
+    return {"tiktoken": top, **{f"tiktoken.{k}": v for k, v in parts.items()},
+            "tiktoken_ext": ext, "tiktoken_ext.openai_public": public}
+
+
+_TIKTOKEN_API = "0.14.0"  # the version of tiktoken whose API this module offers
+
+
+def patch_tiktoken(tokenizer_class=None):
+    """Run programs written for tiktoken on this library: after it,
+    ``import tiktoken`` (and ``tiktoken.core``, ``tiktoken.model``,
+    ``tiktoken.registry``, ``tiktoken.load``, ``tiktoken_ext.openai_public``)
+    gives modules made from this library's API, whose ``Encoding`` is
+    `tokenizer_class` (default: this module's Tokenizer; the compiled ``bpe``
+    passes its own) under tiktoken's name.  Call it before importing the
+    programs: a module that imported tiktoken already keeps what it got.
+    ``unpatch_tiktoken()`` puts back what sys.modules held.  Calling it again
+    is harmless.
+
+    >>> patch_tiktoken()
+    >>> import tiktoken
+    >>> enc = tiktoken.Encoding("mine", pat_str=PATTERNS["gpt2"], special_tokens={},
+    ...                         mergeable_ranks={bytes([b]): b for b in range(256)})
+    >>> enc, isinstance(enc, Tokenizer), type(enc).__module__
+    (<Encoding 'mine'>, True, 'tiktoken.core')
+    >>> unpatch_tiktoken()
+    """
+    base = Tokenizer if tokenizer_class is None else tokenizer_class
+    if not (isinstance(base, type) and issubclass(base, Tokenizer)):
+        raise TypeError(f"tokenizer_class must be a Tokenizer class, not {base!r}")
+    with _REGISTRY_LOCK:
+        if _PATCH.get("class") is base:
+            return
+        unpatch_tiktoken()
+        modules = _tiktoken_modules(base)
+        _PATCH["saved"] = {name: _sys.modules.get(name) for name in _TIKTOKEN_MODULES}
+        _PATCH["class"] = base
+        _PATCHED_ONCE[:] = [True]
+        _sys.modules.update(modules)
+
+
+def unpatch_tiktoken():
+    """Undo ``patch_tiktoken()``: sys.modules holds again what it held before
+    (tiktoken's own modules, or nothing).  Harmless when not patched."""
+    with _REGISTRY_LOCK:
+        saved = _PATCH.pop("saved", None)
+        _PATCH.pop("class", None)
+        if saved is None:
+            return
+        for name, module in saved.items():
+            if module is None:
+                _sys.modules.pop(name, None)
+            else:
+                _sys.modules[name] = module
 
 
 # --------------------------------------------------------------------------
@@ -3399,6 +3779,15 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
             raise ValueError(f"{where}: {e}") from None
         specials[s] = i
     return tokens, specials
+
+
+def _one_name_per_id(tok, target):
+    """ValueError where special tokens share an id: `target` gives an id one name."""
+    seen = {}
+    for s, i in tok._specials.items():
+        if seen.setdefault(i, s) != s:
+            raise ValueError(f"special tokens {_short(seen[i])} and {_short(s)} share id {i}, "
+                             f"which {target} cannot hold (it gives an id one token)")
 
 
 def _gpt2_dump(tok):
@@ -4621,6 +5010,7 @@ class _FileFormats:
         atomically; merges.txt's first line (``#version: 0.2 bpe-pair:...``,
         which other readers skip) holds a fingerprint of both files, so that
         a vocab.json beside a merges.txt of another save is refused on load."""
+        _one_name_per_id(self, "GPT-2's vocab.json")
         vocab, merges = _gpt2_dump(self)
         _os.makedirs(directory, exist_ok=True)
         _atomic_write(_os.path.join(directory, "vocab.json"), vocab)
@@ -4708,6 +5098,7 @@ class _FileFormats:
         groups; a pattern that cannot be written with the same meaning (a
         back-reference, \\b, a pattern that can match the empty string, ...) is
         a ValueError."""
+        _one_name_per_id(self, "a tokenizer.json")
         _atomic_write(path, _hf_dump(self))
 
     @classmethod
@@ -4762,6 +5153,7 @@ class _FileFormats:
             roles[role] = value
         if model_max_length is not None:
             _check_int("model_max_length", model_max_length, 1)
+        _one_name_per_id(self, "a tokenizer.json")
         tokenizer_json = _hf_dump(self)
         config = {
             "tokenizer_class": "PreTrainedTokenizerFast",

@@ -267,3 +267,12 @@ def environ(**values):
         yield
     finally:
         put(old)
+
+
+def patched_worker(enc, text):
+    """Run in a worker process that unpickled `enc` (an encoding of a patched process):
+    what `import tiktoken` gives there."""
+    import tiktoken
+
+    return {"ids": enc.encode(text), "type": str(type(enc)), "tiktoken": tiktoken.__spec__.origin,
+            "same": tiktoken.get_encoding(enc.name).core is enc.core}

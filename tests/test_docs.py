@@ -9,7 +9,8 @@ tools/ and bpe_fallback.py are the repository's (so no example reaches outside t
 - `sh`: each line is a command that must succeed. `pip install ...` and `python -m pytest`
   are what CI itself runs around this test, so they are the only lines not run here.
 - `python`: doctest examples (`from bpe import ...` gets the backend under test); the blocks
-  of one file share their names, as one session.
+  of one file share their names, as one session, except the README's: each of those runs on
+  its own (with the files the commands before it wrote), as a reader who copies one.
 Blocks without a language are synopses and recorded output, not commands: they may hold no
 `$ ` or `>>> ` line.  Examples that need an optional package (dask, matplotlib,
 transformers) are skipped where it is not installed; CI's first run installs them all.
@@ -145,6 +146,8 @@ def run_doc(path, mod, workdir, monkeypatch):
         elif kind == "python" and missing_extra(body):
             missing.add(missing_extra(body))
         elif kind == "python":
+            if path == README:  # a reader copies one block: each names what it needs or builds it
+                globs = {}
             test = doctest.DocTestParser().get_doctest(body, globs, path.name, str(path),
                                                         line_number)
             runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)

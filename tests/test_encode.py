@@ -421,8 +421,11 @@ def test_encode_batch_policy_checked_once(gpt2):
     [encode(t) for t in []] checks nothing)."""
     assert gpt2.encode_batch([], allowed_special={"<|nope|>"}) == []
     for n in (1, 2):
-        with pytest.raises(ValueError, match="nope"):
-            gpt2.encode_batch(["a", "b"], allowed_special={"<|nope|>"}, num_threads=n)
+        with pytest.raises(ValueError, match="endoftext"):
+            gpt2.encode_batch(["a", "b" + EOT], num_threads=n)
+        # a name that is no special token allows nothing (tiktoken ignores it)
+        assert gpt2.encode_batch(["a<|nope|>", EOT], allowed_special={"<|nope|>", EOT},
+                                 num_threads=n) == [gpt2.encode("a<|nope|>"), [50256]]
         with pytest.raises(TypeError):
             gpt2.encode_batch(["a", "b"], disallowed_special="nope", num_threads=n)
         texts = ["x " + EOT + " y", "plain", EOT]
