@@ -985,11 +985,13 @@ cdef class Core:
         from the windows' int32 buffers; its length hint from `estimate`."""
         return _Flatten(windows, estimate)
 
-    cdef bytes encode_packed(self, str text, int itemsize, _Cache cache, IVec *out):
+    cdef bytes encode_packed(self, str text, int itemsize, _Cache cache, IVec *out,
+                             bint keep=False):
         """The ids of encode_text as little-endian unsigned ints of `itemsize`
         (2 or 4) bytes: for a named pattern, scanned and written without the
         GIL, with no list of ids.  `out`: scratch space for the ids, kept by
-        the caller from call to call (no allocation per call to grow it)."""
+        the caller from call to call (no allocation per call to grow it).
+        keep: as scan_into's (a packer's chunks are read once: not kept)."""
         cdef Py_ssize_t bad
         cdef bytes packed
         cdef uint8_t *p
@@ -998,7 +1000,7 @@ cdef class Core:
             return _pack_ids(self.pieces_with(self.rx_findall(text), cache), itemsize)
         out.len = 0
         try:
-            self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, out, False)
+            self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, out, keep)
             packed = PyBytes_FromStringAndSize(NULL, out.len * itemsize)
             p = <uint8_t *> PyBytes_AS_STRING(packed)
             with nogil:
@@ -1008,6 +1010,30 @@ cdef class Core:
             return packed
         finally:
             out.len = 0
+
+    def pack_text(self, text, int itemsize):
+        """The ids of encode_text as little-endian unsigned ints of `itemsize`
+        (2 or 4) bytes, through the shared caches: no list, no int objects."""
+        cdef _Cache cache
+        cdef IVec out
+        if itemsize != 2 and itemsize != 4:
+            raise ValueError(f"itemsize must be 2 or 4, not {itemsize}")
+        text = self.repaired_first(text)
+        cache = self.take()
+        out = cache.c.ids   # taken: an error leaves the cache without it
+        memset(&cache.c.ids, 0, sizeof(IVec))
+        try:
+            try:
+                return self.encode_packed(text, itemsize, cache, &out, True)
+            except UnicodeEncodeError:   # a surrogate: repaired, then again
+                return self.encode_packed(repaired_wide(text), itemsize, cache, &out, True)
+        finally:
+            if out.cap <= SPARE_IDS:
+                out.len = 0
+                cache.c.ids = out
+            else:
+                ivec_free(&out)
+            self.give(cache)
 
     def packer(self, int itemsize):
         """A function text -> the ids of encode_ordinary(text) as little-endian

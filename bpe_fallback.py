@@ -790,6 +790,9 @@ class Core:
     - ``packer(itemsize)``: a function text -> the packed little-endian ids of
       ``encode_text(text)``, for one thread (the compiled one has its own
       cache and builds no list, without the GIL).
+    - ``pack_text(text, itemsize)``: ``pack_ids(encode_text(text), itemsize)``
+      through the core's own caches (encode_to_numpy: the compiled core
+      writes the packed ids from its buffer, no list, no int objects).
     - ``releases_gil``: whether threads encode in parallel (encode_batch and
       encode_files then use threads, else this thread or worker processes).
     - ``tokens()``, ``merges()``: the model it was built from, for a
@@ -929,6 +932,9 @@ class Core:
 
     def packer(self, itemsize):
         return lambda text: _pack_ids(self.encode_text(text), itemsize)
+
+    def pack_text(self, text, itemsize):
+        return _pack_ids(self.encode_text(text), itemsize)
 
     def tokens(self):
         return {i: t for t, i in sorted(self._encoder.items(), key=_operator.itemgetter(1))}
@@ -1400,10 +1406,8 @@ class _CoreTokenizer:
     def _check_disallowed(self, text, disallowed, start=0):
         if disallowed:
             if len(disallowed) <= self._FEW_SPECIALS:  # str's own search, no regex call
-                for name in disallowed:
-                    if name in text:
-                        break
-                else:
+                # one scan per distinct start ("<|" for all of OpenAI's): no start, no name
+                if not any(head in text for head in {name[:2] for name in disallowed}):
                     return
             m = self._special_re(disallowed).search(text, start, concurrent=True)
             if m:
@@ -2025,14 +2029,20 @@ class _TiktokenMethods:
         array([256,  33], dtype=uint32)
         """
         # the text and the policy are checked first, as tiktoken does
-        ids = self.encode(text, allowed_special=allowed_special,
-                          disallowed_special=disallowed_special)
+        allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        text = self._core.repair(text)
+        self._check_disallowed(text, disallowed)
         try:
             import numpy
         except ImportError:
             raise ImportError("encode_to_numpy needs numpy: pip install numpy "
                               "(or use encode, which returns a list)") from None
-        return numpy.array(ids, dtype=numpy.uint32)
+        if allowed and self._special_re(allowed).search(text):
+            packed = self._core.pack_ids(self._encode_allowed(text, allowed, []), 4)
+        else:
+            packed = self._core.pack_text(text, 4)
+        # read-only, over the packed ids (as tiktoken's over its buffer)
+        return numpy.frombuffer(packed, dtype="<u4")
 
     def _ordinary_tail(self, text, allowed):
         """tiktoken's `_encode_native` + `_increase_last_piece_token_len`: the

@@ -274,6 +274,7 @@ def test_encode_family(pair, text, policy):
         assert array == reference
     else:
         assert array.dtype == reference.dtype and array.tolist() == reference.tolist()
+        assert array.flags.writeable == reference.flags.writeable
     batch = [text, text[: len(text) // 2], ""]
     assert outcome(tok.encode_batch, batch, num_threads=2, **policy) == \
         outcome(enc.encode_batch, batch, num_threads=2, **policy)
