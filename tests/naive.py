@@ -1,4 +1,5 @@
-"""A naive, obviously-correct reference for the training and encoding rules of SPEC.md.
+"""A naive, obviously-correct reference for the training and encoding rules
+(docs/training.md).
 
 Slow on purpose: every merge step recounts every adjacent pair of every pre-token, and
 encoding replays the merges one by one in training order.  Only for small inputs.

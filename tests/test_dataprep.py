@@ -1,4 +1,4 @@
-"""Data prep as a user does it (issue 23), both backends.
+"""Data prep as a user does it, both backends.
 
 - Worker pools from a script with no `if __name__ == "__main__":` guard, from `python -c` and
   from a script on standard input: the results of workers=1, the script's top level run once,

@@ -1,4 +1,4 @@
-"""A drop-in for tiktoken in real programs (issue 22), on both backends.
+"""A drop-in for tiktoken in real programs, on both backends.
 
 - Pickling: a registered encoding pickles by name (< 1 KB) with its file's sha256, any other
   tokenizer compactly; unpickling a model this process has already built shares its core;

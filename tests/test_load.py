@@ -1,4 +1,4 @@
-"""Loading fast (issue 21): the compiled core reads plain .tiktoken and native files in C and
+"""Loading fast: the compiled core reads plain .tiktoken and native files in C and
 derives the merges there; everything else goes through the reference readers.  Whatever the
 path, both backends give the same tokenizer, or the same error, for the same input, and a
 tokenizer read in C answers every question about its model (merges, vocab, files, pickling)

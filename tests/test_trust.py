@@ -1,4 +1,4 @@
-"""Issue 10, the encoding/training side: nothing a user supplies crashes, hangs, loses
+"""Hostile input on the encoding/training side: nothing a user supplies crashes, hangs, loses
 text or gives a silently different answer on the two backends.  Cases that could crash or
 hang run in a fresh subprocess with a timeout."""
 

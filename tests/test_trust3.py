@@ -1,5 +1,5 @@
-"""Issue 20, trust round 3: no guessed pattern, no overwritten input, no shared time budget,
-no unbounded inflate.  Every class of the issue, and the neighbours found beside it, on both
+"""No guessed pattern, no overwritten input, no shared time budget, no unbounded inflate:
+every class of these, and the neighbours found beside them, on both
 backends; the cases that could hang or exhaust memory run in a fresh subprocess with a
 timeout (and a memory limit where memory is the point)."""
 

@@ -3,7 +3,7 @@
 
     python tools/bench.py [--corpora DIR] [--only NAME ...] [--quick]
 
-Rows (the performance targets of SPEC.md):
+Rows (the project's performance targets, README.md and docs/speed.md):
 
   peers               bpe encode_ordinary on gpt2 / cl100k_base / o200k_base x english10.txt,
                       multilingual.txt, code.txt, single thread (pinned to one CPU with
@@ -710,7 +710,7 @@ PEER_LIBS = ["ours", "fastokens", "quicktok", "tokie", "riptoken", "tiktoken"]
 PEER_MODULES = {"fastokens": "fastokens", "quicktok": "quicktok", "tokie": "tokie",
                 "riptoken": "riptoken", "tiktoken": "tiktoken"}
 PEER_WARMUP = "Warm up: it's 12 o'clock, héllo wörld! 123\n"
-PEER_TARGET = 1.3  # SPEC.md, Performance targets: ≥ 1.3× the fastest peer with identical ids
+PEER_TARGET = 1.3  # the target: ≥ 1.3× the fastest peer with identical ids
 PEER_TARGET_TXT = f"≥ {PEER_TARGET}×"
 
 
