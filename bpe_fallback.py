@@ -816,7 +816,7 @@ class Core:
       (what a worker process sends back), ``add_packed(packed)``, ``to_dict()``,
       ``clear()`` and ``len()`` (distinct pre-tokens).
     - ``learn_merges(counts, n_merges, min_frequency, max_token_bytes,
-      progress=None, consume=True)``: the merge loop (SPEC's rule), merges
+      progress=None, consume=True)``: the merge loop (the training rule), merges
       as pairs of ids; `counts` is a dict of pre-token bytes -> count or a
       counter (read without a dict by the compiled core); `consume` empties it.
     - ``repair(text)``, ``pack_ids(ids, itemsize)``.
