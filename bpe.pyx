@@ -32,7 +32,8 @@ import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__
 # the public helpers this module does not replace
 from bpe_fallback import (ProgressBar, UnknownTokenError, encoding_name_for_model, file_cuts,
-                          list_encoding_names, main, pretokenizer, read_jsonl, resolve_pattern,
+                          list_encoding_names, main, pattern_program, pretokenizer, read_jsonl,
+                          resolve_pattern,
                           str_to_token, token_to_str)
 
 __all__ = list(_py.__all__)
@@ -42,6 +43,7 @@ BACKEND = "cython"
 include "_bpe_common.pxi"
 include "_bpe_cpython.pxi"
 include "_bpe_scanner.pxi"
+include "_bpe_pattern.pxi"
 include "_bpe_bitscan.pxi"
 include "_bpe_counter.pxi"
 include "_bpe_trainer.pxi"

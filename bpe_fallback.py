@@ -54,7 +54,8 @@ import regex as _regex
 __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND",
            "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
            "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError", "Encoding",
-           "encoding_for_model", "encoding_name_for_model", "list_encoding_names"]
+           "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
+           "pattern_program"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -230,6 +231,106 @@ def pretokenizer(pattern):
         return out
 
     return split
+
+
+_PROGRAMS = {}
+_MAX_PROGRAM_CLASSES = 64   # a native matcher keeps a class as one bit of a 64-bit mask
+_MAX_PROGRAM_NODES = 512
+
+
+def pattern_program(pattern):
+    """A pattern of the GPT family as plain data, for a native matcher that
+    gives ``regex.findall``'s matches; None for any other pattern.
+
+    The family: alternation and groups (capturing or not, atomic,
+    case-insensitive ``(?i:...)``); one-character atoms (literals, ``.``,
+    class escapes such as ``\\s`` or ``\\p{L}`` and their negations, classes
+    ``[...]`` and ``[^...]``, either case where ``(?i:`` says so) repeated by
+    ``?``, ``*``, ``+`` or ``{m,n}`` (greedy, lazy or possessive); ``$``; and
+    ``(?!C)`` for a one-character atom C (``(?!\\S)``).  A repeat of a group
+    that can match the empty string repeats at most once (``?``); any
+    other construct (a look-behind, another look-ahead, a back-reference,
+    anchors but ``$``, flags) is outside.  The result, a dict:
+
+    - ``"classes"``: for each distinct atom, the code points it matches as
+      sorted inclusive ranges (found by ``regex`` itself: the tables agree);
+    - ``"alternatives"``: a list of sequences, each a list of nodes:
+      ``("class", k, low, high, mode)``: `low` to `high` (None: no bound)
+      characters of class k; ``("group", alternatives, low, high, mode)``;
+      ``("not_ahead", k)``: the next character is not in class k (or the
+      text ends); ``("end",)``: ``$`` (the end, or before a final line
+      feed).  `mode` is "greedy", "lazy" or "possessive".
+
+    >>> p = pattern_program(r"\\p{N}{1,3}|\\s+(?!\\S)")
+    >>> p["alternatives"]
+    [[('class', 0, 1, 3, 'greedy')], [('class', 1, 1, None, 'greedy'), ('not_ahead', 2)]]
+    >>> p["classes"][0][:2]
+    [(48, 57), (178, 179)]
+    >>> pattern_program(r"(?<=a)b") is None
+    True
+    """
+    pattern = resolve_pattern(pattern)
+    if pattern in _PROGRAMS:
+        return _PROGRAMS[pattern]
+    atoms = {}   # atom text -> class number, then ranges -> the first class that has them
+
+    def cls(node):
+        if node[0] == "char":
+            text = _regex_char(node[1])
+            icase = node[2]
+        elif node[0] == "set":
+            text, icase = node[1], node[2]
+        elif node[0] == "any":
+            text, icase = ".", False
+        else:
+            return None
+        text = f"(?i:{text})" if icase else text
+        return atoms.setdefault(text, len(atoms))
+
+    count = [0]
+
+    def seq(nodes):
+        out = []
+        for node in nodes:
+            low, high, mode = 1, 1, "greedy"
+            if node[0] == "repeat":
+                node, low, high, mode = node[1], node[2], node[3], node[4]
+            count[0] += 1
+            k = cls(node)
+            if k is not None:
+                out.append(("class", k, low, high, mode))
+            elif node[0] == "anchor" and node[1] == "end":
+                out.append(("end",))
+            elif node[0] == "group" and node[1] == "not_ahead":
+                inner = node[2]
+                if len(inner) != 1 or len(inner[0]) != 1 or cls(inner[0][0]) is None:
+                    return None
+                out.append(("not_ahead", cls(inner[0][0])))
+            elif node[0] == "group" and node[1] in ("group", "icase", "atomic"):
+                alts = group(node[2])
+                if alts is None or ((high is None or high > 1) and _nullable(node[2])):
+                    return None
+                if node[1] == "atomic":
+                    alts = [[("group", alts, 1, 1, "possessive")]]
+                out.append(("group", alts, low, high, mode))
+            else:
+                return None
+        return out
+
+    def group(alts):
+        out = [seq(s) for s in alts]
+        return None if None in out else out
+
+    program = None
+    try:
+        tree = _RegexReader(pattern, onig=False).parse()
+        alts = group(tree)
+    except (ValueError, RecursionError):
+        alts = None
+    if alts is not None and len(atoms) <= _MAX_PROGRAM_CLASSES and count[0] <= _MAX_PROGRAM_NODES:
+        program = {"classes": [_char_ranges(a) for a in atoms], "alternatives": alts}
+    _PROGRAMS[pattern] = program
+    return program
 
 
 def _cut_kind(pattern, specials):
@@ -759,6 +860,7 @@ class Core:
     """
 
     releases_gil = False
+    pretokenizer = "regex"
 
     def __init__(self, pattern, ranks, merges, specials):
         self._pattern = pattern
@@ -1654,6 +1756,19 @@ class _CoreTokenizer:
     def pattern(self):
         """The pre-tokenization regex."""
         return self._pattern
+
+    @property
+    def pretokenizer(self):
+        """How this tokenizer splits text into pre-tokens: "native" (the
+        compiled core's scanner, for the named patterns and every pattern of
+        the GPT family: see ``pattern_program``) or "regex" (the ``regex``
+        module, under a time limit: the pure-Python core, and patterns
+        outside the family).
+
+        >>> Tokenizer.from_merges([], pattern=r"(?<=a)b|.").pretokenizer
+        'regex'
+        """
+        return self._core.pretokenizer
 
     @property
     def core(self):
