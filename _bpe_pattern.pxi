@@ -384,14 +384,34 @@ cdef object compiled_pattern(str pattern):
         return _compiled_patterns[pattern]
 
 
-def _layout(alternatives, bit_of):
+def _layout(alternatives, bit_of, overlap):
     """The nodes ([kind, mode, lo, hi, mask, alt0, nalt]) and alternatives
     ([node0, len, nullable, first]) of a program's alternatives, each group's
     alternatives and each alternative's nodes contiguous; and the mask of the
-    first character of a non-empty match."""
-    nodes, alts = [], []
+    first character of a non-empty match.  overlap: bit -> the bits of
+    the classes that share a character with its class.
 
-    def place(group_alts):
+    A greedy repeat of a class that backing off cannot help is made
+    possessive (no choice point): where what follows it in its sequence
+    must take a character first and none of its class, or (in the
+    pattern's own alternatives, where nothing follows the sequence) always
+    matches the empty string."""
+    nodes, alts = [], []
+    info = {}   # node index -> (first, nullable, takes nothing but optional characters)
+
+    def possessive(node0, count, top):
+        first, nullable, trivial = 0, True, True   # of the nodes after t
+        for t in range(count - 1, -1, -1):
+            x = nodes[node0 + t]
+            if x[0] == PN_CLASS and x[1] == PN_GREEDY and x[2] != x[3]:
+                if (not nullable and not (first & overlap[x[4]])) or (top and trivial):
+                    x[1] = PN_POSSESSIVE
+            f, null, triv = info[node0 + t]
+            first = f | (first if null else 0)
+            nullable = nullable and null
+            trivial = trivial and triv
+
+    def place(group_alts, top=False):
         alt0 = len(alts)
         alts.extend([None] * len(group_alts))
         first_all, nullable_all = 0, False
@@ -411,19 +431,24 @@ def _layout(alternatives, bit_of):
                         g0, inner_first, inner_null = place(node[1])
                         nodes[node0 + t] = [PN_GROUP, _MODES[node[4]], node[2], hi, 0, g0,
                                             len(node[1])]
+                    null = node[2] == 0 or hi == 0 or inner_null
+                    info[node0 + t] = (inner_first, null, node[2] == 0 or hi == 0)
                     if nullable:
                         first |= inner_first
-                        nullable = node[2] == 0 or hi == 0 or inner_null
+                        nullable = null
                 elif kind == "not_ahead":
                     nodes[node0 + t] = [PN_NOT_AHEAD, 0, 1, 1, 1 << bit_of[node[1]], 0, 0]
+                    info[node0 + t] = (0, True, False)
                 else:
                     nodes[node0 + t] = [PN_END, 0, 1, 1, 0, 0, 0]
+                    info[node0 + t] = (0, True, False)
+            possessive(node0, len(seq), top)
             alts[alt0 + j] = [node0, len(seq), nullable, first]
             first_all |= first
             nullable_all = nullable_all or nullable
         return alt0, first_all, nullable_all
 
-    first = place(alternatives)[1]
+    first = place(alternatives, True)[1]
     return nodes, alts, first
 
 
@@ -435,7 +460,16 @@ cdef _Pattern _build_pattern(dict program):
     cdef Py_ssize_t i
     for ranges in classes:
         bit_of.append(seen.setdefault(tuple(ranges), len(seen)))
-    nodes, alts, first = _layout(program["alternatives"], bit_of)
+    combos = _class_tables(&m.P, classes, bit_of)
+    if combos is None:
+        return None
+    overlap = {}
+    for k in set(bit_of):
+        overlap[1 << k] = 0
+        for c in combos:
+            if c >> k & 1:
+                overlap[1 << k] |= c
+    nodes, alts, first = _layout(program["alternatives"], bit_of, overlap)
     m.P.nalt = len(program["alternatives"])
     m.P.first = first
     m.P.nodes = <pn_node *> calloc(len(nodes) + 1, sizeof(pn_node))
@@ -449,14 +483,12 @@ cdef _Pattern _build_pattern(dict program):
     for i in range(len(alts)):
         x = alts[i]
         m.P.alts[i].node0, m.P.alts[i].len, m.P.alts[i].nullable, m.P.alts[i].first = x
-    if not _class_tables(&m.P, classes, bit_of):
-        return None
     return m
 
 
-cdef bint _class_tables(pn_pat *P, list classes, list bit_of) except -1:
-    """Fill P's code point -> mask tables; False if the code points fall in
-    more than 256 distinct combinations of classes."""
+cdef object _class_tables(pn_pat *P, list classes, list bit_of):
+    """Fill P's code point -> mask tables; return the distinct masks (None
+    if there are more than 256)."""
     cdef uint64_t *mask = <uint64_t *> calloc(0x110000, sizeof(uint64_t))
     cdef uint64_t bit, cur
     cdef Py_ssize_t k, a, b, c, nblocks = 0, ncombo = 0
@@ -487,7 +519,7 @@ cdef bint _class_tables(pn_pat *P, list classes, list bit_of) except -1:
                     got = combos.get(cur)
                     if got is None:
                         if len(order) == 256:
-                            return False
+                            return None
                         got = combos[cur] = len(order)
                         order.append(cur)
                     last_id = <uint8_t> got
@@ -506,7 +538,7 @@ cdef bint _class_tables(pn_pat *P, list classes, list bit_of) except -1:
         memcpy(P.blocks, PyBytes_AS_STRING(joined), len(joined))
         for k in range(len(order)):
             P.combo[k] = order[k]
-        return True
+        return order
     finally:
         free(mask)
 
