@@ -827,6 +827,11 @@ class Core:
       cache and builds no list, without the GIL).
     - ``releases_gil``: whether threads encode in parallel (encode_batch and
       encode_files then use threads, else this thread or worker processes).
+    - ``pretokenizer``: how this core splits text, "native" (the compiled
+      core's scanners: the named patterns, and every pattern of the GPT
+      family compiled from ``pattern_program``) or "regex" (this core, and
+      the compiled one for a pattern outside the family); the Tokenizer's
+      property of the same name reports it.
     - ``tokens()``, ``merges()``: the model it was built from, for a
       Tokenizer that holds only its core: id -> bytes of every token but the
       special tokens, in id order; the merges as (left id, right id, merged id).
@@ -6913,7 +6918,10 @@ def _cli_info(args, mod):
                            f"{n_merges:,} merges; {len(specials):,} special "
                            f"token{'s' * (len(specials) != 1)})"),
             ("pattern", (f"{named}: " if named else "")
-             + (tok.pattern if tok.pattern.isprintable() else repr(tok.pattern)))]
+             + (tok.pattern if tok.pattern.isprintable() else repr(tok.pattern))),
+            ("pretokenizer", tok.pretokenizer + (" (compiled from the pattern)"
+                                                 if tok.pretokenizer == "native" and not named
+                                                 else ""))]
     shown = sorted(specials.items(), key=lambda kv: kv[1])
     text = ", ".join(f"{name!r} {i}" for name, i in shown[:12])
     rows.append(("specials", (text + (f", ... ({len(shown) - 12} more)" if len(shown) > 12
