@@ -37,12 +37,27 @@ cdef extern from *:
         int32_t kind, mode;
         uint32_t lo, hi;      /* repeat bounds (hi 0xFFFFFFFF: none) */
         uint64_t mask;        /* CLASS, NOT_AHEAD: the class's bit */
+        int32_t bit;          /* CLASS: the class's number */
         int32_t alt0, nalt;   /* GROUP: its alternatives */
+        int32_t rest;         /* what follows in the sequence: PR_TAKES (a character of
+                                 rest_first first), PR_ANY, or PR_CHECKS (only (?!C) and $,
+                                 in one of the pattern's own alternatives) */
+        uint64_t rest_first;
     } pn_node;
+
+    enum { PR_TAKES = 0, PR_ANY = 1, PR_CHECKS = 2 };
+
+    typedef struct {          /* a class's ASCII members as byte ranges, for 8 bytes at a time */
+        int32_t n;            /* how many (-1: too many: one byte at a time) */
+        int32_t neg;          /* the members are the ASCII bytes outside the ranges */
+        uint64_t lo[4], hi[4];   /* (0x80 - first) and (0x7F - last) in every byte */
+    } pn_swar;
 
     typedef struct {
         int32_t node0, len;   /* its nodes */
         int32_t nullable;     /* it can match the empty string */
+        int32_t linear;       /* no choice point: classes taken possessively (or a fixed
+                                 number of times), (?!C) and $ only */
         uint64_t first;       /* the classes the first character it takes may be in */
     } pn_alt;
 
@@ -52,6 +67,7 @@ cdef extern from *:
         int32_t nalt;         /* the pattern's own alternatives: alts[0, nalt) */
         uint64_t first;
         uint64_t amask[128];  /* ASCII -> mask */
+        pn_swar swar[64];     /* class number -> its ASCII ranges */
         uint16_t *top;        /* code point >> 8 -> block */
         uint8_t *blocks;      /* block << 8 | (code point & 255) -> combination */
         uint64_t *combo;      /* combination -> mask */
@@ -87,7 +103,7 @@ cdef extern from *:
     /* The mask of the character at byte i of valid UTF-8, *w its width. */
     static inline uint64_t pn_mask_at(const pn_pat *P, const uint8_t *s, int64_t i, int *w) {
         uint32_t b = s[i], c;
-        if (b < 0x80) {
+        if (__builtin_expect(b < 0x80, 1)) {
             *w = 1;
             return P->amask[b];
         }
@@ -125,6 +141,103 @@ cdef extern from *:
         }
         *count = c;
         return i;
+    }
+
+    /* Bit 7 of each byte of the result: that byte of x (y: x without bit 7 of each byte) is
+       in [first, last] (ASCII), where lo and hi hold 0x80 - first and 0x7F - last. */
+    static inline uint64_t pn_in_range8(uint64_t x, uint64_t y, uint64_t lo, uint64_t hi) {
+        return (y + lo) & ~(y + hi) & ~x & 0x8080808080808080ULL;
+    }
+
+    /* The end of a run of characters of class `bit` (its mask: `mask`) from byte i, no bound
+       on their number: ASCII 8 bytes at a time where the class's ASCII members are a few
+       ranges, other characters one at a time. */
+    static inline int64_t pn_run_all(const pn_pat *P, const uint8_t *s, int64_t i, int64_t n,
+                                     uint64_t mask, int32_t bit) {
+        const pn_swar *sw = &P->swar[bit];
+        const int nr = sw->n, neg = sw->neg;
+        const uint64_t l0 = sw->lo[0], h0 = sw->hi[0], l1 = sw->lo[1], h1 = sw->hi[1];
+        uint64_t x, y, m;
+        int w, r;
+        for (;;) {
+            if (nr >= 0) {
+                while (i + 8 <= n) {
+                    memcpy(&x, s + i, 8);
+                    x = bpe_le64(x);
+                    y = x & 0x7F7F7F7F7F7F7F7FULL;
+                    if (nr <= 2) {   /* the common classes: letters, digits, white space */
+                        m = (nr > 0 ? pn_in_range8(x, y, l0, h0) : 0)
+                            | (nr > 1 ? pn_in_range8(x, y, l1, h1) : 0);
+                    } else {
+                        m = 0;
+                        for (r = 0; r < nr; r++)
+                            m |= pn_in_range8(x, y, sw->lo[r], sw->hi[r]);
+                    }
+                    if (neg)
+                        m = ~m & ~x & 0x8080808080808080ULL;
+                    m = ~m & 0x8080808080808080ULL;      /* the bytes that end the run */
+                    if (m) {
+                        i += bpe_ctz64(m) >> 3;
+                        if (s[i] < 0x80)
+                            return i;                    /* an ASCII byte outside the class */
+                        break;
+                    }
+                    i += 8;
+                }
+            }
+            if (i >= n)
+                return i;
+            uint32_t b = s[i];
+            if (b < 0x80) {
+                if (!(P->amask[b] & mask))
+                    return i;
+                i++;
+            } else {
+                if (!(pn_mask_at(P, s, i, &w) & mask))
+                    return i;
+                i += w;
+            }
+        }
+    }
+
+    /* A linear alternative of the pattern at pos: one way to match, no recursion. */
+    static inline int64_t pn_linear(pn_state *st, const pn_alt *A, int64_t pos) {
+        const pn_pat *P = st->P;
+        const pn_node *x = &P->nodes[A->node0], *end = x + A->len;
+        const uint8_t *s = st->s;
+        int64_t n = st->n, p = pos, q;
+        uint32_t c;
+        int w;
+        for (; x < end; x++) {
+            if (x->kind == PN_CLASS) {
+                if (x->hi == 1) {
+                    if (p < n && (pn_mask_at(P, s, p, &w) & x->mask))
+                        p += w;
+                    else if (x->lo)
+                        return PN_FAIL;
+                    continue;
+                }
+                if (x->hi == 0xFFFFFFFFu && x->lo <= 1) {
+                    q = pn_run_all(P, s, p, n, x->mask, x->bit);
+                    if (q == p && x->lo)
+                        return PN_FAIL;
+                    st->steps += q - p;
+                    p = q;
+                    continue;
+                }
+                q = pn_run(P, s, p, n, x->mask, x->hi, &c);
+                st->steps += c;
+                if (c < x->lo)
+                    return PN_FAIL;
+                p = q;
+            } else if (x->kind == PN_NOT_AHEAD) {
+                if (p < n && (pn_mask_at(P, s, p, &w) & x->mask))
+                    return PN_FAIL;
+            } else if (!(p == n || (p == n - 1 && s[p] == '\\n'))) {   /* PN_END */
+                return PN_FAIL;
+            }
+        }
+        return p > pos ? p : PN_FAIL;
     }
 
     static int64_t pn_seq(pn_state *st, int32_t a, int32_t idx, int64_t pos, const pn_k *k);
@@ -182,12 +295,30 @@ cdef extern from *:
         return pos;
     }
 
+    static inline int pn_width(uint8_t b) {
+        return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    }
+
+    /* Whether the (?!C) and $ nodes x[0, count) hold at pos. */
+    static int pn_checks(pn_state *st, const pn_node *x, int32_t count, int64_t pos) {
+        int w;
+        for (; count > 0; count--, x++) {
+            if (x->kind == PN_NOT_AHEAD) {
+                if (pos < st->n && (pn_mask_at(st->P, st->s, pos, &w) & x->mask))
+                    return 0;
+            } else if (!(pos == st->n || (pos == st->n - 1 && st->s[pos] == '\\n'))) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+
     /* Nodes idx.. of alternative a at pos, then k. */
     static int64_t pn_seq_body(pn_state *st, int32_t a, int32_t idx, int64_t pos, const pn_k *k) {
         const pn_pat *P = st->P;
         const pn_alt *alt = &P->alts[a];
         const uint8_t *s = st->s;
-        int64_t n = st->n, r, p;
+        int64_t n = st->n, r, p, q;
         uint32_t c;
         int w;
         for (; idx < alt->len; idx++) {
@@ -216,10 +347,23 @@ cdef extern from *:
                             return PN_OVERRUN;
                     }
                 }
-                p = pn_run(P, s, pos, n, x->mask, x->hi, &c);
-                st->steps += c;
-                if (c < x->lo)
-                    return PN_FAIL;
+                if (x->hi == 0xFFFFFFFFu && x->lo <= 1) {
+                    p = pn_run_all(P, s, pos, n, x->mask, x->bit);
+                    st->steps += p - pos;
+                    if (p == pos) {
+                        if (x->lo)
+                            return PN_FAIL;
+                        continue;
+                    }
+                    c = 0;
+                    q = x->lo ? pos + pn_width(s[pos]) : pos;   /* where backing off stops */
+                } else {
+                    p = pn_run(P, s, pos, n, x->mask, x->hi, &c);
+                    st->steps += c;
+                    if (c < x->lo)
+                        return PN_FAIL;
+                    q = -1;
+                }
                 if (x->mode == PN_POSSESSIVE || p == pos) {
                     pos = p;
                     continue;
@@ -227,10 +371,16 @@ cdef extern from *:
                 if (idx + 1 == alt->len && k == NULL)
                     return p > st->start ? p : PN_FAIL;
                 for (;;) {          /* greedy: the longest run first, then shorter */
-                    r = pn_seq(st, a, idx + 1, p, k);
-                    if (r != PN_FAIL)
-                        return r;
-                    if (c == x->lo)
+                    if (x->rest == PR_CHECKS) {             /* (k is NULL) */
+                        if (p > st->start && pn_checks(st, x + 1, alt->len - idx - 1, p))
+                            return p;
+                    } else if (x->rest == PR_ANY
+                               || (p < n && (pn_mask_at(P, s, p, &w) & x->rest_first))) {
+                        r = pn_seq(st, a, idx + 1, p, k);
+                        if (r != PN_FAIL)
+                            return r;
+                    }
+                    if (q >= 0 ? p == q : c == x->lo)
                         return PN_FAIL;
                     do p--; while ((s[p] & 0xC0) == 0x80);
                     c--;
@@ -283,7 +433,13 @@ cdef extern from *:
         for (a = 0; a < P->nalt; a++) {
             if (!(P->alts[a].first & m))
                 continue;
-            r = pn_seq(st, a, 0, pos, NULL);
+            if (P->alts[a].linear) {
+                if (++st->steps > st->limit)
+                    return PN_OVERRUN;
+                r = pn_linear(st, &P->alts[a], pos);
+            } else {
+                r = pn_seq(st, a, 0, pos, NULL);
+            }
             if (r != PN_FAIL)
                 return r;
         }
@@ -320,14 +476,23 @@ cdef extern from *:
     enum: PN_CLASS, PN_GROUP, PN_NOT_AHEAD, PN_END
     enum: PN_GREEDY, PN_LAZY, PN_POSSESSIVE
     enum: PN_OVERRUN
+    enum: PR_TAKES, PR_ANY, PR_CHECKS
     ctypedef struct pn_node:
         int32_t kind, mode
         uint32_t lo, hi
         uint64_t mask
+        int32_t bit
         int32_t alt0, nalt
+        int32_t rest
+        uint64_t rest_first
+    ctypedef struct pn_swar:
+        int32_t n, neg
+        uint64_t lo[4]
+        uint64_t hi[4]
     ctypedef struct pn_alt:
         int32_t node0, len
         int32_t nullable
+        int32_t linear
         uint64_t first
     ctypedef struct pn_pat:
         pn_node *nodes
@@ -335,6 +500,7 @@ cdef extern from *:
         int32_t nalt
         uint64_t first
         uint64_t amask[128]
+        pn_swar swar[64]
         uint16_t *top
         uint8_t *blocks
         uint64_t *combo
@@ -385,8 +551,8 @@ cdef object compiled_pattern(str pattern):
 
 
 def _layout(alternatives, bit_of, overlap):
-    """The nodes ([kind, mode, lo, hi, mask, alt0, nalt]) and alternatives
-    ([node0, len, nullable, first]) of a program's alternatives, each group's
+    """The nodes ([kind, mode, lo, hi, mask, bit, alt0, nalt, rest, rest_first]) and alternatives
+    ([node0, len, nullable, linear, first]) of a program's alternatives, each group's
     alternatives and each alternative's nodes contiguous; and the mask of the
     first character of a non-empty match.  overlap: bit -> the bits of
     the classes that share a character with its class.
@@ -399,17 +565,27 @@ def _layout(alternatives, bit_of, overlap):
     nodes, alts = [], []
     info = {}   # node index -> (first, nullable, takes nothing but optional characters)
 
+    def linear(node0, count):
+        return all(x[0] in (PN_NOT_AHEAD, PN_END) or (
+            x[0] == PN_CLASS and (x[1] == PN_POSSESSIVE or x[2] == x[3]))
+            for x in nodes[node0:node0 + count])
+
     def possessive(node0, count, top):
-        first, nullable, trivial = 0, True, True   # of the nodes after t
+        first, nullable, trivial, checks = 0, True, True, True   # of the nodes after t
         for t in range(count - 1, -1, -1):
             x = nodes[node0 + t]
             if x[0] == PN_CLASS and x[1] == PN_GREEDY and x[2] != x[3]:
                 if (not nullable and not (first & overlap[x[4]])) or (top and trivial):
                     x[1] = PN_POSSESSIVE
+            if not nullable:
+                x[8], x[9] = PR_TAKES, first
+            elif top and checks and t < count - 1:
+                x[8] = PR_CHECKS
             f, null, triv = info[node0 + t]
             first = f | (first if null else 0)
             nullable = nullable and null
             trivial = trivial and triv
+            checks = checks and x[0] in (PN_NOT_AHEAD, PN_END)
 
     def place(group_alts, top=False):
         alt0 = len(alts)
@@ -425,25 +601,27 @@ def _layout(alternatives, bit_of, overlap):
                     hi = 0xFFFFFFFF if node[3] is None else node[3]
                     if kind == "class":
                         bit = 1 << bit_of[node[1]]
-                        nodes[node0 + t] = [PN_CLASS, _MODES[node[4]], node[2], hi, bit, 0, 0]
+                        nodes[node0 + t] = [PN_CLASS, _MODES[node[4]], node[2], hi, bit,
+                                            bit_of[node[1]], 0, 0, PR_ANY, 0]
                         inner_first, inner_null = bit, False
                     else:
                         g0, inner_first, inner_null = place(node[1])
-                        nodes[node0 + t] = [PN_GROUP, _MODES[node[4]], node[2], hi, 0, g0,
-                                            len(node[1])]
+                        nodes[node0 + t] = [PN_GROUP, _MODES[node[4]], node[2], hi, 0, 0, g0,
+                                            len(node[1]), PR_ANY, 0]
                     null = node[2] == 0 or hi == 0 or inner_null
                     info[node0 + t] = (inner_first, null, node[2] == 0 or hi == 0)
                     if nullable:
                         first |= inner_first
                         nullable = null
                 elif kind == "not_ahead":
-                    nodes[node0 + t] = [PN_NOT_AHEAD, 0, 1, 1, 1 << bit_of[node[1]], 0, 0]
+                    nodes[node0 + t] = [PN_NOT_AHEAD, 0, 1, 1, 1 << bit_of[node[1]], 0, 0, 0,
+                                        PR_ANY, 0]
                     info[node0 + t] = (0, True, False)
                 else:
-                    nodes[node0 + t] = [PN_END, 0, 1, 1, 0, 0, 0]
+                    nodes[node0 + t] = [PN_END, 0, 1, 1, 0, 0, 0, 0, PR_ANY, 0]
                     info[node0 + t] = (0, True, False)
             possessive(node0, len(seq), top)
-            alts[alt0 + j] = [node0, len(seq), nullable, first]
+            alts[alt0 + j] = [node0, len(seq), nullable, top and linear(node0, len(seq)), first]
             first_all |= first
             nullable_all = nullable_all or nullable
         return alt0, first_all, nullable_all
@@ -479,11 +657,34 @@ cdef _Pattern _build_pattern(dict program):
     for i in range(len(nodes)):
         x = nodes[i]
         m.P.nodes[i].kind, m.P.nodes[i].mode, m.P.nodes[i].lo, m.P.nodes[i].hi = x[0], x[1], x[2], x[3]
-        m.P.nodes[i].mask, m.P.nodes[i].alt0, m.P.nodes[i].nalt = x[4], x[5], x[6]
+        m.P.nodes[i].mask, m.P.nodes[i].bit, m.P.nodes[i].alt0, m.P.nodes[i].nalt = x[4:8]
+        m.P.nodes[i].rest, m.P.nodes[i].rest_first = x[8], x[9]
+    for k, ranges in enumerate(classes):
+        _ascii_ranges(&m.P.swar[bit_of[k]], ranges)
     for i in range(len(alts)):
         x = alts[i]
-        m.P.alts[i].node0, m.P.alts[i].len, m.P.alts[i].nullable, m.P.alts[i].first = x
+        m.P.alts[i].node0, m.P.alts[i].len, m.P.alts[i].nullable = x[0], x[1], x[2]
+        m.P.alts[i].linear, m.P.alts[i].first = x[3], x[4]
     return m
+
+
+cdef void _ascii_ranges(pn_swar *sw, list ranges):
+    """A class's ASCII members as at most four byte ranges, or the ASCII bytes outside at most
+    four ranges; n = -1 where neither fits."""
+    inside = [(a, min(b, 127)) for a, b in ranges if a < 128]
+    outside, at = [], 0
+    for a, b in inside:
+        if a > at:
+            outside.append((at, a - 1))
+        at = b + 1
+    if at < 128:
+        outside.append((at, 127))
+    sw.n, sw.neg = -1, 0
+    for neg, rs in ((0, inside), (1, outside)):
+        if len(rs) <= 4 and (sw.n < 0 or len(rs) < sw.n):
+            sw.n, sw.neg = len(rs), neg
+            for j, (a, b) in enumerate(rs):
+                sw.lo[j], sw.hi[j] = (0x80 - a) * 0x0101010101010101, (0x7F - b) * 0x0101010101010101
 
 
 cdef object _class_tables(pn_pat *P, list classes, list bit_of):
@@ -567,3 +768,4 @@ cdef list pattern_pretokens(str text, _Pattern m):
         return out
     finally:
         free(u.owned)
+
