@@ -247,3 +247,17 @@ def test_training_counts_alike(both):
         assert fast == slow
         fast, slow = (m.Tokenizer.train(text, 300, pattern=pattern) for m in both)
         assert fast.merges == slow.merges
+
+
+def test_bpe_info_says_which_path(mod, tmp_path, capsys, monkeypatch):
+    path = tmp_path / "tok.bpe"
+    monkeypatch.setenv("BPE_BACKEND", "python" if mod.BACKEND == "python" else "cython")
+    for pattern, named in ((LLAMA3, False), ("gpt2", True), (r"(?<=a)b|.", False)):
+        mod.Tokenizer.from_merges([(b"a", b"b")], pattern=pattern).save(path)
+        capsys.readouterr()
+        assert mod.main(["info", str(path)]) == 0
+        line = next(s for s in capsys.readouterr().out.splitlines()
+                    if s.startswith("pretokenizer"))
+        path_taken = mod.Tokenizer.load(path).pretokenizer
+        assert line.split()[1] == path_taken
+        assert ("compiled from the pattern" in line) == (path_taken == "native" and not named)
