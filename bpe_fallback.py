@@ -333,12 +333,81 @@ def pattern_program(pattern):
     return program
 
 
+_CUSTOM_CUT = _regex.compile(rb"[0-9A-Za-z](?=\n)")
+_CUSTOM_CUTS = {}
+
+
+def _custom_cut(pattern):
+    """_CUSTOM_CUT (between an ASCII letter or digit and a line feed) where that
+    is a safe cut for a pattern of the GPT family, else None.  It is where
+    no match can take such a character and then the line feed (so a
+    pre-token ends there), where no (?!C) with a line feed in C and no $
+    can be tried right after such a character (the only tests that read the
+    line feed and the end of the text differently), and where a match always
+    starts at a line feed (so no text between two matches spans the cut).
+    What follows the cut does not depend on what precedes it: the family has
+    no look-behind."""
+    if pattern in _CUSTOM_CUTS:
+        return _CUSTOM_CUTS[pattern]
+    program = pattern_program(pattern)
+    cut = None
+    if program is not None:
+        classes = program["classes"]
+        alnum = {k for k, ranges in enumerate(classes)
+                 if any(a <= hi and lo <= b for a, b in ranges
+                        for lo, hi in ((48, 57), (65, 90), (97, 122)))}
+        lf = {k for k, ranges in enumerate(classes) if any(a <= 10 <= b for a, b in ranges)}
+        pairs, checks = set(), []
+
+        def walk(seq, last):
+            """The classes the last character taken may be in after `seq`
+            (None: nothing taken yet), given `last` before it."""
+            for node in seq:
+                if node[0] == "class":
+                    k, low, high = node[1], node[2], node[3]
+                    pairs.update((a, k) for a in last)
+                    if high is None or high >= 2:
+                        pairs.add((k, k))
+                    last = last | {k} if low == 0 else {k}
+                elif node[0] == "group":
+                    low, high = node[2], node[3]
+                    out = set()
+                    for inner in node[1]:
+                        out |= walk(inner, last)
+                    if high is None or high >= 2:   # a round after a round
+                        for inner in node[1]:
+                            out |= walk(inner, last | out)
+                    nullable = low == 0 or _program_nullable(node[1])
+                    last = last | out if nullable else out
+                elif node[0] == "end" or node[1] in lf:   # (?!C) with a line feed in C
+                    checks.append(last)
+            return last
+
+        for seq in program["alternatives"]:
+            walk(seq, set())
+        starts = any(seq and seq[0][0] == "class" and seq[0][1] in lf and seq[0][2] == 1
+                     and all(n[0] in ("class", "group") and n[2] == 0 for n in seq[1:])
+                     for seq in program["alternatives"])
+        if (starts and not any(a in alnum and b in lf for a, b in pairs)
+                and not any(last & alnum for last in checks)):
+            cut = _CUSTOM_CUT
+    _CUSTOM_CUTS[pattern] = cut
+    return cut
+
+
+def _program_nullable(alts):
+    return any(all(n[0] in ("end", "not_ahead") or n[2] == 0
+                   or (n[0] == "group" and _program_nullable(n[1])) for n in seq)
+               for seq in alts)
+
+
 def _cut_kind(pattern, specials):
     """The regex (over bytes) whose match ends mark safe cuts, or None.  A
     special token with a line break in it could straddle a cut: none then."""
     if any("\n" in s or "\r" in s for s in specials):
         return None
-    return _FILE_CUTS.get(pattern)
+    cut = _FILE_CUTS.get(pattern)
+    return cut if cut is not None or pattern == PATTERNS["bytes"] else _custom_cut(pattern)
 
 
 def _special_regex(specials):
@@ -1617,7 +1686,7 @@ class _CoreTokenizer:
     def _stream_windows(self, source, allowed, disallowed):
         """The ids of encode_iterable, a list per window of text."""
         longest = max((len(s) for s in allowed | disallowed), default=1)
-        split_pretokens = _cut_kind(self._pattern, ()) is not None
+        split_pretokens = self._pattern in _FILE_CUTS   # (what encode_prefix reads)
         parts, size = [], 0
         checked = 0  # the window's first `checked` characters were searched for disallowed ones
         block = self._STREAM_BLOCK

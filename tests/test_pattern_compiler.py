@@ -135,6 +135,41 @@ def test_generated_patterns_on_a_corpus(pattern):
     assert native(pattern, text) == reference(pattern, text)
 
 
+CUT_TEXT = st.lists(st.sampled_from(CORNERS + ["a\n", "9\n", "Z\n\n", "x\r\n", " \n", "b"]),
+                    max_size=40).map("".join)
+
+
+def _cuts_hold(pattern, text):
+    """Where a file of this pattern may be cut, the pre-tokens of the pieces are those of
+    the whole."""
+    cut_re = bpe_fallback._cut_kind(pattern, ())
+    if cut_re is None:
+        return
+    data = bpe_fallback.Core.repair(text).encode("utf-8")
+    whole = bpe_fallback.pretokenizer(pattern)(data.decode("utf-8"))
+    for m in cut_re.finditer(data):
+        left, right = data[:m.end()].decode("utf-8"), data[m.end():].decode("utf-8")
+        split = bpe_fallback.pretokenizer(pattern)
+        assert split(left) + (split(right) if right else []) == whole, (pattern, m.end())
+
+
+@settings(max_examples=300)
+@given(pattern=family_patterns.map(lambda p: p + r"|\s+"), text=CUT_TEXT)   # (a match at \n)
+def test_file_cuts_of_generated_patterns_are_safe(pattern, text):
+    assume(_usable(pattern))
+    _cuts_hold(pattern, text)
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen", "nanochat"])
+def test_open_patterns_are_cut_at_line_feeds(name):
+    """Files of Llama 3's, Qwen's and nanochat's patterns are cut (training reads them in
+    pieces, in several workers): after a letter or digit that a line feed follows."""
+    pattern = OPEN_MODELS[name]
+    assert bpe_fallback._cut_kind(pattern, ()) is not None
+    text = (DATA / "corpus.en").read_text(encoding="utf-8")[:5000] + "".join(CORNERS)
+    _cuts_hold(pattern, text)
+
+
 def test_dollar_is_regex_dollar():
     """`$` matches at the end and before a final line feed only (not before a final CR)."""
     for text in ("a  \n", "a \n\n", "a  \r", "ab\r\n", "a b\n"):
