@@ -29,7 +29,7 @@ cdef extern from *:
     enum { PK_SEQ = 0, PK_REP = 1, PK_ACCEPT = 2 };
     #define PN_FAIL (-1)
     #define PN_OVERRUN (-2)
-    #define PN_MAX_DEPTH 1000
+    #define PN_MAX_DEPTH 300   /* levels of recursion, at most some 600 bytes of stack each */
     #define PN_BASE ((int64_t)1 << 20)
     #define PN_PER_BYTE 256
 
@@ -768,4 +768,5 @@ cdef list pattern_pretokens(str text, _Pattern m):
         return out
     finally:
         free(u.owned)
+
 
