@@ -334,6 +334,7 @@ def pattern_program(pattern):
 
 
 _CUSTOM_CUT = _regex.compile(rb"[0-9A-Za-z](?=\n)")
+_CUSTOM_CUT_TEXT = _regex.compile(r"[0-9A-Za-z](?=\n)")   # the same cuts in a str
 _CUSTOM_CUTS = {}
 
 
@@ -1668,7 +1669,9 @@ class _CoreTokenizer:
     def encode_iterable(self, iterable, *, allowed_special=_NONE_ALLOWED, disallowed_special="all"):
         """Yield the ids of ``encode("".join(iterable))``, holding only a small
         window of text: it is cut where no pre-token or special token can
-        change (for custom patterns and "bytes", only at special tokens).  The
+        change (for "bytes" and custom patterns, only at special tokens and,
+        where a pattern of the GPT family allows it, between a letter or digit
+        and a line feed, as files are).  The
         special-token policy is that of encode, applied to the raw text.
 
         >>> tok = Tokenizer.from_merges([(b"h", b"i")])
@@ -1687,6 +1690,8 @@ class _CoreTokenizer:
         """The ids of encode_iterable, a list per window of text."""
         longest = max((len(s) for s in allowed | disallowed), default=1)
         split_pretokens = self._pattern in _FILE_CUTS   # (what encode_prefix reads)
+        if not split_pretokens and _cut_kind(self._pattern, tuple(self._specials)) is not None:
+            split_pretokens = _CUSTOM_CUT_TEXT   # a custom pattern cut at line feeds
         parts, size = [], 0
         checked = 0  # the window's first `checked` characters were searched for disallowed ones
         block = self._STREAM_BLOCK
@@ -1718,7 +1723,8 @@ class _CoreTokenizer:
             yield out
         text = self._core.repair(self._join_chunks(parts))
         self._check_disallowed(text, disallowed, max(checked - longest + 1, 0))
-        if split_pretokens and not allowed:  # the core's own sequence: flatten reads it fastest
+        if split_pretokens is True and not allowed:  # the core's own sequence: flatten reads it
+            # fastest
             yield self._core.encode_prefix(text, len(text))[1]
         else:
             yield self._encode_allowed(text, allowed, [])
@@ -1740,7 +1746,9 @@ class _CoreTokenizer:
         Special tokens that start `longest` characters before the end are
         certain, as are pre-tokens of a named pattern that end
         _STREAM_MARGIN characters before the end of their piece: none of
-        those patterns looks further ahead."""
+        those patterns looks further ahead.  `split_pretokens` may instead be
+        the regex of a custom pattern's file cuts (see _custom_cut): then the
+        text is cut at the last of those before that limit."""
         limit = len(text) - longest - self._STREAM_MARGIN
         out = []
         if limit <= 0:
@@ -1752,8 +1760,12 @@ class _CoreTokenizer:
                     end = m.start()
                     break
                 start = m.end()
-        out = self._encode_allowed(text[:start], allowed, out)
         limit = min(limit, end - self._STREAM_MARGIN)
+        if split_pretokens is not True and limit > start:   # a custom pattern's cuts
+            cuts = split_pretokens.finditer(text, start, limit) if split_pretokens else ()
+            start = max((m.end() for m in cuts), default=start)
+            return start, self._encode_allowed(text[:start], allowed, out)
+        out = self._encode_allowed(text[:start], allowed, out)
         if not split_pretokens or limit <= start:
             return start, out
         cut, ids = self._core.encode_prefix(text[start:end] if start or end < len(text) else text,

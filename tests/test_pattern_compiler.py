@@ -170,6 +170,22 @@ def test_open_patterns_are_cut_at_line_feeds(name):
     _cuts_hold(pattern, text)
 
 
+def test_streams_of_custom_patterns_are_cut_at_line_feeds(mod):
+    """encode_iterable gives encode's ids, and holds a window, not the stream, where a
+    custom pattern of the family allows cuts."""
+    tok = mod.Tokenizer.from_merges([(b"h", b"e"), (b"l", b"l")], pattern=LLAMA3,
+                                    special_tokens=["<|x|>"])
+    lines = ["hello world 42\n", "  ünïcode  \r\n", "<|x|> more\n\n", "x" * 50 + "\n"]
+    text = "".join(lines * 700)
+    want = tok.encode(text, allowed_special="all")
+    got = tok.encode_iterable(iter(lines * 700), allowed_special="all")
+    assert list(got) == want
+    allowed, disallowed = tok._policy("all", "all")
+    windows = list(tok._stream_windows(bpe_fallback._StreamSource(iter([text])), allowed,
+                                       disallowed))
+    assert len(windows) > 1 and sum(map(len, windows)) == len(want)
+
+
 def test_dollar_is_regex_dollar():
     """`$` matches at the end and before a final line feed only (not before a final CR)."""
     for text in ("a  \n", "a \n\n", "a  \r", "ab\r\n", "a b\n"):
