@@ -333,13 +333,21 @@ def pattern_program(pattern):
     return program
 
 
-_CUSTOM_CUT = _regex.compile(rb"[0-9A-Za-z](?=\n)")
-_CUSTOM_CUT_TEXT = _regex.compile(r"[0-9A-Za-z](?=\n)")   # the same cuts in a str
-_CUSTOM_CUTS = {}
+_CUSTOM_CUTS = {}   # pattern -> its cut regex (bytes) or None
+_LINE_CUTS = {}
+
+
+def _line_cut(kind):
+    """The custom patterns' cut, between an ASCII letter or digit and a line
+    feed, as a regex over `kind` (bytes or str); compiled at first use."""
+    if kind not in _LINE_CUTS:
+        text = r"[0-9A-Za-z](?=\n)"
+        _LINE_CUTS[kind] = _regex.compile(text.encode("ascii") if kind is bytes else text)
+    return _LINE_CUTS[kind]
 
 
 def _custom_cut(pattern):
-    """_CUSTOM_CUT (between an ASCII letter or digit and a line feed) where that
+    """_line_cut(bytes) (between an ASCII letter or digit and a line feed) where that
     is a safe cut for a pattern of the GPT family, else None.  It is where
     no match can take such a character and then the line feed (so a
     pre-token ends there), where no (?!C) with a line feed in C and no $
@@ -391,7 +399,7 @@ def _custom_cut(pattern):
                      for seq in program["alternatives"])
         if (starts and not any(a in alnum and b in lf for a, b in pairs)
                 and not any(last & alnum for last in checks)):
-            cut = _CUSTOM_CUT
+            cut = _line_cut(bytes)
     _CUSTOM_CUTS[pattern] = cut
     return cut
 
@@ -1691,7 +1699,7 @@ class _CoreTokenizer:
         longest = max((len(s) for s in allowed | disallowed), default=1)
         split_pretokens = self._pattern in _FILE_CUTS   # (what encode_prefix reads)
         if not split_pretokens and _cut_kind(self._pattern, tuple(self._specials)) is not None:
-            split_pretokens = _CUSTOM_CUT_TEXT   # a custom pattern cut at line feeds
+            split_pretokens = _line_cut(str)   # a custom pattern cut at line feeds
         parts, size = [], 0
         checked = 0  # the window's first `checked` characters were searched for disallowed ones
         block = self._STREAM_BLOCK
