@@ -97,7 +97,9 @@ PATTERNS = {
 # digits or punctuation stops at white space).  cl100k/o200k: the same after an
 # ASCII letter or digit only (their punctuation runs take the line breaks
 # along).  words: after a line feed that printable ASCII follows.  Custom
-# patterns and "bytes" are never cut inside a file.
+# patterns of the GPT family: between an ASCII letter or digit and a line feed
+# where _custom_cut finds that safe; other custom patterns and "bytes" are
+# never cut inside a file.
 _FILE_CUTS = {
     PATTERNS["gpt2"]: _regex.compile(rb"[\x21-\x7e](?=[\r\n])"),
     PATTERNS["cl100k"]: _regex.compile(rb"[0-9A-Za-z](?=[\r\n])"),
@@ -2172,8 +2174,8 @@ class _TiktokenMethods:
 
     def _last_stretch(self, text):
         """A suffix of `text` whose pre-tokens are the last ones of `text`: from
-        the last place near its end where a file may be cut (see _FILE_CUTS;
-        named patterns only), else all of it.  Spares a long text's scan."""
+        the last place near its end where a file may be cut (see _FILE_CUTS
+        and _custom_cut), else all of it.  Spares a long text's scan."""
         cut_re = _cut_kind(self._pattern, ())
         if cut_re is not None:
             for size in (1 << 12, 1 << 16):
@@ -5084,8 +5086,10 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
     r"""Cut a file into byte ranges of about `chunk_size` bytes that can be
     read, counted and encoded apart: the ranges' pre-tokens are those of the
     whole text (the rule ``train_files`` and ``encode_files`` use), or, with
-    ``jsonl=True``, each range holds whole lines.  Custom patterns and
-    ``"bytes"`` are not cut.  `file`: a path, or a binary file open for reading.
+    ``jsonl=True``, each range holds whole lines.  A custom pattern is cut
+    between an ASCII letter or digit and a line feed where it is of the GPT
+    family (``pattern_program``) and that is safe for it, else not at all,
+    as ``"bytes"``.  `file`: a path, or a binary file open for reading.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
@@ -5094,6 +5098,8 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
     >>> file_cuts(path, 10)
     [(0, 21), (21, 43), (43, 65), (65, 66)]
     >>> file_cuts(path, 10, pattern=r"\w+|\W")
+    [(0, 21), (21, 43), (43, 65), (65, 66)]
+    >>> file_cuts(path, 10, pattern=r"\w+\n?|\W")   # a word takes the line feed after it
     [(0, 66)]
     """
     if jsonl:
