@@ -93,7 +93,8 @@ def items(draw, depth=0):
         return "(?i:" + "|".join(words) + ")" + draw(st.sampled_from(["", "?"]))
     if kind == "group":
         alts = draw(st.lists(sequences(depth + 1), min_size=1, max_size=3))
-        return "(?:" + "|".join(alts) + ")" + draw(st.sampled_from(["", "?", "??", "?+"]))
+        return (draw(st.sampled_from(["(?:", "(?>"])) + "|".join(alts) + ")"
+                + draw(st.sampled_from(["", "?", "??", "?+"])))
     if kind == "ahead":
         return r"(?!" + draw(st.sampled_from([r"\S", r"\s", r"\p{L}", "a"])) + ")"
     if kind == "end":
