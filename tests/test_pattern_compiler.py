@@ -18,6 +18,10 @@ LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
           r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN = LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
 NANOCHAT = bpe_fallback.PATTERNS["cl100k"].replace(r"\p{N}{1,3}", r"\p{N}{1,2}")
+# DeepSeek V3's tokenizer.json: a Sequence of three Splits (digits, CJK, then this one)
+DEEPSEEK_V3 = (r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?"""
+               r"""[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+# DeepSeek LLM's (the first models) main Split
 DEEPSEEK = (r"[\r\n]|\s?[!-/:-~！-／：-～‘-‟　-。]+|\s?[^\s!-/:-~！-／：-～‘-‟　-。]+"
             r"|\s?\p{L}+|\s+$|[\r\n]+")
 OPEN_MODELS = {
@@ -25,8 +29,10 @@ OPEN_MODELS = {
     "qwen": QWEN,
     "nanochat": NANOCHAT,
     "deepseek": DEEPSEEK,
+    "deepseek-v3": DEEPSEEK_V3,
     "deepseek-digits": r"\p{N}{1,3}",
     "deepseek-cjk": r"[一-龥\u3040-ゟ゠-ヿ]+",
+    "deepseek-llm-cjk": r"[一-龥ࠀ-一가-퟿]+",
     "marks": r"[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|\p{N}| ?[\p{P}\p{S}]+|\s+",
     # the named patterns, in a group: the same regex, but not the named scanners' text
     **{name: f"(?:{bpe_fallback.PATTERNS[name]})" for name in ("gpt2", "cl100k", "o200k", "words")},
@@ -269,7 +275,7 @@ def test_custom_pattern_ids_alike_on_both_backends(both):
     """DeepSeek's pattern leaves text between its matches (kept here, dropped by tiktoken)
     and its `$` is regex's (also before a final line feed): the backends agree."""
     ranks = gpt2_ranks()
-    for name in ("deepseek", "deepseek-cjk", "marks", "gpt2"):
+    for name in ("deepseek", "deepseek-v3", "deepseek-cjk", "marks", "gpt2"):
         fast, slow = (m.Encoding("custom", pat_str=OPEN_MODELS[name], mergeable_ranks=ranks,
                                  special_tokens={}) for m in both)
         for text in TEXTS + [" a  b \n", "x\n\n", "  "]:
