@@ -362,7 +362,8 @@ cdef class Core:
     """
     cdef CoreT T
     cdef object rx_findall
-    cdef object pattern     # a regex str, or a Pipeline
+    cdef object matcher        # the compiled pattern T.pat points into (a _Pattern)
+    cdef object pattern        # a regex str, or a Pipeline
     cdef list id_objs          # the int object of every id, shared by all results
     cdef bytes dec_buf         # every token's bytes, end to end
     cdef int64_t *dec_off      # id -> offset in dec_buf
@@ -386,6 +387,10 @@ cdef class Core:
             _build_flags()
         else:
             self.rx_findall = _py.pretokenizer(pattern)
+            self.matcher = compiled_pattern(pattern)
+            if self.matcher is not None:
+                self.T.which = P_PAT
+                self.T.pat = &(<_Pattern> self.matcher).P
         self.spare = []
         self.max_spare = (os.cpu_count() or 1) + 1
         self.specials = dict(specials)
@@ -791,8 +796,16 @@ cdef class Core:
                 return self.text_with(text, cache)
             except UnicodeEncodeError:   # a surrogate: repaired, then again
                 return self.text_with(repaired_wide(text), cache)
+            except _Overrun:   # a compiled pattern gave up: the regex, with its time limit
+                return self.pieces_with(self.rx_findall(repaired(text)), cache)
         finally:
             self.give(cache)
+
+    @property
+    def pretokenizer(self):
+        """Core.pretokenizer: "native" (a named pattern's scanner or a
+        compiled pattern of the GPT family) or "regex"."""
+        return "regex" if self.T.which == P_NONE else "native"
 
     cdef object repaired_first(self, object text):
         """What encode_text and the packer scan: a plain str as it is for a
@@ -813,20 +826,22 @@ cdef class Core:
         cdef list done
         texts = [as_str(text) for text in texts]
         stop = [as_str(name) for name in stop]
-        if self.T.which == P_NONE or self.id_objs is None or not SHORTCUTS:
-            done = []
-            for text in texts:
-                if any([name in text for name in stop]):
-                    break
-                done.append(self.encode_text(text))
-            return done
-        # a name with a lone surrogate never matches a repaired text: nor its bytes
-        names = [name.encode("utf-8", "surrogatepass") for name in stop]
-        cache = self.take()
-        try:
-            return self.texts_with(texts, cache, names)
-        finally:
-            self.give(cache)
+        if self.T.which != P_NONE and self.id_objs is not None and SHORTCUTS:
+            # a name with a lone surrogate never matches a repaired text: nor its bytes
+            names = [name.encode("utf-8", "surrogatepass") for name in stop]
+            cache = self.take()
+            try:
+                return self.texts_with(texts, cache, names)
+            except _Overrun:
+                pass   # a compiled pattern gave up on a text: one by one, as below
+            finally:
+                self.give(cache)
+        done = []
+        for text in texts:
+            if any([name in text for name in stop]):
+                break
+            done.append(self.encode_text(text))
+        return done
 
     cdef list texts_with(self, list texts, _Cache cache, list names):
         cdef Py_ssize_t n = len(texts), k, distinct = 0, cut = 0, nn = len(names)
@@ -878,6 +893,8 @@ cdef class Core:
                                             (<Py_ssize_t> 1) << 62, &cut)
                         free(u.owned)
                         u.owned = NULL
+                if err == -3:
+                    raise _Overrun()
                 if err:
                     raise MemoryError()
                 if stopped:
@@ -914,7 +931,7 @@ cdef class Core:
         a compact sequence (len, iteration, list()), not a list."""
         cdef _Cache cache
         text = as_str(text)
-        if self.T.which == P_NONE:
+        if self.T.which == P_NONE or self.T.which == P_PAT:
             raise ValueError("encode_prefix needs the gpt2, cl100k, o200k or words pattern")
         cache = self.take()
         try:
@@ -972,6 +989,8 @@ cdef class Core:
             else:
                 with nogil:
                     err = scan_chars(&self.T, &u, n, ascii, limit, &cache.c, out, &chars)
+            if err == -3:
+                raise _Overrun()
             if err:
                 raise MemoryError()
             return chars
@@ -1000,7 +1019,10 @@ cdef class Core:
             return _pack_ids(self.pieces_with(self.rx_findall(text), cache), itemsize)
         out.len = 0
         try:
-            self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, out, keep)
+            try:
+                self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, out, keep)
+            except _Overrun:   # a compiled pattern gave up: the regex, with its time limit
+                return _pack_ids(self.pieces_with(self.rx_findall(repaired(text)), cache), itemsize)
             packed = PyBytes_FromStringAndSize(NULL, out.len * itemsize)
             p = <uint8_t *> PyBytes_AS_STRING(packed)
             with nogil:
@@ -1057,6 +1079,12 @@ cdef class Core:
         cdef int which = _which(pattern)
         text = _repair(text)
         if which == P_NONE:
+            matcher = compiled_pattern(pattern)
+            if matcher is not None:
+                try:
+                    return pattern_pretokens(text, matcher)
+                except _Overrun:
+                    pass
             return _py.pretokenizer(pattern)(text)
         return native_pretokens(text, which)
 

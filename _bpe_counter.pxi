@@ -24,6 +24,8 @@ cdef class _Counter:
     cdef Py_ssize_t keys_cap
     cdef int which
     cdef object findall
+    cdef object matcher          # a compiled pattern (P_PAT)
+    cdef const pn_pat *pat
 
     def __cinit__(self, pattern):
         if self.init_table() < 0:
@@ -33,6 +35,10 @@ cdef class _Counter:
             _build_flags()
         else:
             self.findall = _py.pretokenizer(pattern)
+            self.matcher = compiled_pattern(pattern)
+            if self.matcher is not None:
+                self.which = P_PAT
+                self.pat = &(<_Pattern> self.matcher).P
 
     def __dealloc__(self):
         free(self.slots)
@@ -110,15 +116,24 @@ cdef class _Counter:
         cdef bytes b
         cdef Utf8 u
         cdef int err = 0
+        cdef Py_ssize_t stop = 0, chars = 0, j
+        cdef bint by_regex = self.which == P_NONE
         text = as_str(text)
         if self.which != P_NONE:
             utf8_of(text, &u)
             try:
                 with nogil:
-                    err = count_text(self, u.data, u.len)
+                    err = count_text(self, u.data, u.len, &stop)
+                    if err == -3:   # the code points before the last pre-token counted
+                        for j in range(stop):
+                            chars += utf8_start(u.data[j])
             finally:
                 free(u.owned)
-        else:
+        if err == -3:   # a compiled pattern gave up: the regex, with its time limit, from there
+            err = 0
+            text = text[chars:]
+            by_regex = True
+        if by_regex:
             for token in self.findall(text):
                 if not token:
                     continue  # a custom pattern may match the empty string
@@ -184,9 +199,22 @@ cdef class _Counter:
         return out
 
 
-cdef int count_text(_Counter counter, const uint8_t *s, Py_ssize_t n) noexcept nogil:
-    """Count every pre-token of s (UTF-8) by the native scanner."""
+cdef int count_text(_Counter counter, const uint8_t *s, Py_ssize_t n, Py_ssize_t *stop) noexcept nogil:
+    """Count every pre-token of s (UTF-8) by the native scanner; -3: a
+    compiled pattern spent its budget (*stop: where its pre-tokens end)."""
     cdef Py_ssize_t i = 0, e
+    cdef pn_state st
+    if counter.which == P_PAT:
+        pn_init(&st, counter.pat, s, n)
+        while i < n:
+            e = pat_next(&st, i)
+            if e < 0:
+                stop[0] = i
+                return -3
+            if counter.put(s + i, e - i, 1) < 0:
+                return -1
+            i = e
+        return 0
     while i < n:
         e = next_pretoken(counter.which, s, i, n)
         if counter.put(s + i, e - i, 1) < 0:

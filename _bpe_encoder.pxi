@@ -703,7 +703,8 @@ cdef struct CoreT:
     PairSlot *wide_pairs # the same, for vocabularies of 2**21 tokens or more
     Py_ssize_t pair_mask
     int pair_shift
-    int which            # the native scanner, or P_NONE
+    int which            # the native scanner (P_PAT: the compiled pattern pat), or P_NONE
+    const pn_pat *pat
     uint64_t *bloom      # a filter of the merges' pairs: two bits in one word a pair
     int bloom_shift      # 64 - log2(words): most pairs are no merge, and this says so
                          # from a table that stays in the CPU's cache
@@ -1086,6 +1087,7 @@ ctypedef fused scanner_t:
     Cl100kScan
     Gpt2Scan
     WordsScan
+    pn_state
 
 
 cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, scanner_t *which) noexcept nogil:
@@ -1095,6 +1097,8 @@ cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, sc
         return next_cl100k(s, i, n)
     elif scanner_t is Gpt2Scan:
         return next_gpt2(s, i, n)
+    elif scanner_t is pn_state:
+        return pat_next(which, i)
     else:
         return next_words(s, i, n)
 
@@ -1479,7 +1483,7 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     """Pre-tokenize UTF-8 with one named pattern and encode every pre-token
     that ends at or before byte `limit` (*cut: where the last one ends), a
     chunk of spans at a time: scan, then keys, homes and prefetches, then
-    the probes."""
+    the probes.  A compiled pattern that spends its budget: -3."""
     cdef Py_ssize_t i = 0, e, m, j, cnt, a, h
     cdef Py_ssize_t ends[FCHUNK + 1]
     cdef uint64_t key0[FCHUNK]
@@ -1493,7 +1497,7 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     cdef int shift = 64 - T.flat_bits
     cdef Scratch sc
     cdef int err = 0
-    cdef bint more = True
+    cdef bint more = True, overrun = False
     cdef int32_t *o
     cdef bs_iter bit
     bs_start(&bit)
@@ -1512,6 +1516,11 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
                 e = bs_next(&bit, s, i, n, True)
             else:
                 e = next_end(s, i, n, which)
+                if scanner_t is pn_state:
+                    if e < 0:
+                        overrun = True
+                        more = False
+                        break
             if e > limit:
                 more = False  # [i, e) is left for later: *cut = i
                 break
@@ -1588,7 +1597,7 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
         misses_done(T, cache, items, nmiss, out)
     cut[0] = i
     scratch_free(&sc)
-    return err
+    return -3 if overrun and err == 0 else err
 
 
 cdef inline void flat_seed(CoreT *T, const uint8_t *s, Py_ssize_t m, int32_t id) noexcept nogil:
@@ -1695,7 +1704,12 @@ cdef int build_flat(CoreT *T, const uint8_t *dec_buf, const int64_t *dec_off,
 cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
                    IVec *out, Py_ssize_t limit, Py_ssize_t *cut) noexcept nogil:
     """Pre-tokenize UTF-8 natively and encode every pre-token that ends at or
-    before byte `limit` (*cut: where the last one ends)."""
+    before byte `limit` (*cut: where the last one ends); -3: a compiled
+    pattern spent its budget (the caller splits with the regex instead)."""
+    cdef pn_state st
+    if T.which == P_PAT:
+        pn_init(&st, T.pat, s, n)
+        return scan_flat(T, s, n, cache, out, limit, cut, &st)
     if T.which == P_O200K:
         return scan_flat(T, s, n, cache, out, limit, cut, <O200kScan *> NULL)
     if T.which == P_CL100K:

@@ -32,8 +32,9 @@ import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__
 # the public helpers this module does not replace
 from bpe_fallback import (Pipeline, ProgressBar, UnknownTokenError, encoding_name_for_model,
-                          file_cuts, list_encoding_names, main, pretokenizer, read_jsonl,
-                          resolve_pattern, str_to_token, token_to_str, unpatch_tiktoken)
+                          file_cuts, list_encoding_names, main, pattern_program, pretokenizer,
+                          read_jsonl, resolve_pattern, str_to_token, token_to_str,
+                          unpatch_tiktoken)
 
 __all__ = list(_py.__all__)
 BACKEND = "cython"
@@ -43,6 +44,7 @@ include "_bpe_common.pxi"
 include "_bpe_cpython.pxi"
 include "_bpe_scanner.pxi"
 include "_bpe_bitscan.pxi"
+include "_bpe_pattern.pxi"
 include "_bpe_counter.pxi"
 include "_bpe_trainer.pxi"
 include "_bpe_encoder.pxi"

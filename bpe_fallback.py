@@ -55,7 +55,7 @@ __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "
            "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
            "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError", "Encoding",
            "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
-           "patch_tiktoken", "unpatch_tiktoken", "Pipeline"]
+           "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -97,7 +97,9 @@ PATTERNS = {
 # digits or punctuation stops at white space).  cl100k/o200k: the same after an
 # ASCII letter or digit only (their punctuation runs take the line breaks
 # along).  words: after a line feed that printable ASCII follows.  Custom
-# patterns and "bytes" are never cut inside a file.
+# patterns of the GPT family: between an ASCII letter or digit and a line feed
+# where _custom_cut finds that safe; other custom patterns and "bytes" are
+# never cut inside a file.
 _FILE_CUTS = {
     PATTERNS["gpt2"]: _regex.compile(rb"[\x21-\x7e](?=[\r\n])"),
     PATTERNS["cl100k"]: _regex.compile(rb"[0-9A-Za-z](?=[\r\n])"),
@@ -297,12 +299,193 @@ def _pipeline_split(pipeline):
     return split
 
 
+_PROGRAMS = {}
+_MAX_PROGRAM_CLASSES = 64   # a native matcher keeps a class as one bit of a 64-bit mask
+_MAX_PROGRAM_NODES = 512
+
+
+def pattern_program(pattern):
+    """A pattern of the GPT family as plain data, for a native matcher that
+    gives ``regex.findall``'s matches; None for any other pattern (and for a
+    Pipeline: its regexes split in turn).
+
+    The family: alternation and groups (capturing or not, atomic,
+    case-insensitive ``(?i:...)``); one-character atoms (literals, ``.``,
+    class escapes such as ``\\s`` or ``\\p{L}`` and their negations, classes
+    ``[...]`` and ``[^...]``, either case where ``(?i:`` says so) repeated by
+    ``?``, ``*``, ``+`` or ``{m,n}`` (greedy, lazy or possessive); ``$``; and
+    ``(?!C)`` for a one-character atom C (``(?!\\S)``).  A repeat of a group
+    that can match the empty string repeats at most once (``?``); any
+    other construct (a look-behind, another look-ahead, a back-reference,
+    anchors but ``$``, flags) is outside.  The result, a dict:
+
+    - ``"classes"``: for each distinct atom, the code points it matches as
+      sorted inclusive ranges (found by ``regex`` itself: the tables agree);
+    - ``"alternatives"``: a list of sequences, each a list of nodes:
+      ``("class", k, low, high, mode)``: `low` to `high` (None: no bound)
+      characters of class k; ``("group", alternatives, low, high, mode)``;
+      ``("not_ahead", k)``: the next character is not in class k (or the
+      text ends); ``("end",)``: ``$`` (the end, or before a final line
+      feed).  `mode` is "greedy", "lazy" or "possessive".
+
+    >>> p = pattern_program(r"\\p{N}{1,3}|\\s+(?!\\S)")
+    >>> p["alternatives"]
+    [[('class', 0, 1, 3, 'greedy')], [('class', 1, 1, None, 'greedy'), ('not_ahead', 2)]]
+    >>> p["classes"][0][:2]
+    [(48, 57), (178, 179)]
+    >>> pattern_program(r"(?<=a)b") is None
+    True
+    """
+    pattern = resolve_pattern(pattern)
+    if isinstance(pattern, Pipeline):
+        return None  # several steps: the regexes split in turn
+    if pattern in _PROGRAMS:
+        return _PROGRAMS[pattern]
+    atoms = {}   # atom text -> class number, then ranges -> the first class that has them
+
+    def cls(node):
+        if node[0] == "char":
+            text = _regex_char(node[1])
+            icase = node[2]
+        elif node[0] == "set":
+            text, icase = node[1], node[2]
+        elif node[0] == "any":
+            text, icase = ".", False
+        else:
+            return None
+        text = f"(?i:{text})" if icase else text
+        return atoms.setdefault(text, len(atoms))
+
+    count = [0]
+
+    def seq(nodes):
+        out = []
+        for node in nodes:
+            low, high, mode = 1, 1, "greedy"
+            if node[0] == "repeat":
+                node, low, high, mode = node[1], node[2], node[3], node[4]
+            count[0] += 1
+            k = cls(node)
+            if k is not None:
+                out.append(("class", k, low, high, mode))
+            elif node[0] == "anchor" and node[1] == "end":
+                out.append(("end",))
+            elif node[0] == "group" and node[1] == "not_ahead":
+                inner = node[2]
+                if len(inner) != 1 or len(inner[0]) != 1 or cls(inner[0][0]) is None:
+                    return None
+                out.append(("not_ahead", cls(inner[0][0])))
+            elif node[0] == "group" and node[1] in ("group", "icase", "atomic"):
+                alts = group(node[2])
+                if alts is None or ((high is None or high > 1) and _nullable(node[2])):
+                    return None
+                if node[1] == "atomic":
+                    alts = [[("group", alts, 1, 1, "possessive")]]
+                out.append(("group", alts, low, high, mode))
+            else:
+                return None
+        return out
+
+    def group(alts):
+        out = [seq(s) for s in alts]
+        return None if None in out else out
+
+    program = None
+    try:
+        tree = _RegexReader(pattern, onig=False).parse()
+        alts = group(tree)
+    except (ValueError, RecursionError):
+        alts = None
+    if alts is not None and len(atoms) <= _MAX_PROGRAM_CLASSES and count[0] <= _MAX_PROGRAM_NODES:
+        program = {"classes": [_char_ranges(a) for a in atoms], "alternatives": alts}
+    _PROGRAMS[pattern] = program
+    return program
+
+
+_CUSTOM_CUTS = {}   # pattern -> its cut regex (bytes) or None
+_LINE_CUTS = {}
+
+
+def _line_cut(kind):
+    """The custom patterns' cut, between an ASCII letter or digit and a line
+    feed, as a regex over `kind` (bytes or str); compiled at first use."""
+    if kind not in _LINE_CUTS:
+        text = r"[0-9A-Za-z](?=\n)"
+        _LINE_CUTS[kind] = _regex.compile(text.encode("ascii") if kind is bytes else text)
+    return _LINE_CUTS[kind]
+
+
+def _custom_cut(pattern):
+    """_line_cut(bytes) (between an ASCII letter or digit and a line feed) where that
+    is a safe cut for a pattern of the GPT family, else None.  It is where
+    no match can take such a character and then the line feed (so a
+    pre-token ends there), where no (?!C) with a line feed in C and no $
+    can be tried right after such a character (the only tests that read the
+    line feed and the end of the text differently), and where a match always
+    starts at a line feed (so no text between two matches spans the cut).
+    What follows the cut does not depend on what precedes it: the family has
+    no look-behind."""
+    if pattern in _CUSTOM_CUTS:
+        return _CUSTOM_CUTS[pattern]
+    program = pattern_program(pattern)
+    cut = None
+    if program is not None:
+        classes = program["classes"]
+        alnum = {k for k, ranges in enumerate(classes)
+                 if any(a <= hi and lo <= b for a, b in ranges
+                        for lo, hi in ((48, 57), (65, 90), (97, 122)))}
+        lf = {k for k, ranges in enumerate(classes) if any(a <= 10 <= b for a, b in ranges)}
+        pairs, checks = set(), []
+
+        def walk(seq, last):
+            """The classes the last character taken may be in after `seq`
+            (None: nothing taken yet), given `last` before it."""
+            for node in seq:
+                if node[0] == "class":
+                    k, low, high = node[1], node[2], node[3]
+                    pairs.update((a, k) for a in last)
+                    if high is None or high >= 2:
+                        pairs.add((k, k))
+                    last = last | {k} if low == 0 else {k}
+                elif node[0] == "group":
+                    low, high = node[2], node[3]
+                    out = set()
+                    for inner in node[1]:
+                        out |= walk(inner, last)
+                    if high is None or high >= 2:   # a round after a round
+                        for inner in node[1]:
+                            out |= walk(inner, last | out)
+                    nullable = low == 0 or _program_nullable(node[1])
+                    last = last | out if nullable else out
+                elif node[0] == "end" or node[1] in lf:   # (?!C) with a line feed in C
+                    checks.append(last)
+            return last
+
+        for seq in program["alternatives"]:
+            walk(seq, set())
+        starts = any(seq and seq[0][0] == "class" and seq[0][1] in lf and seq[0][2] == 1
+                     and all(n[0] in ("class", "group") and n[2] == 0 for n in seq[1:])
+                     for seq in program["alternatives"])
+        if (starts and not any(a in alnum and b in lf for a, b in pairs)
+                and not any(last & alnum for last in checks)):
+            cut = _line_cut(bytes)
+    _CUSTOM_CUTS[pattern] = cut
+    return cut
+
+
+def _program_nullable(alts):
+    return any(all(n[0] in ("end", "not_ahead") or n[2] == 0
+                   or (n[0] == "group" and _program_nullable(n[1])) for n in seq)
+               for seq in alts)
+
+
 def _cut_kind(pattern, specials):
     """The regex (over bytes) whose match ends mark safe cuts, or None.  A
     special token with a line break in it could straddle a cut: none then."""
     if any("\n" in s or "\r" in s for s in specials):
         return None
-    return _FILE_CUTS.get(pattern)
+    cut = _FILE_CUTS.get(pattern)
+    return cut if cut is not None or pattern == PATTERNS["bytes"] else _custom_cut(pattern)
 
 
 def _special_regex(specials):
@@ -795,6 +978,11 @@ class Core:
       writes the packed ids from its buffer, no list, no int objects).
     - ``releases_gil``: whether threads encode in parallel (encode_batch and
       encode_files then use threads, else this thread or worker processes).
+    - ``pretokenizer``: how this core splits text, "native" (the compiled
+      core's scanners: the named patterns, and every pattern of the GPT
+      family compiled from ``pattern_program``) or "regex" (this core, and
+      the compiled one for a pattern outside the family); the Tokenizer's
+      property of the same name reports it.
     - ``tokens()``, ``merges()``: the model it was built from, for a
       Tokenizer that holds only its core: id -> bytes of every token but the
       special tokens, in id order; the merges as (left id, right id, merged id).
@@ -828,6 +1016,7 @@ class Core:
     """
 
     releases_gil = False
+    pretokenizer = "regex"
 
     def __init__(self, pattern, ranks, merges, specials):
         self._pattern = pattern
@@ -1572,7 +1761,9 @@ class _CoreTokenizer:
     def encode_iterable(self, iterable, *, allowed_special=_NONE_ALLOWED, disallowed_special="all"):
         """Yield the ids of ``encode("".join(iterable))``, holding only a small
         window of text: it is cut where no pre-token or special token can
-        change (for custom patterns and "bytes", only at special tokens).  The
+        change (for "bytes" and custom patterns, only at special tokens and,
+        where a pattern of the GPT family allows it, between a letter or digit
+        and a line feed, as files are).  The
         special-token policy is that of encode, applied to the raw text.
 
         >>> tok = Tokenizer.from_merges([(b"h", b"i")])
@@ -1590,7 +1781,9 @@ class _CoreTokenizer:
     def _stream_windows(self, source, allowed, disallowed):
         """The ids of encode_iterable, a list per window of text."""
         longest = max((len(s) for s in allowed | disallowed), default=1)
-        split_pretokens = _cut_kind(self._pattern, ()) is not None
+        split_pretokens = self._pattern in _FILE_CUTS   # (what encode_prefix reads)
+        if not split_pretokens and _cut_kind(self._pattern, tuple(self._specials)) is not None:
+            split_pretokens = _line_cut(str)   # a custom pattern cut at line feeds
         parts, size = [], 0
         checked = 0  # the window's first `checked` characters were searched for disallowed ones
         block = self._STREAM_BLOCK
@@ -1622,7 +1815,8 @@ class _CoreTokenizer:
             yield out
         text = self._core.repair(self._join_chunks(parts))
         self._check_disallowed(text, disallowed, max(checked - longest + 1, 0))
-        if split_pretokens and not allowed:  # the core's own sequence: flatten reads it fastest
+        if split_pretokens is True and not allowed:  # the core's own sequence: flatten reads it
+            # fastest
             yield self._core.encode_prefix(text, len(text))[1]
         else:
             yield self._encode_allowed(text, allowed, [])
@@ -1644,7 +1838,9 @@ class _CoreTokenizer:
         Special tokens that start `longest` characters before the end are
         certain, as are pre-tokens of a named pattern that end
         _STREAM_MARGIN characters before the end of their piece: none of
-        those patterns looks further ahead."""
+        those patterns looks further ahead.  `split_pretokens` may instead be
+        the regex of a custom pattern's file cuts (see _custom_cut): then the
+        text is cut at the last of those before that limit."""
         limit = len(text) - longest - self._STREAM_MARGIN
         out = []
         if limit <= 0:
@@ -1656,8 +1852,12 @@ class _CoreTokenizer:
                     end = m.start()
                     break
                 start = m.end()
-        out = self._encode_allowed(text[:start], allowed, out)
         limit = min(limit, end - self._STREAM_MARGIN)
+        if split_pretokens is not True and limit > start:   # a custom pattern's cuts
+            cuts = split_pretokens.finditer(text, start, limit) if split_pretokens else ()
+            start = max((m.end() for m in cuts), default=start)
+            return start, self._encode_allowed(text[:start], allowed, out)
+        out = self._encode_allowed(text[:start], allowed, out)
         if not split_pretokens or limit <= start:
             return start, out
         cut, ids = self._core.encode_prefix(text[start:end] if start or end < len(text) else text,
@@ -1734,6 +1934,19 @@ class _CoreTokenizer:
     def pattern(self):
         """The pre-tokenization regex."""
         return self._pattern
+
+    @property
+    def pretokenizer(self):
+        """How this tokenizer splits text into pre-tokens: "native" (the
+        compiled core's scanner, for the named patterns and every pattern of
+        the GPT family: see ``pattern_program``) or "regex" (the ``regex``
+        module, under a time limit: the pure-Python core, and patterns
+        outside the family).
+
+        >>> Tokenizer.from_merges([], pattern=r"(?<=a)b|.").pretokenizer
+        'regex'
+        """
+        return self._core.pretokenizer
 
     @property
     def core(self):
@@ -2069,8 +2282,8 @@ class _TiktokenMethods:
 
     def _last_stretch(self, text):
         """A suffix of `text` whose pre-tokens are the last ones of `text`: from
-        the last place near its end where a file may be cut (see _FILE_CUTS;
-        named patterns only), else all of it.  Spares a long text's scan."""
+        the last place near its end where a file may be cut (see _FILE_CUTS
+        and _custom_cut), else all of it.  Spares a long text's scan."""
         cut_re = _cut_kind(self._pattern, ())
         if cut_re is not None:
             for size in (1 << 12, 1 << 16):
@@ -5442,8 +5655,10 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
     r"""Cut a file into byte ranges of about `chunk_size` bytes that can be
     read, counted and encoded apart: the ranges' pre-tokens are those of the
     whole text (the rule ``train_files`` and ``encode_files`` use), or, with
-    ``jsonl=True``, each range holds whole lines.  Custom patterns and
-    ``"bytes"`` are not cut.  `file`: a path, or a binary file open for reading.
+    ``jsonl=True``, each range holds whole lines.  A custom pattern is cut
+    between an ASCII letter or digit and a line feed where it is of the GPT
+    family (``pattern_program``) and that is safe for it, else not at all,
+    as ``"bytes"``.  `file`: a path, or a binary file open for reading.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
@@ -5452,6 +5667,8 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
     >>> file_cuts(path, 10)
     [(0, 21), (21, 43), (43, 65), (65, 66)]
     >>> file_cuts(path, 10, pattern=r"\w+|\W")
+    [(0, 21), (21, 43), (43, 65), (65, 66)]
+    >>> file_cuts(path, 10, pattern=r"\w+\n?|\W")   # a word takes the line feed after it
     [(0, 66)]
     """
     if jsonl:
@@ -7365,7 +7582,10 @@ def _cli_info(args, mod):
                            f"{n_merges:,} merges; {len(specials):,} special "
                            f"token{'s' * (len(specials) != 1)})"),
             ("pattern", (f"{named}: " if named else "")
-             + (tok.pattern if tok.pattern.isprintable() else repr(tok.pattern)))]
+             + (tok.pattern if tok.pattern.isprintable() else repr(tok.pattern))),
+            ("pretokenizer", tok.pretokenizer + (" (compiled from the pattern)"
+                                                 if tok.pretokenizer == "native" and not named
+                                                 else ""))]
     shown = sorted(specials.items(), key=lambda kv: kv[1])
     text = ", ".join(f"{name!r} {i}" for name, i in shown[:12])
     rows.append(("specials", (text + (f", ... ({len(shown) - 12} more)" if len(shown) > 12

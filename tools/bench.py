@@ -23,8 +23,16 @@ Rows (the project's performance targets, README.md and docs/speed.md):
                       round by round, medians of --rounds of the process's CPU time; shown
                       as microseconds per call, the ratio is the fastest peer's time / ours;
                       target: >= 1.3x
-  train_files         bpe.Tokenizer.train_files, english.txt, vocab 32768, gpt2 pattern,
-                      vs rustbpe on the same corpus and pattern: time ratio, and the ratio of
+  open_peers          (aliases llama3, qwen3) the peers rows for Llama 3's and Qwen 3's
+                      vocabularies (quicktok-v1's bundled rank tables; skipped without it)
+                      with their own patterns, ours through bpe.Encoding(name, pat_str=...,
+                      mergeable_ranks=..., special_tokens={}) (the pattern compiled to the
+                      native matcher), fastokens on the tokenizer.json transformers'
+                      TikTokenConverter writes (what the hub ships), quicktok with its own
+                      bundled encoding, tiktoken from the same ranks; target >= 1.3x
+  train_files         bpe.Tokenizer.train_files, english.txt, vocab 32768, with the gpt2
+                      pattern, nanochat's (cl100k's with at most 2 digits) and Qwen's, each vs
+                      rustbpe on the same corpus and pattern: time ratio, and the ratio of
                       peak memory (each side in its own fresh subprocess)
   encode_ordinary     bpe encode_ordinary, english10.txt, GPT-2's merges, 1 thread,
                       vs tiktoken built from the same ranks, in the same process: throughput
@@ -103,6 +111,14 @@ import traceback
 from pathlib import Path
 
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
+                  r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+LLAMA3_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+                  r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+QWEN_PATTERN = LLAMA3_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}")
+NANOCHAT_PATTERN = CL100K_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}{1,2}")
+# train_files rows: (name, pattern)
+TRAIN_PATTERNS = [("gpt2", GPT2_PATTERN), ("nanochat", NANOCHAT_PATTERN), ("qwen", QWEN_PATTERN)]
 EOT = "<|endoftext|>"
 
 TOOLS = Path(__file__).resolve().parent
@@ -113,6 +129,7 @@ RESULT_TAG = "BENCH-RESULT "
 
 ROWS = [
     "peers",
+    "open_peers",
     "short_calls",
     "train_files",
     "encode_ordinary",
@@ -143,6 +160,8 @@ ALIASES = {
     "encode_python": "python_encode",
     "patho": "pathological",
     "peer": "peers",
+    "llama3": "open_peers",
+    "qwen3": "open_peers",
     "short": "short_calls",
     "calls": "short_calls",
     "python_parity": "parity",
@@ -250,7 +269,8 @@ def job_train_ours(a):
     import bpe
 
     t0 = time.perf_counter()
-    tok = bpe.Tokenizer.train_files([a["path"]], a["vocab"])
+    tok = bpe.Tokenizer.train_files([a["path"]], a["vocab"],
+                                    pattern=a.get("pattern", GPT2_PATTERN))
     dt = time.perf_counter() - t0
     return {"seconds": dt, "merges": len(tok.merges), "backend": bpe.BACKEND}
 
@@ -273,7 +293,7 @@ def job_train_rustbpe(a):
 
     t0 = time.perf_counter()
     tok = rustbpe.Tokenizer()
-    tok.train_from_iterator(lines(), a["vocab"], pattern=GPT2_PATTERN)
+    tok.train_from_iterator(lines(), a["vocab"], pattern=a.get("pattern", GPT2_PATTERN))
     dt = time.perf_counter() - t0
     return {"seconds": dt, "merges": tok.vocab_size - 256}
 
@@ -731,6 +751,11 @@ def _peer_encoder(lib, a):
     """encode_ordinary of a fresh instance of `lib` for vocabulary a["vocab"]: a function
     str -> list of ids, or None where the library has no way to load this vocabulary."""
     vocab = a["vocab"]
+    if lib == "ours" and a.get("open"):
+        import bpe
+
+        return bpe.Encoding(vocab, pat_str=a["pat_str"], mergeable_ranks=_read_ranks(a["ranks"]),
+                            special_tokens={}).encode_ordinary
     if lib == "ours":
         import bpe
 
@@ -749,6 +774,11 @@ def _peer_encoder(lib, a):
     if lib == "fastokens":
         import fastokens
 
+        if a.get("open"):   # the hub's tokenizer.json
+            if a["hf_json"] is None:
+                return None
+            tok = fastokens.Tokenizer.from_file(a["hf_json"])
+            return lambda text: tok.encode(text, add_special_tokens=False).ids
         if vocab == "gpt2":
             tok = fastokens.Tokenizer.from_tiktoken(
                 a["ranks"], pattern=a["pat_str"], special_tokens={}
@@ -766,6 +796,8 @@ def _peer_encoder(lib, a):
     if lib == "tokie":
         import tokie
 
+        if a["hf_json"] is None:
+            return None
         tok = tokie.Tokenizer.from_json(a["hf_json"])
         return lambda text: tok.encode(text, add_special_tokens=False).ids
     raise ValueError(f"unknown library {lib!r}")
@@ -907,6 +939,89 @@ def row_peers(ctx, table):
             if _peer_skipped(table, what, path, files, vocab):
                 continue
             _progress(f"peers: {vocab} on {corpus} ({ctx.peer_rounds} rounds) ...")
+            res = run_worker(
+                "peers",
+                dict(files[vocab], path=str(path), libs=libs, rounds=ctx.peer_rounds, cpu=cpu),
+                ctx.timeout,
+            )
+            _peer_row(table, what, res, libs, ctx.peer_rounds, "MB/s",
+                      lambda res, s: res["mb"] / s)
+
+
+# Llama 3 and Qwen 3 (the open models' vocabularies) with their own patterns: quicktok-v1
+# bundles their rank tables (a u32 count, then per token a u16 length, the bytes, a u32 rank)
+
+OPEN_VOCABS = [("llama3", LLAMA3_PATTERN), ("qwen3", QWEN_PATTERN)]
+
+
+def _quicktok_ranks(name):
+    """quicktok's bundled rank table `name` as {bytes: rank}, or None."""
+    import struct
+
+    try:
+        import quicktok
+    except ImportError:
+        return None
+    path = Path(quicktok.__file__).parent / "data" / (name + ".vocab")
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    (n,), off, ranks = struct.unpack_from("<I", data, 0), 4, {}
+    for _ in range(n):
+        (size,) = struct.unpack_from("<H", data, off)
+        token = data[off + 2:off + 2 + size]
+        (rank,) = struct.unpack_from("<I", data, off + 2 + size)
+        ranks[token] = rank
+        off += 6 + size
+    return ranks
+
+
+def open_peer_files(ctx, table):
+    """Per open vocabulary: its ranks as a .tiktoken file and the tokenizer.json that
+    transformers' TikTokenConverter writes for it (None without transformers)."""
+    import base64
+
+    out_dir = work_dir(ctx, "peers")
+    files = {}
+    for vocab, pattern in OPEN_VOCABS:
+        ranks = _quicktok_ranks(vocab)
+        if ranks is None:
+            table.note(f"open_peers, {vocab}: skipped, quicktok-v1 (with its tables) is missing")
+            continue
+        path = out_dir / (vocab + ".tiktoken")
+        _write_if_changed(path, "".join(
+            f"{base64.b64encode(t).decode()} {r}\n"
+            for t, r in sorted(ranks.items(), key=lambda kv: kv[1])).encode())
+        hf_json = out_dir / (vocab + ".tokenizer.json")
+        try:
+            if not hf_json.is_file():
+                from transformers.convert_slow_tokenizer import TikTokenConverter
+
+                TikTokenConverter(vocab_file=str(path), pattern=pattern).converted().save(
+                    str(hf_json))
+        except Exception as exc:  # noqa: BLE001 - reported, the row goes on without it
+            table.note(f"open_peers, {vocab}: no tokenizer.json ({_short(_err(exc))})")
+            hf_json = None
+        files[vocab] = {"vocab": vocab, "pattern": vocab, "pat_str": pattern, "ranks": str(path),
+                        "native": None, "hf_json": None if hf_json is None else str(hf_json),
+                        "open": True}
+    return files
+
+
+def row_open_peers(ctx, table):
+    """encode_ordinary, single thread, Llama 3 and Qwen 3 x corpus against the fastest peer
+    with identical ids (ours through bpe.Encoding with the model's own pattern)."""
+    libs = ["ours"] + [lib for lib in PEER_LIBS[1:] if _have(PEER_MODULES[lib])]
+    _progress("open_peers: preparing the vocabulary files ...")
+    files = open_peer_files(ctx, table)
+    cpu = sorted(os.sched_getaffinity(0))[-1] if hasattr(os, "sched_getaffinity") else 0
+    for corpus in ctx.peer_corpora:
+        path = utf8_corpus(ctx, table, corpus)
+        for vocab, _ in OPEN_VOCABS:
+            what = f"`encode_ordinary` {vocab} (`Encoding`, its pattern) × {corpus}, 1 thread"
+            if _peer_skipped(table, what, path, files, vocab):
+                continue
+            _progress(f"open_peers: {vocab} on {corpus} ({ctx.peer_rounds} rounds) ...")
             res = run_worker(
                 "peers",
                 dict(files[vocab], path=str(path), libs=libs, rounds=ctx.peer_rounds, cpu=cpu),
@@ -1231,20 +1346,25 @@ def _progress(msg):
 
 
 def row_train_files(ctx, table):
+    for pattern_name, pattern in TRAIN_PATTERNS:
+        _train_files_rows(ctx, table, pattern_name, pattern)
+
+
+def _train_files_rows(ctx, table, pattern_name, pattern):
     name = "english10.txt" if ctx.quick else "english.txt"
     path = utf8_corpus(ctx, table, name)
     vocab = 32768
-    what = f"`train_files` {name}, vocab {vocab}, gpt2 pattern"
-    mem_what = f"peak memory of training ({name})"
+    what = f"`train_files` {name}, vocab {vocab}, {pattern_name} pattern"
+    mem_what = f"peak memory of training ({name}, {pattern_name} pattern)"
     if path is None:
         table.note(f"{what}: skipped, corpus {ctx.corpora / name} is missing")
         return
-    args = {"path": str(path), "vocab": vocab}
-    _progress(f"train_files: bpe on {name} ...")
+    args = {"path": str(path), "vocab": vocab, "pattern": pattern}
+    _progress(f"train_files: bpe on {name}, {pattern_name} pattern ...")
     ours = run_repeated("train_ours", args, ctx.timeout, ctx.train_reps)
     anchor = None
     if _have("rustbpe"):
-        _progress(f"train_files: rustbpe on {name} ...")
+        _progress(f"train_files: rustbpe on {name}, {pattern_name} pattern ...")
         anchor = run_repeated("train_rustbpe", args, ctx.timeout, ctx.train_reps)
     else:
         table.note(f"{what}: rustbpe is not installed (pip install rustbpe); no anchor")
@@ -1268,18 +1388,19 @@ def row_train_files(ctx, table):
         rm = ours["peak_mb"] / anchor["peak_mb"]
         table.row(what, o_txt, a_txt, f"{r:.2f}", "time ≤ 0.5", _met(r <= 0.5))
         table.row(mem_what, om_txt, am_txt, f"{rm:.2f}", "≤ 0.7×", _met(rm <= 0.7))
-        table.note(
-            "train_files: {} merges (ours) / {} (rustbpe)".format(ours["merges"], anchor["merges"])
-        )
+        table.note("train_files, {} pattern: {} merges (ours) / {} (rustbpe)".format(
+            pattern_name, ours["merges"], anchor["merges"]))
     else:
         table.row(what, o_txt, a_txt, "-", "time ≤ 0.5", "-")
         table.row(mem_what, om_txt, am_txt, "-", "≤ 0.7×", "-")
         for label, res in (("ours", ours), ("rustbpe", anchor)):
             if res is not None and res["ok"]:
-                table.note("train_files: {} merges ({})".format(res["merges"], label))
+                table.note("train_files, {} pattern: {} merges ({})".format(
+                    pattern_name, res["merges"], label))
     for label, res in (("bpe", ours), ("rustbpe", anchor)):
         if res is not None and not res["ok"]:
-            table.note("train_files, {}: {}".format(label, res["error"]))
+            table.note("train_files, {} pattern, {}: {}".format(pattern_name, label,
+                                                                 res["error"]))
 
 
 def row_encode_ordinary(ctx, table):
@@ -1961,6 +2082,7 @@ def row_pathological(ctx, table):
 
 ROW_FUNCS = {
     "peers": row_peers,
+    "open_peers": row_open_peers,
     "short_calls": row_short_calls,
     "train_files": row_train_files,
     "encode_ordinary": row_encode_ordinary,
