@@ -40,6 +40,8 @@ def _pack_ids(list ids, int itemsize):
     `itemsize` (2 or 4) bytes."""
     cdef Py_ssize_t n = len(ids), i
     cdef unsigned long v, limit = 0xFFFF if itemsize == 2 else 0xFFFFFFFF
+    if itemsize != 2 and itemsize != 4:
+        raise ValueError(f"itemsize must be 2 or 4, not {itemsize}")
     out = PyBytes_FromStringAndSize(NULL, n * itemsize)
     cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
     for i in range(n):
@@ -379,7 +381,11 @@ cdef class Core:
 
     releases_gil = True
 
-    def __cinit__(self, str pattern, dict ranks, list merges, dict specials, _Model model=None):
+    def __cinit__(self, pattern, ranks, merges, specials, _Model model=None):
+        if model is None:
+            _py.check_core_model(pattern, ranks, merges, specials)
+        else:
+            _py.check_core_model(pattern, None, None, specials, model.has_id)
         self.pattern = pattern
         self.T.which = _which(pattern)
         if self.T.which != P_NONE:

@@ -654,7 +654,9 @@ _TYPECODES = {2: "H", 4: "I" if _array.array("I").itemsize == 4 else "L"}
 
 
 def _pack_ids(ids, itemsize):
-    """A list of ids as little-endian unsigned ints of `itemsize` bytes."""
+    """A list of ids as little-endian unsigned ints of `itemsize` (2 or 4) bytes."""
+    if _operator.index(itemsize) not in _TYPECODES:
+        raise ValueError(f"itemsize must be 2 or 4, not {_short(itemsize)}")
     packed = _array.array(_TYPECODES[itemsize], ids)
     if _sys.byteorder == "big":
         packed.byteswap()
@@ -682,6 +684,88 @@ class _Flattened(_itertools.chain):
         flat = super().from_iterable(it)
         flat.source = it
         return flat
+
+
+def check_core_model(pattern, ranks, merges, specials, is_token=None):
+    """Validate what a core is built from (``Core(pattern, ranks, merges,
+    specials)``; ``Core.from_model`` passes its model's ``has_id`` as
+    `is_token` and no ranks): both cores call it first, so a core built by
+    hand raises TypeError (a wrong type) or ValueError (a bad value) naming
+    the value, and the compiled one never indexes with an unchecked id.
+    Ranks map non-empty bytes (every single byte among them) to distinct ids
+    in [0, 2**31); each merge is (left id, right id, merged id) of tokens,
+    the merged token's bytes being the left's then the right's; specials map
+    non-empty str to ids no token and no other special token has.  Bulk
+    checks first (a GPT-2-sized model in milliseconds), then the first
+    offender is looked for only when one is known to exist."""
+    if not isinstance(pattern, str):
+        raise TypeError(f"a core's pattern must be a str, not {type(pattern).__name__}")
+    if not isinstance(specials, dict):
+        raise TypeError(f"a core's specials must be a dict, not {type(specials).__name__}")
+    if is_token is None:
+        if not isinstance(ranks, dict):
+            raise TypeError(f"a core's ranks must be a dict, not {type(ranks).__name__}")
+        if not isinstance(merges, list):
+            raise TypeError(f"a core's merges must be a list, not {type(merges).__name__}")
+        decoder = _check_core_ranks(ranks)
+        _check_core_merges(merges, ranks, decoder)
+        is_token = decoder.__contains__
+    _check_special_ids(specials, is_token)
+
+
+def _first(items, bad):
+    return next(x for x in items if bad(x))
+
+
+def _check_core_ranks(ranks):
+    if set(map(type, ranks)) - {bytes}:
+        t = _first(ranks, lambda t: type(t) is not bytes)
+        raise TypeError(f"a core's token {_short(t)} must be bytes, not {type(t).__name__}")
+    if b"" in ranks:
+        raise ValueError(f"a core's token b'' (id {ranks[b'']}) is empty")
+    ids = list(ranks.values())
+    if set(map(type, ids)) - {int}:
+        t = _first(ranks, lambda t: type(ranks[t]) is not int)
+        raise TypeError(f"a core's token {_short(t)} has id {_short(ranks[t])}, not an int")
+    if ids and not (0 <= min(ids) and max(ids) < _MAX_ID):
+        t = _first(ranks, lambda t: not 0 <= ranks[t] < _MAX_ID)
+        raise ValueError(f"a core's token {_short(t)} has id {ranks[t]}, outside [0, 2**31)")
+    decoder = dict(zip(ids, ranks))
+    if len(decoder) != len(ranks):
+        seen = {}
+        for t, i in ranks.items():
+            if seen.setdefault(i, t) is not t:
+                raise ValueError(f"a core's id {i} is given to two tokens, {_short(seen[i])} and "
+                                 f"{_short(t)}")
+    for b in range(256):
+        if bytes([b]) not in ranks:
+            raise ValueError(f"a core's ranks lack the single byte 0x{b:02x}")
+    return decoder
+
+
+def _check_core_merges(merges, ranks, decoder):
+    if set(map(type, merges)) - {tuple, list} or set(map(len, merges)) - {3}:
+        k, m = _first(enumerate(merges), lambda km: type(km[1]) not in (tuple, list)
+                      or len(km[1]) != 3)
+        raise TypeError(f"a core's merge {k} must be (left id, right id, merged id), not "
+                        f"{_short(m)}")
+    flat = list(_itertools.chain.from_iterable(merges))
+    if set(map(type, flat)) - {int}:
+        k, m = _first(enumerate(merges), lambda km: set(map(type, km[1])) - {int})
+        raise TypeError(f"a core's merge {k} {_short(m)} must hold three ints")
+    if not set(flat) <= decoder.keys():
+        k, m = _first(enumerate(merges), lambda km: not set(km[1]) <= decoder.keys())
+        i = _first(m, lambda i: i not in decoder)
+        raise ValueError(f"a core's merge {k} {_short(m)}: {i} is not a token's id")
+    left = map(decoder.__getitem__, flat[0::3])
+    right = map(decoder.__getitem__, flat[1::3])
+    joined = list(map(ranks.get, map(bytes.__add__, left, right)))
+    if joined != flat[2::3]:
+        k = _first(range(len(merges)), lambda k: joined[k] != merges[k][2])
+        a, b, m = merges[k]
+        raise ValueError(f"a core's merge {k} {_short(merges[k])} joins "
+                         f"{_short(decoder[a] + decoder[b])}, which is not token {m} "
+                         f"({_short(decoder[m])})")
 
 
 class Core:
@@ -761,6 +845,7 @@ class Core:
     releases_gil = False
 
     def __init__(self, pattern, ranks, merges, specials):
+        check_core_model(pattern, ranks, merges, specials)
         self._pattern = pattern
         self._split = pretokenizer(pattern)
         self._encoder = ranks
@@ -861,6 +946,7 @@ class Core:
             return None
 
     def packer(self, itemsize):
+        _pack_ids([], itemsize)  # the same check as the compiled core's, before any text
         return lambda text: _pack_ids(self.encode_text(text), itemsize)
 
     def tokens(self):
