@@ -2641,8 +2641,30 @@ def _new_locks():
     _REGISTRY_LOCK, _BUILT_LOCK = _threading.RLock(), _threading.Lock()
 
 
-if hasattr(_os, "register_at_fork"):
-    _os.register_at_fork(after_in_child=_new_locks)
+def _finish_imports():
+    """Before fork(): wait for the imports other threads are in the middle of
+    (this library imports its heavy modules where they are used, so a thread
+    building a tokenizer may be importing one).  A child forked mid-import
+    would find the module half made and its import lock held forever.  The
+    module locks are importlib's own (taking and releasing each one waits for
+    its import, as a second importer of the module would); where importlib
+    has none of these names, nothing is waited for."""
+    try:
+        from importlib import _bootstrap
+
+        names = list(_bootstrap._module_locks)
+        wait = _bootstrap._lock_unlock_module
+    except (ImportError, AttributeError):  # pragma: no cover - another importlib
+        return
+    for name in names:
+        try:
+            wait(name)
+        except Exception:  # noqa: BLE001 - the importing thread reports its own error
+            pass
+
+
+if hasattr(_os, "register_at_fork"):  # POSIX
+    _os.register_at_fork(before=_finish_imports, after_in_child=_new_locks)
 
 
 def _built():
