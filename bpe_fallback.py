@@ -5734,8 +5734,26 @@ def _encode_job(job, tok, options, pack=None):
     return _encode_read(job, _read_job(job, options), tok, options, pack)
 
 
+def _check_same_model(meta, tok, name, ids_path):
+    """An array's sidecar `meta` names the model it was encoded with (its
+    ``tokenizer_sha256``): decoding it with another model gives plausible
+    garbage, so that is refused, naming both.  The digest is the model's
+    (_tokenizer_sha256), so the same model in another file format agrees."""
+    want = meta.get("tokenizer_sha256")
+    if want is None:
+        return
+    have = _tokenizer_sha256(tok)
+    if want != have:
+        raise ValueError(f"{ids_path} was encoded with another tokenizer (sha256 {_short(want)} "
+                         f"in its sidecar) than {name} (sha256 {have!r}): decode it with that "
+                         "one")
+
+
 def _tokenizer_sha256(tok):
-    """sha256 of the tokenizer's native file (the bytes ``save`` writes), once per tokenizer."""
+    """sha256 of the tokenizer's model: its native file (the bytes ``save``
+    writes: pattern, tokens, merges, special tokens), whatever file it was
+    read from; once per tokenizer.  Written in encode_files' sidecars and
+    checked by ``bpe decode``."""
     import hashlib
 
     digest = tok.__dict__.get("_sha256")
@@ -6839,14 +6857,15 @@ def _cli_decode(args, mod):
     tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
     dtype, byteorder = args.dtype, "little"
     sidecar = args.ids + ".json"
-    if dtype == "auto" and _os.path.isfile(sidecar):
-
+    if _os.path.isfile(sidecar):
         meta = _json(_read_text(sidecar), sidecar)
-        dtype = meta.get("dtype") if isinstance(meta, dict) else None
-        byteorder = meta.get("byteorder", "little")
+        if dtype == "auto":
+            dtype = meta.get("dtype") if isinstance(meta, dict) else None
+        byteorder = meta.get("byteorder", "little") if isinstance(meta, dict) else None
         if dtype not in _DTYPES or byteorder not in ("little", "big"):
             raise ValueError(f"{sidecar}: not the sidecar of an array of ids (expected "
                              f"\"dtype\": \"uint16\" or \"uint32\")")
+        _check_same_model(meta, tok, args.tokenizer, args.ids)
     elif dtype == "auto":
         dtype = _ids_dtype(tok, None)
     itemsize = _DTYPES[dtype]
