@@ -5744,7 +5744,7 @@ def _check_same_model(meta, tok, name, ids_path):
         return
     have = _tokenizer_sha256(tok)
     if want != have:
-        raise ValueError(f"{ids_path} was encoded with another tokenizer (sha256 {_short(want)} "
+        raise ValueError(f"{ids_path} was encoded with another tokenizer (sha256 {_short(want, 80)} "
                          f"in its sidecar) than {name} (sha256 {have!r}): decode it with that "
                          "one")
 
