@@ -2828,38 +2828,47 @@ _INFLATE_STEP = 1 << 20
 def _inflate(data, path):
     """gzip data (any number of members, zero bytes between and after them)
     inflated a step at a time, no more than _MAX_FILE_BYTES of it."""
+    steps = (data[k:k + _INFLATE_STEP] for k in range(0, len(data), _INFLATE_STEP))
+    return b"".join(_inflate_steps(steps, path, _MAX_FILE_BYTES))
+
+
+def _inflate_steps(blocks, path, limit=None):
+    """The inflated pieces (at most _INFLATE_STEP bytes each) of gzip data
+    given as an iterable of blocks: any number of members, zero bytes between
+    and after them; more than `limit` bytes inflated (None: no limit) or a
+    broken stream is a ValueError naming `path`.  Memory: a block and a step."""
     import zlib
 
-    out, size, pos = [], 0, 0
+    blocks = iter(blocks)
+    size = 0
     pending, d = b"", None  # input not yet inflated; the member being inflated
     try:
         while True:
             if d is None:  # between members
                 pending = pending.lstrip(b"\0")
                 if not pending:
-                    if pos >= len(data):
-                        break
-                    pending, pos = data[pos:pos + _INFLATE_STEP], pos + _INFLATE_STEP
+                    pending = next(blocks, None)
+                    if pending is None:
+                        return
                     continue
                 d = zlib.decompressobj(wbits=31)
             piece = d.decompress(pending, _INFLATE_STEP)
             pending = d.unconsumed_tail
             if piece:
                 size += len(piece)
-                if size > _MAX_FILE_BYTES:
-                    raise ValueError(f"{path}: more than the {_MAX_FILE_BYTES} bytes a tokenizer "
-                                     f"file may have, once inflated")
-                out.append(piece)
+                if limit is not None and size > limit:
+                    raise ValueError(f"{path}: more than the {limit} bytes a tokenizer file may "
+                                     f"have, once inflated")
+                yield piece
             if d.eof:  # what follows the member (unconsumed_tail holds it too)
                 pending, d = d.unused_data, None
             elif not piece and not pending:
-                if pos >= len(data):
+                pending = next(blocks, None)
+                if pending is None:
                     raise ValueError(f"{path}: a broken gzip file (it ends in the middle of "
                                      f"the data)")
-                pending, pos = data[pos:pos + _INFLATE_STEP], pos + _INFLATE_STEP
     except zlib.error as e:
         raise ValueError(f"{path}: a broken gzip file ({e})") from None
-    return b"".join(out)
 
 
 def _text_of(data, path):
@@ -3042,21 +3051,129 @@ def _open_temporary(directory, name):
     return _os.open(tmp, _os.O_CREAT | _os.O_EXCL | flags, 0o666), tmp
 
 
+def _name_temporary(fd, path):
+    """A hidden name beside `path` for the unnamed temporary file `fd`."""
+    tmp = _os.path.join(_os.path.dirname(path),
+                        f".tmp-{_os.urandom(6).hex()}-{_os.path.basename(path)}")
+    fds = _os.open("/proc/self/fd", _os.O_RDONLY)
+    try:  # linkat(..., AT_SYMLINK_FOLLOW): the file the descriptor's link points to
+        _os.link(str(fd), tmp, src_dir_fd=fds, follow_symlinks=True)
+    finally:
+        _os.close(fds)
+    return tmp
+
+
 def _publish(fd, tmp, path):
     """Give the complete temporary file its final name (replacing any file)."""
     if tmp is None:
-        tmp = _os.path.join(_os.path.dirname(path),
-                            f".tmp-{_os.urandom(6).hex()}-{_os.path.basename(path)}")
-        fds = _os.open("/proc/self/fd", _os.O_RDONLY)
-        try:  # linkat(..., AT_SYMLINK_FOLLOW): the file the descriptor's link points to
-            _os.link(str(fd), tmp, src_dir_fd=fds, follow_symlinks=True)
-        finally:
-            _os.close(fds)
+        tmp = _name_temporary(fd, path)
     try:
         _os.replace(tmp, path)
     except BaseException:
         _os.unlink(tmp)
         raise
+
+
+class FileSet:
+    """Files published as a set (train and validation arrays with their
+    sidecars, a transformers directory, Dask shards with their index; public
+    for tools/train_dask.py): each is
+    written in full to a temporary file beside it, then, once all are
+    written and synced, all are renamed into place.  An error before that
+    (a full disk on the last file) leaves the old files as they were and no
+    temporary behind; an error among the renames puts back the old files it
+    had replaced (kept under hidden names until the set is in place).
+
+        with FileSet() as files:
+            fd = files.open(path)      # a descriptor to write the file to
+            files.text(other, text)    # or a whole text
+            files.publish()
+
+    A file that `describes` others (a sidecar) loses its old version before
+    any file of the set is renamed: for no moment does it describe a new file."""
+
+    def __init__(self):
+        self._items = []  # [path, fd, temporary name or None (unnamed), describes]
+
+    def __enter__(self):
+        return self
+
+    def open(self, path, keep_mode=None, describes=False):
+        """A descriptor to write `path`'s new content to; the file gets the mode
+        of the one it replaces (`keep_mode`: of one the caller removed), else
+        the mode open() gives."""
+        path = _os.path.abspath(_os.fsdecode(_os.fspath(path)))
+        if keep_mode is None:
+            keep_mode = _existing_mode(path)
+        fd, tmp = _open_temporary(_os.path.dirname(path), _os.path.basename(path))
+        self._items.append([path, fd, tmp, describes])
+        if keep_mode is not None and hasattr(_os, "fchmod"):
+            _os.fchmod(fd, keep_mode)
+        return fd
+
+    def adopt(self, written, path, describes=False):
+        """Publish `written`, a complete file (synced, in `path`'s directory, made
+        by another process: a Dask worker's shard), as `path`; removed if the
+        set is not published."""
+        self._items.append([_os.path.abspath(_os.fsdecode(_os.fspath(path))), None,
+                            _os.fsdecode(_os.fspath(written)), describes])
+
+    def text(self, path, text, keep_mode=None, describes=False):
+        """`path`'s new content: a text, UTF-8."""
+        fd = self.open(path, keep_mode, describes)
+        view = memoryview(text.encode("utf-8"))
+        while view:
+            view = view[_os.write(fd, view):]
+
+    def publish(self):
+        for item in self._items:
+            if item[1] is not None:
+                _os.fsync(item[1])
+        for item in self._items:  # every file gets a name before any is renamed
+            if item[2] is None:
+                item[2] = _name_temporary(item[1], item[0])
+        order = sorted(self._items, key=lambda item: not item[3])  # sidecars' old ones first
+        kept = {}  # path -> the hidden name of the file it had
+        done = []
+        try:
+            for path, _, _, _ in order:
+                if _os.path.isfile(path) and not _os.path.islink(path):
+                    backup = _temp_name(_os.path.dirname(path), path)
+                    try:
+                        _os.link(path, backup)
+                    except OSError:  # a file system without hard links: no way back
+                        continue
+                    kept[path] = backup
+            for path, _, _, describes in order:
+                if describes and path in kept:
+                    _os.unlink(path)
+            for item in order:
+                _os.replace(item[2], item[0])
+                item[2] = None
+                done.append(item[0])
+        except BaseException:
+            for path in kept.keys() | set(done):
+                try:
+                    if path in kept:
+                        _os.replace(kept.pop(path), path)
+                    else:
+                        _os.unlink(path)
+                except OSError:
+                    pass
+            raise
+        finally:
+            for backup in kept.values():
+                _unlink_quietly(backup)
+        for directory in {_os.path.dirname(item[0]) for item in self._items}:
+            _sync_directory(directory)
+
+    def __exit__(self, kind, value, traceback):
+        for _, fd, tmp, _ in self._items:
+            if fd is not None:
+                _os.close(fd)
+            if tmp is not None:
+                _unlink_quietly(tmp)
+        return False
 
 
 # --------------------------------------------------------------------------
@@ -4721,10 +4838,13 @@ class _FileFormats:
         if model_max_length is not None:
             config["model_max_length"] = model_max_length
         _os.makedirs(directory, exist_ok=True)
-        _atomic_write(_os.path.join(directory, "tokenizer.json"), tokenizer_json)
-        for name, doc in (("tokenizer_config.json", config), ("special_tokens_map.json", roles)):
-            _atomic_write(_os.path.join(directory, name),
-                          json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        with FileSet() as files:  # the three files as a set: a failure leaves the old ones
+            files.text(_os.path.join(directory, "tokenizer.json"), tokenizer_json)
+            for name, doc in (("tokenizer_config.json", config),
+                              ("special_tokens_map.json", roles)):
+                files.text(_os.path.join(directory, name),
+                           json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            files.publish()
 
     @classmethod
     def from_file(cls, path, *, pattern=None):
@@ -5006,9 +5126,20 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
                              else f"{file!r} is not a regular file")
         with open(file, "rb") as f:
             size = _os.fstat(f.fileno()).st_size
+            _not_gzip(f, _os.fsdecode(file))
             return _ranges(f, size, 0, size, chunk_size, cut_re)
     size = file.seek(0, _os.SEEK_END)
+    _not_gzip(file, getattr(file, "name", "the file"))
     return _ranges(file, size, 0, size, chunk_size, cut_re)
+
+
+def _not_gzip(f, name):
+    """file_cuts' ranges are of the file's own bytes: a gzip stream cannot be
+    read from the middle (train_files and encode_files inflate it first)."""
+    f.seek(0)
+    if f.read(2) == b"\x1f\x8b":
+        raise ValueError(f"{name}: a gzip file cannot be cut into byte ranges read apart; "
+                         f"inflate it first (train_files and encode_files read it whole)")
 
 
 def _file_jobs(paths, chunk_size, pattern, specials, kinds):
@@ -5031,6 +5162,81 @@ def _check_workers(workers):
     return workers
 
 
+def _plain_name(path):
+    """A corpus file's name less a ".gz" (what it holds once inflated)."""
+    return path[:-3] if path.lower().endswith(".gz") else path
+
+
+def _is_gzip(path):
+    """Whether a corpus file is gzip: named *.gz, or starting with gzip's magic
+    bytes (which no UTF-8 text starts with)."""
+    if path.lower().endswith(".gz"):
+        return True
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+class _Inflated:
+    """``with _Inflated(paths) as paths:`` the corpus files, each gzip one
+    (see _is_gzip) inflated by the loaders' stepwise reader into a temporary
+    file of its name less ".gz" (removed at the end), so that it is read, cut
+    and counted as the plain file would be: offsets are the inflated text's.
+    ``name(path)`` gives back the path the caller named, and a ValueError
+    raised inside names the caller's files, not the temporary ones."""
+
+    live = {}  # every temporary file of this process's _Inflated -> the path it inflates
+
+    def __init__(self, paths):
+        self.paths = list(paths)
+        self.names = {}
+        self.directory = None
+
+    def __enter__(self):
+        out = []
+        try:
+            for path in self.paths:
+                out.append(self._inflate(path) if _is_gzip(path) else path)
+        except BaseException:
+            self._remove()
+            raise
+        return out
+
+    def _inflate(self, path):
+        import tempfile
+
+        if self.directory is None:
+            self.directory = tempfile.mkdtemp(prefix="bpe-inflated-")
+        base = _os.path.basename(_plain_name(path))
+        tmp = _os.path.join(tempfile.mkdtemp(dir=self.directory), base or "corpus")
+        with open(path, "rb") as f, open(tmp, "wb") as out:
+            for piece in _inflate_steps(iter(lambda: f.read(_INFLATE_STEP), b""), path):
+                out.write(piece)
+        self.names[tmp] = self.live[tmp] = path
+        return tmp
+
+    def name(self, path):
+        return self.names.get(path, path)
+
+    def _remove(self):
+        for tmp in self.names:
+            self.live.pop(tmp, None)
+        if self.directory is not None:
+            import shutil
+
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+    def __exit__(self, kind, value, traceback):
+        self._remove()
+        if isinstance(value, ValueError) and self.names:
+            text = str(value)
+            for tmp, path in self.names.items():
+                text = text.replace(tmp, path)
+            if text != str(value):
+                raise ValueError(text) from None
+        return False
+
+
 def _count_kinds(paths, jsonl):
     """How train_files reads each file: "jsonl" or "text".  A .jsonl or
     .ndjson file read as text (jsonl=None) is warned about: its JSON syntax
@@ -5039,7 +5245,7 @@ def _count_kinds(paths, jsonl):
         raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
     if jsonl is None:
         for p in paths:
-            if p.lower().endswith(_JSONL_SUFFIXES):
+            if _plain_name(p).lower().endswith(_JSONL_SUFFIXES):
                 _warn(f"{p}: JSON lines trained as plain text (the JSON syntax becomes tokens); "
                       f"pass jsonl=True (bpe train --jsonl) to train on each record's text, or "
                       f"jsonl=False to keep the raw text")
@@ -5064,6 +5270,12 @@ def _count_files(core, paths, options, workers, chunk_size, report=None, jsonl=N
         raise TypeError(f"text_field must be a str, not {type(options.text_field).__name__}")
     kinds = _count_kinds(paths, jsonl)
     workers = _check_workers(workers)
+    with _Inflated(paths) as paths:
+        return _count_paths(core, paths, options, workers, chunk_size, report, kinds)
+
+
+def _count_paths(core, paths, options, workers, chunk_size, report, kinds):
+    """_count_files of checked, plain files."""
     if chunk_size is None:
         total = sum(_os.path.getsize(p) for p in paths)
         # memory follows the chunk, not the corpus: at most 16 MB of text per worker
@@ -5744,9 +5956,9 @@ def _check_same_model(meta, tok, name, ids_path):
         return
     have = _tokenizer_sha256(tok)
     if want != have:
-        raise ValueError(f"{ids_path} was encoded with another tokenizer (sha256 {_short(want, 80)} "
-                         f"in its sidecar) than {name} (sha256 {have!r}): decode it with that "
-                         "one")
+        raise ValueError(f"{ids_path} was encoded with another tokenizer (sha256 "
+                         f"{_short(want, 80)} in its sidecar) than {name} (sha256 {have!r}): "
+                         "decode it with that one")
 
 
 def _tokenizer_sha256(tok):
@@ -5982,60 +6194,42 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     report = _reporter(progress)
     inputs = _encode_inputs(paths)
     outs = _ids_outputs(out, val_out, val, inputs)
-    threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
-    workers = _encode_workers(workers, inputs, threads)
-    jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
-                                        threads and workers > 1, disallowed, val)
-    options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field, val)
-    sizes = [job.end - job.start for job in jobs]
-
-    # what the new files keep: the modes of the files they replace
-    modes = [(_existing_mode(path), _existing_mode(path + ".json")) for path in outs]
-    temporaries = []  # (fd, its path or None) of each output
-    try:
-        for path, (mode, _) in zip(outs, modes):
-            fd, tmp = _open_temporary(_os.path.dirname(path), _os.path.basename(path))
-            temporaries.append((fd, tmp))
-            if mode is not None and hasattr(_os, "fchmod"):
-                _os.fchmod(fd, mode)
-        files = [open(fd, "wb", closefd=False) for fd, _ in temporaries]
-        try:
-            results = _encode_jobs(tok, jobs, options, workers)
+    inflated = _Inflated(p for p, _, _ in inputs)
+    with inflated as plain:
+        inputs = [(q, a, b) for q, (_, a, b) in zip(plain, inputs)]
+        threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
+        workers = _encode_workers(workers, inputs, threads)
+        jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
+                                            threads and workers > 1, disallowed, val)
+        ranges = [(inflated.name(p), a, b) for p, a, b in ranges]
+        options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field, val)
+        sizes = [job.end - job.start for job in jobs]
+        with FileSet() as publish:
+            # the arrays, then their sidecars, published together: a failure leaves the old set
+            modes = [(_existing_mode(path), _existing_mode(path + ".json")) for path in outs]
+            fds = [publish.open(path, mode) for path, (mode, _) in zip(outs, modes)]
+            files = [open(fd, "wb", closefd=False) for fd in fds]
             try:
-                written = _write_ids(files, owners, len(ranges),
-                                     _reported(results, sizes, report, "encode"))
+                results = _encode_jobs(tok, jobs, options, workers)
+                try:
+                    written = _write_ids(files, owners, len(ranges),
+                                         _reported(results, sizes, report, "encode"))
+                finally:
+                    # an error or Ctrl-C here, not in the generator: stop its workers now, not
+                    # when it is collected (maybe at exit, with the threads that starts frozen)
+                    results.close()
+                for f in files:
+                    f.flush()
             finally:
-                # an error or Ctrl-C here, not in the generator: stop its workers now, not
-                # when it is collected (maybe at exit, with the threads that starts frozen)
-                results.close()
-            for f in files:
-                f.flush()
-                _os.fsync(f.fileno())
-        finally:
-            for f in files:
-                f.close()
-        metas = _ids_metas(tok, dtype, eot, ranges, written)
-        if val is not None:
-            for meta, name in zip(metas, ("train", "val")):
-                meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed}
-        for path in outs:
-            try:  # an old sidecar must not describe the new array, even for a moment
-                _os.unlink(path + ".json")
-            except FileNotFoundError:
-                pass
-        for k, (path, (fd, tmp)) in enumerate(zip(outs, temporaries)):
-            _publish(fd, tmp, path)
-            temporaries[k] = (fd, None)
-    except BaseException:
-        for _, tmp in temporaries:
-            if tmp is not None:
-                _unlink_quietly(tmp)
-        raise
-    finally:
-        for fd, _ in temporaries:
-            _os.close(fd)
-    for path, meta, (_, mode) in zip(outs, metas, modes):
-        _atomic_write(path + ".json", _sidecar_text(meta), keep_mode=mode)
+                for f in files:
+                    f.close()
+            metas = _ids_metas(tok, dtype, eot, ranges, written)
+            if val is not None:
+                for meta, name in zip(metas, ("train", "val")):
+                    meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed}
+            for path, meta, (_, mode) in zip(outs, metas, modes):
+                publish.text(path + ".json", _sidecar_text(meta), mode, describes=True)
+            publish.publish()
     return metas[0]
 
 
@@ -6532,6 +6726,8 @@ class _Spooled:
         """A message with the temporary files' names replaced by <stdin>."""
         for tmp in cls.spools:
             message = message.replace(tmp, "<stdin>")
+        for tmp, path in _Inflated.live.items():
+            message = message.replace(tmp, path)
         return message
 
     def __enter__(self):
@@ -6578,7 +6774,7 @@ def _cli_train(args, mod):
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
     workers = args.workers or _os.cpu_count() or 1
     phases = _Phases(_show_progress(args))
-    with _Spooled(args.inputs) as paths:
+    with _Spooled(args.inputs) as paths, _Inflated(paths) as paths:  # sizes: inflated ones
         size = sum(_os.path.getsize(p) for p in paths)
         start = _time.perf_counter()
         tok = mod.Tokenizer.train_files(paths, args.vocab_size, workers=workers, progress=phases,
@@ -6819,6 +7015,7 @@ def _cli_encode(args, mod):
     if args.quiet:
         return 0
     n, docs = meta["count"], len(meta["documents"])
+    size = sum(r["end"] - r["start"] for r in meta["inputs"])  # a gzip file's once inflated
     val = None
     if val_out is not None:
         import json

@@ -3,11 +3,11 @@ one given is refused, naming both (it would decode to plausible garbage); the sa
 another file format decodes, since the sidecar names the model (its tokens, merges,
 pattern and special tokens), not a file."""
 
-import pytest
+
+from test_dataprep import cli
 
 from helpers import EOT, read_data
 from test_cli import assert_ok, assert_one_line_error
-from test_dataprep import cli
 
 TEXT = read_data("tinystories_sample.txt").replace(EOT, "")[:20000]
 

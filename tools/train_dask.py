@@ -395,8 +395,61 @@ def encode_on_dask(inputs, tokenizer, out_dir, *, client=None, eot=None, dtype=N
     shards = [
         os.path.join(os.path.abspath(out_dir), f"part-{k:05d}.bin") for k in range(len(tasks))
     ]
-    sizes = [sum(j[5] - j[4] for j in t) for t in tasks]
+    # the workers write the shards under this run's hidden names; all of them and the index
+    # are published together at the end, so no index lists a shard of another run
+    import bpe_fallback
+
+    run = os.urandom(6).hex()
     start = time.perf_counter()
+    staged = [os.path.join(os.path.dirname(s), f".{run}-{os.path.basename(s)}") for s in shards]
+    try:
+        metas = _encode_tasks(client, tasks, tok, staged, options, progress,
+                              [sum(j[5] - j[4] for j in t) for t in tasks])
+    except BaseException:
+        for path in staged:
+            for name in (path, path + ".json"):
+                if os.path.exists(name):
+                    os.unlink(name)
+        raise
+    index = {"format": "bpe-ids-shards", "version": 1, "dtype": metas[0]["dtype"],
+             "count": sum(m["count"] for m in metas), "vocab_size": tok.vocab_size,
+             "tokenizer_sha256": metas[0]["tokenizer_sha256"], "eot": metas[0]["eot"],
+             "documents": sum(len(m["documents"]) for m in metas),
+             "seconds": round(time.perf_counter() - start, 3),
+             "shards": [{"path": os.path.basename(s), "count": m["count"],
+                         "documents": len(m["documents"])} for s, m in zip(shards, metas)]}
+    index_path = os.path.join(out_dir, "index.json")
+    old = _old_shards(index_path, out_dir)
+    with bpe_fallback.FileSet() as files:
+        for path, shard in zip(staged, shards):
+            files.adopt(path, shard)
+            files.adopt(path + ".json", shard + ".json", describes=True)
+        files.text(index_path, json.dumps(index, indent=1) + "\n", describes=True)
+        files.publish()
+    for path in old - {os.path.basename(s) for s in shards}:  # the last run's, now unlisted
+        for name in (path, path + ".json"):
+            try:
+                os.unlink(os.path.join(out_dir, name))
+            except OSError:
+                pass
+    return index
+
+
+def _old_shards(index_path, out_dir):
+    """The shard files the index in out_dir lists (none if it has none, or no index)."""
+    try:
+        with open(index_path, encoding="utf-8") as f:
+            old = json.load(f)
+        names = {s["path"] for s in old["shards"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+    return {n for n in names if isinstance(n, str) and os.path.basename(n) == n
+            and n.startswith("part-") and n.endswith(".bin")}
+
+
+def _encode_tasks(client, tasks, tok, shards, options, progress, sizes):
+    """Run encode_task for every task (on the client's cluster, or dask's local scheduler):
+    the shards' sidecars' dicts."""
     if client is not None:
         tok_arg = client.scatter(tok, broadcast=True, hash=False)
         futures = client.map(encode_task, tasks, [tok_arg] * len(tasks), shards,
@@ -415,17 +468,7 @@ def encode_on_dask(inputs, tokenizer, out_dir, *, client=None, eot=None, dtype=N
 
         metas = dask.compute(*[dask.delayed(encode_task)(t, tok, s, options)
                                for t, s in zip(tasks, shards)])
-    index = {"format": "bpe-ids-shards", "version": 1, "dtype": metas[0]["dtype"],
-             "count": sum(m["count"] for m in metas), "vocab_size": tok.vocab_size,
-             "tokenizer_sha256": metas[0]["tokenizer_sha256"], "eot": metas[0]["eot"],
-             "documents": sum(len(m["documents"]) for m in metas),
-             "seconds": round(time.perf_counter() - start, 3),
-             "shards": [{"path": os.path.basename(s), "count": m["count"],
-                         "documents": len(m["documents"])} for s, m in zip(shards, metas)]}
-    with open(os.path.join(out_dir, "index.json"), "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=1)
-        f.write("\n")
-    return index
+    return metas
 
 
 def _in_input_order(jobs, blocksize):
