@@ -3133,8 +3133,8 @@ class FileSet:
             if item[2] is None:
                 item[2] = _name_temporary(item[1], item[0])
         order = sorted(self._items, key=lambda item: not item[3])  # sidecars' old ones first
-        kept = {}  # path -> the hidden name of the file it had
-        done = []
+        kept = {}  # path -> the hidden name of the file it had (a hard link to it)
+        done = []  # the paths replaced or removed so far
         try:
             for path, _, _, _ in order:
                 if _os.path.isfile(path) and not _os.path.islink(path):
@@ -3147,12 +3147,13 @@ class FileSet:
             for path, _, _, describes in order:
                 if describes and path in kept:
                     _os.unlink(path)
+                    done.append(path)
             for item in order:
                 _os.replace(item[2], item[0])
                 item[2] = None
                 done.append(item[0])
         except BaseException:
-            for path in kept.keys() | set(done):
+            for path in set(done):  # the others still are the old files
                 try:
                     if path in kept:
                         _os.replace(kept.pop(path), path)

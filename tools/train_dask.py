@@ -395,22 +395,27 @@ def encode_on_dask(inputs, tokenizer, out_dir, *, client=None, eot=None, dtype=N
     shards = [
         os.path.join(os.path.abspath(out_dir), f"part-{k:05d}.bin") for k in range(len(tasks))
     ]
-    # the workers write the shards under this run's hidden names; all of them and the index
-    # are published together at the end, so no index lists a shard of another run
-    import bpe_fallback
+    # the workers write the shards into this run's hidden directory; all of them and the
+    # index are published together at the end, so no index lists a shard of another run.  On
+    # a failure the directory goes: a task still running then fails to write into it.
 
-    run = os.urandom(6).hex()
+    staging = tempfile.mkdtemp(prefix=".bpe-shards-", dir=os.path.abspath(out_dir))
     start = time.perf_counter()
-    staged = [os.path.join(os.path.dirname(s), f".{run}-{os.path.basename(s)}") for s in shards]
+    staged = [os.path.join(staging, os.path.basename(s)) for s in shards]
     try:
         metas = _encode_tasks(client, tasks, tok, staged, options, progress,
                               [sum(j[5] - j[4] for j in t) for t in tasks])
-    except BaseException:
-        for path in staged:
-            for name in (path, path + ".json"):
-                if os.path.exists(name):
-                    os.unlink(name)
-        raise
+        return _publish_shards(out_dir, tok, shards, staged, metas, start)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _publish_shards(out_dir, tok, shards, staged, metas, start):
+    """Rename the staged shards, their sidecars and the new index.json into out_dir as one
+    set (bpe_fallback.FileSet); remove the shards the old index listed and the new does not.
+    The index's dict."""
+    import bpe_fallback
+
     index = {"format": "bpe-ids-shards", "version": 1, "dtype": metas[0]["dtype"],
              "count": sum(m["count"] for m in metas), "vocab_size": tok.vocab_size,
              "tokenizer_sha256": metas[0]["tokenizer_sha256"], "eot": metas[0]["eot"],
@@ -454,15 +459,19 @@ def _encode_tasks(client, tasks, tok, shards, options, progress, sizes):
         tok_arg = client.scatter(tok, broadcast=True, hash=False)
         futures = client.map(encode_task, tasks, [tok_arg] * len(tasks), shards,
                              [options] * len(tasks), pure=False)
-        if progress:
-            from distributed import as_completed
+        try:
+            if progress:
+                from distributed import as_completed
 
-            report, done = _reporter(progress), 0
-            report("encode", 0, sum(sizes))
-            for future in as_completed(futures):
-                done += sizes[futures.index(future)]
-                report("encode", done, sum(sizes))
-        metas = client.gather(futures)
+                report, done = _reporter(progress), 0
+                report("encode", 0, sum(sizes))
+                for future in as_completed(futures):
+                    done += sizes[futures.index(future)]
+                    report("encode", done, sum(sizes))
+            metas = client.gather(futures)
+        except BaseException:
+            client.cancel(futures)  # the tasks not yet started write nothing
+            raise
     else:
         import dask
 
