@@ -3535,6 +3535,12 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
 def _gpt2_dump(tok):
     import json
 
+    found = _unrebuilt_token(tok)  # GPT-2's readers apply the merges only
+    if found is not None:
+        i, t, ids = found
+        raise ValueError(f"GPT-2's merges.txt cannot express token {_short(t)} (id {i}): merges "
+                         f"alone make {_short(ids)} of its text, this tokenizer gives the token")
+
     vocab = {token_to_str(t): i for i, t in tok._tokens.items()}
     for s, i in tok._specials.items():
         if s in vocab:
@@ -3650,15 +3656,18 @@ def _rank_split(t, ranks, r):
 
 def _check_rank_order(tok):
     ids = tok._rank_id
-    if any(a >= b for a, b in zip(ids, ids[1:])):
-        raise ValueError("tiktoken uses ids as merge ranks, but this tokenizer's merge results "
-                         "do not have increasing ids")
+    for k, (a, b) in enumerate(zip(ids, ids[1:])):
+        if a >= b:
+            raise ValueError(f"tiktoken uses ids as merge ranks, but this tokenizer's merge "
+                             f"results do not have increasing ids: merge {k + 1} makes "
+                             f"{_short(tok._tokens[b])} (id {b}) after merge {k} made "
+                             f"{_short(tok._tokens[a])} (id {a})")
 
 
 def _tiktoken_dump(tok):
     import base64
 
-    _check_rank_order(tok)
+    _check_tiktoken_exact(tok)
     return "".join(f"{base64.b64encode(t).decode('ascii')} {i}\n"
                    for i, t in sorted(tok._tokens.items()))
 
@@ -4241,6 +4250,13 @@ def _hf_dump(tok):
         if s in vocab:
             raise ValueError(f"special token {_short(s)} has the same text as token {vocab[s]} in "
                              "the byte-level vocabulary; tokenizers would give it that id")
+    # tokenizers numbers the added tokens itself: the k-th (in the file's order, by id) gets
+    # the model's vocabulary size + k, whatever id the file gives it
+    for k, (s, i) in enumerate(sorted(tok._specials.items(), key=lambda kv: kv[1])):
+        if i != len(vocab) + k:
+            raise ValueError(f"tokenizer.json cannot give special token {_short(s)} its id {i}: "
+                             f"tokenizers numbers added tokens on from its vocabulary's size "
+                             f"({len(vocab)} tokens), so it would be {len(vocab) + k}")
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
                   "use_regex": False}
     pre = {
@@ -4542,11 +4558,22 @@ def _check_merges_rebuild(tok, where):
     """With ignore_merges false, tokenizers encodes a pre-token by its merges
     only, this library (as tiktoken, and tokenizers with ignore_merges true)
     takes a pre-token that is itself a token as that token: the same ids
-    exactly when every token's own merges rebuild it.  A token whose bytes
-    are not UTF-8 is never a whole pre-token, one of two bytes always
-    rebuilds."""
-    for i, t in tok._tokens.items():
-        if len(t) <= 2:
+    exactly when every token's own merges rebuild it."""
+    found = _unrebuilt_token(tok)
+    if found is not None:
+        i, t, ids = found
+        raise ValueError(f"{where}: with model.ignore_merges false, tokenizers never gives "
+                         f"token {_short(t)} (id {i}) for its own text (its merges make "
+                         f"{_short(ids)}), and this library would; not supported")
+
+
+def _unrebuilt_token(tok):
+    """(id, bytes, ids) of the first token (by id) that merges alone, by rank
+    (GPT-2's rule: no whole-token rule), do not rebuild from its bytes, or
+    None.  A token whose bytes are not UTF-8 is never a whole pre-token, a
+    single byte always rebuilds."""
+    for i, t in sorted(tok._tokens.items()):
+        if len(t) < 2:
             continue
         try:
             t.decode("utf-8")
@@ -4554,10 +4581,50 @@ def _check_merges_rebuild(tok, where):
             continue
         ids = tok._core.merge_bytes(t)
         if ids != [i]:
-            raise ValueError(f"{where}: with model.ignore_merges false, tokenizers never gives "
-                             f"token {_short(t)} (id {i}) for its own text (its merges make "
-                             f"{_short(ids)}), "
-                             f"and this library would; not supported")
+            return i, t, ids
+    return None
+
+
+def _check_tiktoken_exact(tok):
+    """tiktoken keeps ranks only and rebuilds the merges from them (a token
+    is the join of the two pieces that byte-pair encoding with the lower
+    ranks leaves; ids are ranks): the export is exact when the merges it
+    rebuilds from this tokenizer's ids are this tokenizer's merges, in
+    order.  Else a ValueError naming the first token it cannot express."""
+    _check_rank_order(tok)
+    ranks = {t: i for i, t in tok._tokens.items()}
+    what = "tiktoken's format (ranks only) cannot express this tokenizer"
+    try:
+        derived = _rebuilt_merges(tok, ranks)
+    except ValueError as e:
+        raise ValueError(f"{what}: {str(e).split(': ', 1)[-1]}") from None
+    if derived == tok._merges:
+        return
+    ours = {a + b: (a, b) for a, b in tok._merges}
+    theirs = {a + b: (a, b) for a, b in derived}
+    for i, t in sorted(tok._tokens.items()):
+        if ours.get(t) != theirs.get(t):
+            mine, other = ours.get(t), theirs.get(t)
+            raise ValueError(
+                f"{what}: token {_short(t)} (id {i}) " +
+                (f"is made by merging {_short(mine[0])} and {_short(mine[1])} here"
+                 if mine else "is made by no merge here") + ", but tiktoken would " +
+                (f"merge {_short(other[0])} and {_short(other[1])} into it" if other
+                 else "never build it by a merge"))
+    raise ValueError(f"{what}: its merges are not in the order of their ids")  # pragma: no cover
+
+
+def _rebuilt_merges(tok, ranks):
+    """The merges (pairs of bytes, by rank) that tiktoken's rule implies for
+    `ranks`: read by the core's C reader where it has one, else by
+    _tiktoken_model."""
+    core_class = type(tok._core)
+    model = core_class.tiktoken_model(ranks)
+    if model is not None:
+        core = core_class.from_model(tok._pattern, model, {})
+        tokens = core.tokens()
+        return [(tokens[a], tokens[b]) for a, b, _ in core.merges()]
+    return _tiktoken_model(ranks, "this tokenizer")[1]
 
 
 # Reading any format (Tokenizer.from_file)
@@ -4684,8 +4751,10 @@ class _FileFormats:
         a vocab.json beside a merges.txt of another save is refused on load."""
         vocab, merges = _gpt2_dump(self)
         _os.makedirs(directory, exist_ok=True)
-        _atomic_write(_os.path.join(directory, "vocab.json"), vocab)
-        _atomic_write(_os.path.join(directory, "merges.txt"), merges)
+        with FileSet() as files:
+            files.text(_os.path.join(directory, "vocab.json"), vocab)
+            files.text(_os.path.join(directory, "merges.txt"), merges)
+            files.publish()
 
     @classmethod
     def from_tiktoken(cls, path_or_ranks, *, pattern, special_tokens=None):
@@ -4738,10 +4807,12 @@ class _FileFormats:
         text = _tiktoken_dump(self)
         meta = {"pattern": self._pattern, "special_tokens": self.special_tokens,
                 "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
-        _atomic_write(path, text)
-        if sidecar:
-            _atomic_write(_os.fspath(path) + ".json",
-                          json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
+        with FileSet() as files:  # the file and its sidecar as a set
+            files.text(path, text)
+            if sidecar:
+                files.text(_os.fspath(path) + ".json",
+                           json.dumps(meta, ensure_ascii=False, indent=1) + "\n", describes=True)
+            files.publish()
         return meta
 
     def to_tiktoken(self, name="bpe"):
@@ -4750,7 +4821,7 @@ class _FileFormats:
             import tiktoken
         except ImportError:
             raise ImportError("to_tiktoken needs tiktoken: pip install tiktoken") from None
-        _check_rank_order(self)
+        _check_tiktoken_exact(self)
         for a in self._specials:
             for b in self._specials:
                 if a != b and b.startswith(a):
