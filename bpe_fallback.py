@@ -4545,13 +4545,119 @@ def _hf_split(split, fail):
         fail(f"{field}.pattern: {e}")
 
 
-def _hf_tokenizer(cls, text, where):
-    """from_huggingface's tokenizer, from the text of a tokenizer.json."""
+def _hf_tokenizer(cls, text, where, configs=()):
+    """from_huggingface's tokenizer, from the text of a tokenizer.json (and
+    the configs beside it: see _hf_config_specials)."""
     pattern, tokens, merges, specials, ignore_merges = _hf_parse(text, where)
+    if configs:
+        specials = _hf_config_specials(configs, tokens, specials)
     tok = cls._create(pattern, tokens, merges, specials)
     if not ignore_merges:
         _check_merges_rebuild(tok, where)
     return tok
+
+
+_HF_ROLES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
+             "mask_token")
+
+
+def _hf_configs(directory):
+    """[(doc, where)] of a model directory's tokenizer_config.json and
+    special_tokens_map.json (those present), which transformers reads beside
+    its tokenizer.json."""
+    configs = []
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):
+        where = _os.path.join(directory, name)
+        if _os.path.lexists(where):
+            doc = _json(_read_text(where), where)
+            if not isinstance(doc, dict):
+                raise ValueError(f"{where}: not a JSON object but a {_json_type(doc)}")
+            configs.append((doc, where))
+    return configs
+
+
+def _hf_config_specials(configs, tokens, specials):
+    """The special tokens transformers has once it has read the configs: the
+    tokenizer.json's, then each token the configs name (added_tokens_decoder,
+    bos_token, ..., additional_special_tokens) that it lacks, which
+    transformers adds as an added token at the next id (whatever id the
+    config gives it), matched whole in text as a special token is here.  What
+    changes ids otherwise (split_special_tokens, stripping flags, lower case,
+    a prefix space, a vocabulary token made an added one) is a ValueError
+    naming the field."""
+    specials = dict(specials)
+    words = {token_to_str(t) for t in tokens.values()}
+    order = []
+
+    def fail(where, field, what):
+        raise ValueError(f"{where}: {field}: {what}; not supported")
+
+    def add(content, where, field, adds=True):
+        if isinstance(content, dict):
+            for flag in ("lstrip", "rstrip", "single_word"):
+                if content.get(flag) is True:
+                    fail(where, f"{field}.{flag}", "true (transformers strips or checks the "
+                         "text around the token)")
+            content = content.get("content")
+        if content is None:
+            return
+        if not isinstance(content, str) or not content:
+            fail(where, field, f"{_short(content)} is not a token's text")
+        if content in specials or content in order:
+            return
+        if content in words:
+            fail(where, field, f"{_short(content)} is a token of the vocabulary, which "
+                 "transformers would match whole in any text, as an added token")
+        if not adds:
+            fail(where, field, f"{_short(content)} is not in tokenizer.json (transformers "
+                 "versions differ on whether this file adds it)")
+        order.append(content)
+
+    for doc, where in configs:
+        adds = _os.path.basename(where) == "tokenizer_config.json"
+        if doc.get("split_special_tokens") is True:
+            fail(where, "split_special_tokens", "true (transformers encodes the special tokens' "
+                 "text as ordinary text; here that is encode(text, disallowed_special=()))")
+        if doc.get("do_lower_case") is True:
+            fail(where, "do_lower_case", "true")
+        if doc.get("add_prefix_space") is True and doc.get("tokenizer_class") not in (
+                None, "PreTrainedTokenizerFast"):
+            fail(where, "add_prefix_space", f"true for {_short(doc.get('tokenizer_class'))}")
+        decoder = doc.get("added_tokens_decoder", {})
+        if not isinstance(decoder, dict):
+            fail(where, "added_tokens_decoder", "not a JSON object")
+        for key, entry in sorted(decoder.items(), key=lambda kv: (not _is_id(kv[0]),
+                                                                   len(kv[0]), kv[0])):
+            if not isinstance(entry, dict):
+                fail(where, f"added_tokens_decoder.{key}", "not a JSON object")
+            add(entry, where, f"added_tokens_decoder.{key}")
+        for role in _HF_ROLES:
+            add(doc.get(role), where, role, adds)
+        lists = {}  # transformers 5 reads extra_special_tokens (and then not the other)
+        for field in ("extra_special_tokens", "additional_special_tokens"):
+            extra = doc.get(field, [])
+            lists[field] = list(extra.values()) if isinstance(extra, dict) else extra
+            if not isinstance(lists[field], list):
+                fail(where, field, "not a JSON list")
+        chosen, other = ("extra_special_tokens", "additional_special_tokens")[
+            ::1 if lists["extra_special_tokens"] else -1]
+        names = {e.get("content") if isinstance(e, dict) else e for e in lists[chosen]}
+        for e in lists[other]:
+            if (e.get("content") if isinstance(e, dict) else e) not in names | specials.keys():
+                fail(where, other, f"{_short(e)} is in neither tokenizer.json nor {chosen} "
+                     "(transformers versions read one or the other)")
+        for k, entry in enumerate(lists[chosen]):
+            add(entry, where, f"{chosen}[{k}]", adds)
+    next_id = len(tokens) + len(specials)  # transformers: its vocabulary's size on
+    taken = set(tokens) | set(specials.values())
+    for content in order:
+        if next_id in taken:
+            raise ValueError(f"{configs[0][1]}: transformers would give the added token "
+                             f"{_short(content)} id {next_id}, which another token has; "
+                             "not supported")
+        specials[content] = next_id
+        next_id += 1
+    return specials
 
 
 def _check_merges_rebuild(tok, where):
@@ -4851,13 +4957,20 @@ class _FileFormats:
         normalizer, a post-processor or decoder other than ByteLevel,
         truncation, padding, dropout, subword prefixes or suffixes, unknown
         fields, a Split regex whose meaning differs between the engines, and,
-        with ``ignore_merges: false``, a token its own merges do not rebuild."""
+        with ``ignore_merges: false``, a token its own merges do not rebuild.
+        A directory is read as transformers reads it: the tokens its
+        tokenizer_config.json names that tokenizer.json lacks become special
+        tokens at the ids transformers gives them; what would change ids
+        otherwise (``split_special_tokens: true``, stripping flags, ...) raises
+        ValueError naming the field."""
+        configs = ()
         if _os.path.isdir(path):
+            configs = _hf_configs(path)  # transformers' view of the directory's tokenizer
             path = _os.path.join(path, "tokenizer.json")
             if not _os.path.isfile(path):
                 raise ValueError(f"{_os.path.dirname(path)}: a directory without a tokenizer.json "
                                  f"(not a regular file)")
-        return _hf_tokenizer(cls, _read_text(path), path)
+        return _hf_tokenizer(cls, _read_text(path), path, configs)
 
     def save_pretrained(self, directory, *, bos_token=None, eos_token=None, pad_token=None,
                         unk_token=None, model_max_length=None):
