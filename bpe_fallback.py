@@ -399,6 +399,19 @@ def _desc_key(token):
 _INVERT = bytes(range(255, -1, -1))
 
 
+def check_learn_options(n_merges, min_frequency, max_token_bytes):
+    """The options of a core's ``learn_merges``, checked (both cores call it
+    first, as the Tokenizer's _train_options checks its own): ``n_merges`` an
+    int in [0, 2**31 - 256), ``min_frequency`` an int >= 0,
+    ``max_token_bytes`` None or an int >= 1."""
+    _check_int("n_merges", n_merges, 0)
+    if n_merges >= _MAX_ID - 256:
+        raise ValueError(f"n_merges {n_merges} would need ids of 2**31 or more (ids are int32)")
+    _check_int("min_frequency", min_frequency, 0)
+    if max_token_bytes is not None:
+        _check_int("max_token_bytes", max_token_bytes, 1)
+
+
 def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None, consume=True):
     """The merge loop: `counts` maps pre-token bytes -> count (or is a
     counter of this core).  Returns the merges as pairs of ids (0..255 are
@@ -409,6 +422,7 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
 
     Three steps, named as in the compiled core: _load_words, then
     _next_pair and _apply_merge until n_merges or no pair is left."""
+    check_learn_options(n_merges, min_frequency, max_token_bytes)
     if isinstance(counts, _Counter):
         counter, counts = counts, counts.to_dict()
         if consume:

@@ -144,3 +144,13 @@ def test_fuzzed_hand_built_cores_never_crash(mod, seed):
                          timeout=120, env={"PYTHONPATH": where(mod), "BPE_OFFLINE": "1"})
     assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
     assert int(run.stdout) > 50
+
+
+@pytest.mark.parametrize("options, error", [
+    ((-1, 2, None), ValueError), ((2**31, 2, None), ValueError), ((1.5, 2, None), TypeError),
+    ((10, -2, None), ValueError), ((10, 2, 0), ValueError), ((10, 2, "x"), TypeError),
+])
+def test_learn_merges_checks_its_options(mod, options, error):
+    with pytest.raises(error):
+        mod.Core.learn_merges({b"ab": 5, b"abc": 3}, *options)
+    assert mod.Core.learn_merges({b"ab": 5, b"abc": 3}, 10, 2, None)

@@ -6,6 +6,7 @@ the first token (or special token) they cannot express, writing nothing.
 tiktoken keeps ranks only and rebuilds merges from them; GPT-2's readers apply merges only
 (no whole-token rule); tokenizers numbers added tokens after its vocabulary itself."""
 
+import json
 import os
 import random
 
@@ -77,6 +78,13 @@ def random_model(mod, rng):
                                      special_tokens=specials)
 
 
+def onig(mod, pattern, tmp_path):
+    """The pattern as save_huggingface writes it for tokenizers' regex engine."""
+    mod.Tokenizer.from_merges([], pattern=pattern).save_huggingface(str(tmp_path / "p.json"))
+    doc = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    return doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"]
+
+
 def texts(rng):
     pieces = ["a", "b", "c", " ", "\u00e9", "ab", "<s>", "cab"]
     return ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 15)))
@@ -89,8 +97,6 @@ def test_random_models_export_exactly_or_not_at_all(mod, tmp_path, seed):
     pytest.importorskip("tiktoken")
     from tokenizers import Regex, pre_tokenizers
     from tokenizers.models import BPE
-
-    import bpe_fallback
 
     rng = random.Random(seed)
     written = {"tiktoken": 0, "tokenizer.json": 0, "gpt2": 0}
@@ -126,8 +132,7 @@ def test_random_models_export_exactly_or_not_at_all(mod, tmp_path, seed):
                                   str(tmp_path / "gpt2" / "merges.txt"))
             gpt2 = tokenizers.Tokenizer(model)  # merges only, as GPT-2's readers
             gpt2.pre_tokenizer = pre_tokenizers.Sequence([
-                pre_tokenizers.Split(Regex(bpe_fallback._pattern_to_onig(tok.pattern)),
-                                     "isolated"),
+                pre_tokenizers.Split(Regex(onig(mod, tok.pattern, tmp_path)), "isolated"),
                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
             gpt2.add_special_tokens(list(tok.special_tokens))
             assert [gpt2.encode(t).ids for t in sample] == want
