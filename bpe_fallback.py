@@ -402,10 +402,11 @@ _INVERT = bytes(range(255, -1, -1))
 def check_learn_options(n_merges, min_frequency, max_token_bytes):
     """The options of a core's ``learn_merges``, checked (both cores call it
     first, as the Tokenizer's _train_options checks its own): ``n_merges`` an
-    int in [0, 2**31 - 256), ``min_frequency`` an int >= 0,
+    int in [0, 2**31 - 256] (a cap: training stops where the pairs run out),
+    ``min_frequency`` an int >= 0,
     ``max_token_bytes`` None or an int >= 1."""
     _check_int("n_merges", n_merges, 0)
-    if n_merges >= _MAX_ID - 256:
+    if n_merges > _MAX_ID - 256:
         raise ValueError(f"n_merges {n_merges} would need ids of 2**31 or more (ids are int32)")
     _check_int("min_frequency", min_frequency, 0)
     if max_token_bytes is not None:
@@ -3678,6 +3679,37 @@ def _check_rank_order(tok):
                              f"{_short(tok._tokens[a])} (id {a})")
 
 
+_BACKREFERENCE = _regex.compile(r"\\(?:[1-9]|k<|g)|\(\?P=")
+
+
+def _tiktoken_pattern(pattern):
+    r"""`pattern` for tiktoken's regex engine, with this library's meaning.
+    tiktoken drops the text between two matches; here it is a pre-token of
+    its own.  A named pattern leaves no such text; another is written as
+    ``(?:P)|(?:(?!(?:P))[\s\S])+`` (a run of characters where no match
+    starts), P in the form written for Oniguruma where it has one (explicit
+    code point ranges, possessive repeats as atomic groups), which tiktoken's
+    engine reads alike.  A back-reference would refer to the wrong copy: a
+    ValueError."""
+    if pattern in _NAMED_PATTERNS:
+        return pattern
+    if _BACKREFERENCE.search(pattern):
+        raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken, which "
+                         "drops the text between matches, with a back-reference in it")
+    try:
+        nullable = _nullable(_RegexReader(pattern, onig=False).parse())
+    except (ValueError, RecursionError):
+        nullable = False  # syntax this library's reader does not parse: tiktoken reads it
+    if nullable:
+        raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: it can "
+                         "match the empty string")
+    try:
+        body = _onig_body(pattern)
+    except ValueError:
+        body = pattern
+    return f"(?:{body})|(?:(?!(?:{body}))[\\s\\S])+"
+
+
 def _tiktoken_dump(tok):
     import base64
 
@@ -4948,7 +4980,7 @@ class _FileFormats:
                     raise ValueError(f"special tokens {a!r} and {b!r} start alike; tiktoken does "
                                      "not "
                                      f"match them longest first, so it would encode differently")
-        return tiktoken.Encoding(name=name, pat_str=self._pattern,
+        return tiktoken.Encoding(name=name, pat_str=_tiktoken_pattern(self._pattern),
                                  mergeable_ranks={t: i for i, t in self._tokens.items()},
                                  special_tokens=dict(self._specials))
 

@@ -147,7 +147,7 @@ def test_fuzzed_hand_built_cores_never_crash(mod, seed):
 
 
 @pytest.mark.parametrize("options, error", [
-    ((-1, 2, None), ValueError), ((2**31, 2, None), ValueError), ((1.5, 2, None), TypeError),
+    ((-1, 2, None), ValueError), ((2**31 - 255, 2, None), ValueError), ((1.5, 2, None), TypeError),
     ((10, -2, None), ValueError), ((10, 2, 0), ValueError), ((10, 2, "x"), TypeError),
 ])
 def test_learn_merges_checks_its_options(mod, options, error):

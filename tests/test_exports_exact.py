@@ -137,3 +137,30 @@ def test_random_models_export_exactly_or_not_at_all(mod, tmp_path, seed):
             gpt2.add_special_tokens(list(tok.special_tokens))
             assert [gpt2.encode(t).ids for t in sample] == want
     assert min(written.values()) > 10, written
+
+
+GAPPY = [r"[A-Z]?[a-z]++|[^a-zA-Z]", r"[[:alpha:]]+|.", r"\w+|\W", r"\d{1,3}+|\D",
+         r"(?P<word>\w+)|(?P<other>\W)", r"(?i)straße|[\s\S]"]
+
+
+@pytest.mark.parametrize("pattern", GAPPY)
+def test_to_tiktoken_keeps_the_text_between_matches(mod, pattern):
+    """tiktoken drops the text no match covers ("P" in "P.O." for the first pattern, a line
+    feed for the second); here it is a pre-token of its own.  to_tiktoken writes the
+    pattern so that tiktoken splits as this library does."""
+    pytest.importorskip("tiktoken")
+    from helpers import read_data
+
+    text = read_data("corpus.en")[:6000] + "\nP.O. Box 12345, STRASSE straße \u00e9t\u00e9\n"
+    tok = mod.Tokenizer.train(text, 300, pattern=pattern, min_frequency=1)
+    enc = tok.to_tiktoken()
+    assert enc.encode_ordinary(text) == tok.encode_ordinary(text)
+    assert enc.decode(enc.encode_ordinary(text)) == text
+
+
+@pytest.mark.parametrize("pattern", [r"a*|b|[\s\S]", r"x(\w)\1|[\s\S]"])
+def test_to_tiktoken_refuses_patterns_it_cannot_write(mod, pattern):
+    pytest.importorskip("tiktoken")
+    tok = mod.Tokenizer.from_merges([(b"a", b"b")], pattern=pattern)
+    with pytest.raises(ValueError, match="tiktoken"):
+        tok.to_tiktoken()
