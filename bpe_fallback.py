@@ -4836,7 +4836,9 @@ def _load_any(cls, path, pattern):
         hf = _os.path.join(path, "tokenizer.json")
         if _os.path.lexists(hf):  # a FIFO or a device there is refused, not skipped
             holds_pattern("tokenizer.json")
-            return cls.from_huggingface(hf)
+            if not _os.path.isfile(hf):
+                return cls.from_huggingface(hf)  # refused, naming what it is
+            return cls.from_huggingface(path)  # the directory, as transformers reads it
         vocab, merges = _os.path.join(path, "vocab.json"), _os.path.join(path, "merges.txt")
         if _os.path.lexists(vocab) and _os.path.lexists(merges):
             return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2")

@@ -107,3 +107,15 @@ def test_the_tokenizer_json_alone_ignores_the_configs(mod, saved):
     directory = edited(saved, "alone", GIVES["a role naming a new token"])
     tok = mod.Tokenizer.from_huggingface(str(directory / "tokenizer.json"))
     assert "<y>" not in tok.special_tokens
+
+
+def test_from_file_and_the_command_line_read_the_directory_so(mod, saved):
+    from test_cli import assert_one_line_error
+    from test_dataprep import cli
+
+    directory = edited(saved, "via", GIVES["a role naming a new token"])
+    assert mod.Tokenizer.from_file(str(directory)) == mod.Tokenizer.from_huggingface(
+        str(directory))
+    assert "<y>" in mod.Tokenizer.from_file(str(directory)).special_tokens
+    refused = edited(saved, "via2", REFUSED["split_special_tokens"])
+    assert_one_line_error(cli(mod, ["info", refused]), "bpe", "split_special_tokens")
