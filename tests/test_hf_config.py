@@ -110,8 +110,9 @@ def test_the_tokenizer_json_alone_ignores_the_configs(mod, saved):
 
 
 def test_from_file_and_the_command_line_read_the_directory_so(mod, saved):
-    from test_cli import assert_one_line_error
     from test_dataprep import cli
+
+    from test_cli import assert_one_line_error
 
     directory = edited(saved, "via", GIVES["a role naming a new token"])
     assert mod.Tokenizer.from_file(str(directory)) == mod.Tokenizer.from_huggingface(
