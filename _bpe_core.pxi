@@ -383,9 +383,9 @@ cdef class Core:
 
     def __cinit__(self, pattern, ranks, merges, specials, _Model model=None):
         if model is None:
-            _py.check_core_model(pattern, ranks, merges, specials)
+            _py.Core.check_model(pattern, ranks, merges, specials)
         else:
-            _py.check_core_model(pattern, None, None, specials, model.has_id)
+            _py.Core.check_model(pattern, None, None, specials, model.has_id)
         self.pattern = pattern
         self.T.which = _which(pattern)
         if self.T.which != P_NONE:
@@ -403,6 +403,8 @@ cdef class Core:
     # start-up: the C readers (_bpe_load.pxi) and a core from what they read
     tiktoken_model = staticmethod(_tiktoken_model)
     native_model = staticmethod(_native_model)
+    check_model = staticmethod(_py.Core.check_model)
+    check_learn_options = staticmethod(_py.Core.check_learn_options)
 
     @classmethod
     def from_model(cls, str pattern, _Model model not None, dict specials):

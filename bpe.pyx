@@ -31,7 +31,7 @@ import regex
 import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__
 # the public helpers this module does not replace
-from bpe_fallback import (ProgressBar, UnknownTokenError, encoding_name_for_model, file_cuts,
+from bpe_fallback import (FileSet, ProgressBar, UnknownTokenError, encoding_name_for_model, file_cuts,
                           list_encoding_names, main, pretokenizer, read_jsonl, resolve_pattern,
                           str_to_token, token_to_str)
 

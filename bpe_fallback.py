@@ -54,7 +54,7 @@ import regex as _regex
 __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND",
            "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
            "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError", "Encoding",
-           "encoding_for_model", "encoding_name_for_model", "list_encoding_names"]
+           "encoding_for_model", "encoding_name_for_model", "list_encoding_names", "FileSet"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -399,7 +399,7 @@ def _desc_key(token):
 _INVERT = bytes(range(255, -1, -1))
 
 
-def check_learn_options(n_merges, min_frequency, max_token_bytes):
+def _check_learn_options(n_merges, min_frequency, max_token_bytes):
     """The options of a core's ``learn_merges``, checked (both cores call it
     first, as the Tokenizer's _train_options checks its own): ``n_merges`` an
     int in [0, 2**31 - 256] (a cap: training stops where the pairs run out),
@@ -423,7 +423,7 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
 
     Three steps, named as in the compiled core: _load_words, then
     _next_pair and _apply_merge until n_merges or no pair is left."""
-    check_learn_options(n_merges, min_frequency, max_token_bytes)
+    _check_learn_options(n_merges, min_frequency, max_token_bytes)
     if isinstance(counts, _Counter):
         counter, counts = counts, counts.to_dict()
         if consume:
@@ -701,7 +701,7 @@ class _Flattened(_itertools.chain):
         return flat
 
 
-def check_core_model(pattern, ranks, merges, specials, is_token=None):
+def _check_core_model(pattern, ranks, merges, specials, is_token=None):
     """Validate what a core is built from (``Core(pattern, ranks, merges,
     specials)``; ``Core.from_model`` passes its model's ``has_id`` as
     `is_token` and no ranks): both cores call it first, so a core built by
@@ -850,6 +850,10 @@ class Core:
       as pairs of ids; `counts` is a dict of pre-token bytes -> count or a
       counter (read without a dict by the compiled core); `consume` empties it.
     - ``repair(text)``, ``pack_ids(ids, itemsize)``.
+    - ``check_model(pattern, ranks, merges, specials, is_token=None)`` and
+      ``check_learn_options(n_merges, min_frequency, max_token_bytes)``: what
+      both cores call first on what they are given (TypeError / ValueError
+      naming the value); the compiled core uses these very functions.
 
     >>> core = Core(PATTERNS["gpt2"], {bytes([b]): b for b in range(256)} | {b"hi": 256},
     ...             [(104, 105, 256)], {})
@@ -860,7 +864,7 @@ class Core:
     releases_gil = False
 
     def __init__(self, pattern, ranks, merges, specials):
-        check_core_model(pattern, ranks, merges, specials)
+        _check_core_model(pattern, ranks, merges, specials)
         self._pattern = pattern
         self._split = pretokenizer(pattern)
         self._encoder = ranks
@@ -880,6 +884,8 @@ class Core:
         return _Flattened.from_iterable(windows)
     tiktoken_model = native_model = staticmethod(lambda *source: None)
     learn_merges = staticmethod(_learn_merges)
+    check_model = staticmethod(_check_core_model)
+    check_learn_options = staticmethod(_check_learn_options)
     repair = staticmethod(_repair)
     pack_ids = staticmethod(_pack_ids)
 
@@ -3091,8 +3097,8 @@ def _publish(fd, tmp, path):
 
 class FileSet:
     """Files published as a set (train and validation arrays with their
-    sidecars, a transformers directory, Dask shards with their index; public
-    for tools/train_dask.py): each is
+    sidecars, a transformers directory, Dask shards with their index, for
+    tools/train_dask.py or any program): each is
     written in full to a temporary file beside it, then, once all are
     written and synced, all are renamed into place.  An error before that
     (a full disk on the last file) leaves the old files as they were and no
