@@ -40,6 +40,8 @@ def _pack_ids(list ids, int itemsize):
     `itemsize` (2 or 4) bytes."""
     cdef Py_ssize_t n = len(ids), i
     cdef unsigned long v, limit = 0xFFFF if itemsize == 2 else 0xFFFFFFFF
+    if itemsize != 2 and itemsize != 4:
+        raise ValueError(f"itemsize must be 2 or 4, not {itemsize}")
     out = PyBytes_FromStringAndSize(NULL, n * itemsize)
     cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
     for i in range(n):
@@ -380,7 +382,11 @@ cdef class Core:
 
     releases_gil = True
 
-    def __cinit__(self, pattern, dict ranks, list merges, dict specials, _Model model=None):
+    def __cinit__(self, pattern, ranks, merges, specials, _Model model=None):
+        if model is None:
+            _py.Core.check_model(pattern, ranks, merges, specials)
+        else:
+            _py.Core.check_model(pattern, None, None, specials, model.has_id)
         self.pattern = pattern
         self.T.which = _which(pattern)
         if self.T.which != P_NONE:
@@ -402,6 +408,8 @@ cdef class Core:
     # start-up: the C readers (_bpe_load.pxi) and a core from what they read
     tiktoken_model = staticmethod(_tiktoken_model)
     native_model = staticmethod(_native_model)
+    check_model = staticmethod(_py.Core.check_model)
+    check_learn_options = staticmethod(_py.Core.check_learn_options)
 
     @classmethod
     def from_model(cls, pattern, _Model model not None, dict specials):

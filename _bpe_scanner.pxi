@@ -25,6 +25,17 @@ cdef uint8_t BYTE_FLAGS[256]     # UTF-8 byte -> flags (ASCII) or F_MB
 _flags_lock = threading.Lock()
 
 
+def _new_flags_lock():
+    """A forked child's own lock: another thread may have held it (building
+    FLAGS, which it sets only when whole) when the process forked."""
+    global _flags_lock
+    _flags_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_new_flags_lock)
+
+
 cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, uint32_t maxchar)
 

@@ -55,7 +55,7 @@ __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "
            "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
            "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError", "Encoding",
            "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
-           "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program"]
+           "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program", "FileSet"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -647,6 +647,20 @@ def _desc_key(token):
 _INVERT = bytes(range(255, -1, -1))
 
 
+def _check_learn_options(n_merges, min_frequency, max_token_bytes):
+    """The options of a core's ``learn_merges``, checked (both cores call it
+    first, as the Tokenizer's _train_options checks its own): ``n_merges`` an
+    int in [0, 2**31 - 256] (a cap: training stops where the pairs run out),
+    ``min_frequency`` an int >= 0,
+    ``max_token_bytes`` None or an int >= 1."""
+    _check_int("n_merges", n_merges, 0)
+    if n_merges > _MAX_ID - 256:
+        raise ValueError(f"n_merges {n_merges} would need ids of 2**31 or more (ids are int32)")
+    _check_int("min_frequency", min_frequency, 0)
+    if max_token_bytes is not None:
+        _check_int("max_token_bytes", max_token_bytes, 1)
+
+
 def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None, consume=True):
     """The merge loop: `counts` maps pre-token bytes -> count (or is a
     counter of this core).  Returns the merges as pairs of ids (0..255 are
@@ -657,6 +671,7 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
 
     Three steps, named as in the compiled core: _load_words, then
     _next_pair and _apply_merge until n_merges or no pair is left."""
+    _check_learn_options(n_merges, min_frequency, max_token_bytes)
     if isinstance(counts, _Counter):
         counter, counts = counts, counts.to_dict()
         if consume:
@@ -902,7 +917,9 @@ _TYPECODES = {2: "H", 4: "I" if _array.array("I").itemsize == 4 else "L"}
 
 
 def _pack_ids(ids, itemsize):
-    """A list of ids as little-endian unsigned ints of `itemsize` bytes."""
+    """A list of ids as little-endian unsigned ints of `itemsize` (2 or 4) bytes."""
+    if _operator.index(itemsize) not in _TYPECODES:
+        raise ValueError(f"itemsize must be 2 or 4, not {_short(itemsize)}")
     packed = _array.array(_TYPECODES[itemsize], ids)
     if _sys.byteorder == "big":
         packed.byteswap()
@@ -930,6 +947,89 @@ class _Flattened(_itertools.chain):
         flat = super().from_iterable(it)
         flat.source = it
         return flat
+
+
+def _check_core_model(pattern, ranks, merges, specials, is_token=None):
+    """Validate what a core is built from (``Core(pattern, ranks, merges,
+    specials)``; ``Core.from_model`` passes its model's ``has_id`` as
+    `is_token` and no ranks): both cores call it first, so a core built by
+    hand raises TypeError (a wrong type) or ValueError (a bad value) naming
+    the value, and the compiled one never indexes with an unchecked id.
+    Ranks map non-empty bytes (every single byte among them) to distinct ids
+    in [0, 2**31); each merge is (left id, right id, merged id) of tokens,
+    the merged token's bytes being the left's then the right's; specials map
+    non-empty str to ids no token and no other special token has.  Bulk
+    checks first (a GPT-2-sized model in milliseconds), then the first
+    offender is looked for only when one is known to exist."""
+    if not isinstance(pattern, (str, Pipeline)):
+        raise TypeError(f"a core's pattern must be a str or a Pipeline, not "
+                        f"{type(pattern).__name__}")
+    if not isinstance(specials, dict):
+        raise TypeError(f"a core's specials must be a dict, not {type(specials).__name__}")
+    if is_token is None:
+        if not isinstance(ranks, dict):
+            raise TypeError(f"a core's ranks must be a dict, not {type(ranks).__name__}")
+        if not isinstance(merges, list):
+            raise TypeError(f"a core's merges must be a list, not {type(merges).__name__}")
+        decoder = _check_core_ranks(ranks)
+        _check_core_merges(merges, ranks, decoder)
+        is_token = decoder.__contains__
+    _check_special_ids(specials, is_token)
+
+
+def _first(items, bad):
+    return next(x for x in items if bad(x))
+
+
+def _check_core_ranks(ranks):
+    if set(map(type, ranks)) - {bytes}:
+        t = _first(ranks, lambda t: type(t) is not bytes)
+        raise TypeError(f"a core's token {_short(t)} must be bytes, not {type(t).__name__}")
+    if b"" in ranks:
+        raise ValueError(f"a core's token b'' (id {ranks[b'']}) is empty")
+    ids = list(ranks.values())
+    if set(map(type, ids)) - {int}:
+        t = _first(ranks, lambda t: type(ranks[t]) is not int)
+        raise TypeError(f"a core's token {_short(t)} has id {_short(ranks[t])}, not an int")
+    if ids and not (0 <= min(ids) and max(ids) < _MAX_ID):
+        t = _first(ranks, lambda t: not 0 <= ranks[t] < _MAX_ID)
+        raise ValueError(f"a core's token {_short(t)} has id {ranks[t]}, outside [0, 2**31)")
+    decoder = dict(zip(ids, ranks))
+    if len(decoder) != len(ranks):
+        seen = {}
+        for t, i in ranks.items():
+            if seen.setdefault(i, t) is not t:
+                raise ValueError(f"a core's id {i} is given to two tokens, {_short(seen[i])} and "
+                                 f"{_short(t)}")
+    for b in range(256):
+        if bytes([b]) not in ranks:
+            raise ValueError(f"a core's ranks lack the single byte 0x{b:02x}")
+    return decoder
+
+
+def _check_core_merges(merges, ranks, decoder):
+    if set(map(type, merges)) - {tuple, list} or set(map(len, merges)) - {3}:
+        k, m = _first(enumerate(merges), lambda km: type(km[1]) not in (tuple, list)
+                      or len(km[1]) != 3)
+        raise TypeError(f"a core's merge {k} must be (left id, right id, merged id), not "
+                        f"{_short(m)}")
+    flat = list(_itertools.chain.from_iterable(merges))
+    if set(map(type, flat)) - {int}:
+        k, m = _first(enumerate(merges), lambda km: set(map(type, km[1])) - {int})
+        raise TypeError(f"a core's merge {k} {_short(m)} must hold three ints")
+    if not set(flat) <= decoder.keys():
+        k, m = _first(enumerate(merges), lambda km: not set(km[1]) <= decoder.keys())
+        i = _first(m, lambda i: i not in decoder)
+        raise ValueError(f"a core's merge {k} {_short(m)}: {i} is not a token's id")
+    left = map(decoder.__getitem__, flat[0::3])
+    right = map(decoder.__getitem__, flat[1::3])
+    joined = list(map(ranks.get, map(bytes.__add__, left, right)))
+    if joined != flat[2::3]:
+        k = _first(range(len(merges)), lambda k: joined[k] != merges[k][2])
+        a, b, m = merges[k]
+        raise ValueError(f"a core's merge {k} {_short(merges[k])} joins "
+                         f"{_short(decoder[a] + decoder[b])}, which is not token {m} "
+                         f"({_short(decoder[m])})")
 
 
 class Core:
@@ -1008,6 +1108,10 @@ class Core:
       as pairs of ids; `counts` is a dict of pre-token bytes -> count or a
       counter (read without a dict by the compiled core); `consume` empties it.
     - ``repair(text)``, ``pack_ids(ids, itemsize)``.
+    - ``check_model(pattern, ranks, merges, specials, is_token=None)`` and
+      ``check_learn_options(n_merges, min_frequency, max_token_bytes)``: what
+      both cores call first on what they are given (TypeError / ValueError
+      naming the value); the compiled core uses these very functions.
 
     >>> core = Core(PATTERNS["gpt2"], {bytes([b]): b for b in range(256)} | {b"hi": 256},
     ...             [(104, 105, 256)], {})
@@ -1019,6 +1123,7 @@ class Core:
     pretokenizer = "regex"
 
     def __init__(self, pattern, ranks, merges, specials):
+        _check_core_model(pattern, ranks, merges, specials)
         self._pattern = pattern
         self._split = pretokenizer(pattern)
         self._encoder = ranks
@@ -1039,6 +1144,8 @@ class Core:
         return _Flattened.from_iterable(windows)
     tiktoken_model = native_model = staticmethod(lambda *source: None)
     learn_merges = staticmethod(_learn_merges)
+    check_model = staticmethod(_check_core_model)
+    check_learn_options = staticmethod(_check_learn_options)
     repair = staticmethod(_repair)
     pack_ids = staticmethod(_pack_ids)
 
@@ -1120,6 +1227,7 @@ class Core:
             return None
 
     def packer(self, itemsize):
+        _pack_ids([], itemsize)  # the same check as the compiled core's, before any text
         return lambda text: _pack_ids(self.encode_text(text), itemsize)
 
     def pack_text(self, text, itemsize):
@@ -2882,8 +2990,30 @@ def _new_locks():
     _REGISTRY_LOCK, _BUILT_LOCK = _threading.RLock(), _threading.Lock()
 
 
-if hasattr(_os, "register_at_fork"):
-    _os.register_at_fork(after_in_child=_new_locks)
+def _finish_imports():
+    """Before fork(): wait for the imports other threads are in the middle of
+    (this library imports its heavy modules where they are used, so a thread
+    building a tokenizer may be importing one).  A child forked mid-import
+    would find the module half made and its import lock held forever.  The
+    module locks are importlib's own (taking and releasing each one waits for
+    its import, as a second importer of the module would); where importlib
+    has none of these names, nothing is waited for."""
+    try:
+        from importlib import _bootstrap
+
+        names = list(_bootstrap._module_locks)
+        wait = _bootstrap._lock_unlock_module
+    except (ImportError, AttributeError):  # pragma: no cover - another importlib
+        return
+    for name in names:
+        try:
+            wait(name)
+        except Exception:  # noqa: BLE001 - the importing thread reports its own error
+            pass
+
+
+if hasattr(_os, "register_at_fork"):  # POSIX
+    _os.register_at_fork(before=_finish_imports, after_in_child=_new_locks)
 
 
 def _built():
@@ -3399,38 +3529,47 @@ _INFLATE_STEP = 1 << 20
 def _inflate(data, path):
     """gzip data (any number of members, zero bytes between and after them)
     inflated a step at a time, no more than _MAX_FILE_BYTES of it."""
+    steps = (data[k:k + _INFLATE_STEP] for k in range(0, len(data), _INFLATE_STEP))
+    return b"".join(_inflate_steps(steps, path, _MAX_FILE_BYTES))
+
+
+def _inflate_steps(blocks, path, limit=None):
+    """The inflated pieces (at most _INFLATE_STEP bytes each) of gzip data
+    given as an iterable of blocks: any number of members, zero bytes between
+    and after them; more than `limit` bytes inflated (None: no limit) or a
+    broken stream is a ValueError naming `path`.  Memory: a block and a step."""
     import zlib
 
-    out, size, pos = [], 0, 0
+    blocks = iter(blocks)
+    size = 0
     pending, d = b"", None  # input not yet inflated; the member being inflated
     try:
         while True:
             if d is None:  # between members
                 pending = pending.lstrip(b"\0")
                 if not pending:
-                    if pos >= len(data):
-                        break
-                    pending, pos = data[pos:pos + _INFLATE_STEP], pos + _INFLATE_STEP
+                    pending = next(blocks, None)
+                    if pending is None:
+                        return
                     continue
                 d = zlib.decompressobj(wbits=31)
             piece = d.decompress(pending, _INFLATE_STEP)
             pending = d.unconsumed_tail
             if piece:
                 size += len(piece)
-                if size > _MAX_FILE_BYTES:
-                    raise ValueError(f"{path}: more than the {_MAX_FILE_BYTES} bytes a tokenizer "
-                                     f"file may have, once inflated")
-                out.append(piece)
+                if limit is not None and size > limit:
+                    raise ValueError(f"{path}: more than the {limit} bytes a tokenizer file may "
+                                     f"have, once inflated")
+                yield piece
             if d.eof:  # what follows the member (unconsumed_tail holds it too)
                 pending, d = d.unused_data, None
             elif not piece and not pending:
-                if pos >= len(data):
+                pending = next(blocks, None)
+                if pending is None:
                     raise ValueError(f"{path}: a broken gzip file (it ends in the middle of "
                                      f"the data)")
-                pending, pos = data[pos:pos + _INFLATE_STEP], pos + _INFLATE_STEP
     except zlib.error as e:
         raise ValueError(f"{path}: a broken gzip file ({e})") from None
-    return b"".join(out)
 
 
 def _text_of(data, path):
@@ -3613,21 +3752,130 @@ def _open_temporary(directory, name):
     return _os.open(tmp, _os.O_CREAT | _os.O_EXCL | flags, 0o666), tmp
 
 
+def _name_temporary(fd, path):
+    """A hidden name beside `path` for the unnamed temporary file `fd`."""
+    tmp = _os.path.join(_os.path.dirname(path),
+                        f".tmp-{_os.urandom(6).hex()}-{_os.path.basename(path)}")
+    fds = _os.open("/proc/self/fd", _os.O_RDONLY)
+    try:  # linkat(..., AT_SYMLINK_FOLLOW): the file the descriptor's link points to
+        _os.link(str(fd), tmp, src_dir_fd=fds, follow_symlinks=True)
+    finally:
+        _os.close(fds)
+    return tmp
+
+
 def _publish(fd, tmp, path):
     """Give the complete temporary file its final name (replacing any file)."""
     if tmp is None:
-        tmp = _os.path.join(_os.path.dirname(path),
-                            f".tmp-{_os.urandom(6).hex()}-{_os.path.basename(path)}")
-        fds = _os.open("/proc/self/fd", _os.O_RDONLY)
-        try:  # linkat(..., AT_SYMLINK_FOLLOW): the file the descriptor's link points to
-            _os.link(str(fd), tmp, src_dir_fd=fds, follow_symlinks=True)
-        finally:
-            _os.close(fds)
+        tmp = _name_temporary(fd, path)
     try:
         _os.replace(tmp, path)
     except BaseException:
         _os.unlink(tmp)
         raise
+
+
+class FileSet:
+    """Files published as a set (train and validation arrays with their
+    sidecars, a transformers directory, Dask shards with their index, for
+    tools/train_dask.py or any program): each is
+    written in full to a temporary file beside it, then, once all are
+    written and synced, all are renamed into place.  An error before that
+    (a full disk on the last file) leaves the old files as they were and no
+    temporary behind; an error among the renames puts back the old files it
+    had replaced (kept under hidden names until the set is in place).
+
+        with FileSet() as files:
+            fd = files.open(path)      # a descriptor to write the file to
+            files.text(other, text)    # or a whole text
+            files.publish()
+
+    A file that `describes` others (a sidecar) loses its old version before
+    any file of the set is renamed: for no moment does it describe a new file."""
+
+    def __init__(self):
+        self._items = []  # [path, fd, temporary name or None (unnamed), describes]
+
+    def __enter__(self):
+        return self
+
+    def open(self, path, keep_mode=None, describes=False):
+        """A descriptor to write `path`'s new content to; the file gets the mode
+        of the one it replaces (`keep_mode`: of one the caller removed), else
+        the mode open() gives."""
+        path = _os.path.abspath(_os.fsdecode(_os.fspath(path)))
+        if keep_mode is None:
+            keep_mode = _existing_mode(path)
+        fd, tmp = _open_temporary(_os.path.dirname(path), _os.path.basename(path))
+        self._items.append([path, fd, tmp, describes])
+        if keep_mode is not None and hasattr(_os, "fchmod"):
+            _os.fchmod(fd, keep_mode)
+        return fd
+
+    def adopt(self, written, path, describes=False):
+        """Publish `written`, a complete file (synced, in `path`'s directory, made
+        by another process: a Dask worker's shard), as `path`; removed if the
+        set is not published."""
+        self._items.append([_os.path.abspath(_os.fsdecode(_os.fspath(path))), None,
+                            _os.fsdecode(_os.fspath(written)), describes])
+
+    def text(self, path, text, keep_mode=None, describes=False):
+        """`path`'s new content: a text, UTF-8."""
+        fd = self.open(path, keep_mode, describes)
+        view = memoryview(text.encode("utf-8"))
+        while view:
+            view = view[_os.write(fd, view):]
+
+    def publish(self):
+        for item in self._items:
+            if item[1] is not None:
+                _os.fsync(item[1])
+        for item in self._items:  # every file gets a name before any is renamed
+            if item[2] is None:
+                item[2] = _name_temporary(item[1], item[0])
+        order = sorted(self._items, key=lambda item: not item[3])  # sidecars' old ones first
+        kept = {}  # path -> the hidden name of the file it had (a hard link to it)
+        done = []  # the paths replaced or removed so far
+        try:
+            for path, _, _, _ in order:
+                if _os.path.isfile(path) and not _os.path.islink(path):
+                    backup = _temp_name(_os.path.dirname(path), path)
+                    try:
+                        _os.link(path, backup)
+                    except OSError:  # a file system without hard links: no way back
+                        continue
+                    kept[path] = backup
+            for path, _, _, describes in order:
+                if describes and path in kept:
+                    _os.unlink(path)
+                    done.append(path)
+            for item in order:
+                _os.replace(item[2], item[0])
+                item[2] = None
+                done.append(item[0])
+        except BaseException:
+            for path in set(done):  # the others still are the old files
+                try:
+                    if path in kept:
+                        _os.replace(kept.pop(path), path)
+                    else:
+                        _os.unlink(path)
+                except OSError:
+                    pass
+            raise
+        finally:
+            for backup in kept.values():
+                _unlink_quietly(backup)
+        for directory in {_os.path.dirname(item[0]) for item in self._items}:
+            _sync_directory(directory)
+
+    def __exit__(self, kind, value, traceback):
+        for _, fd, tmp, _ in self._items:
+            if fd is not None:
+                _os.close(fd)
+            if tmp is not None:
+                _unlink_quietly(tmp)
+        return False
 
 
 # --------------------------------------------------------------------------
@@ -4016,6 +4264,12 @@ def _one_name_per_id(tok, target):
 def _gpt2_dump(tok):
     import json
 
+    found = _unrebuilt_token(tok)  # GPT-2's readers apply the merges only
+    if found is not None:
+        i, t, ids = found
+        raise ValueError(f"GPT-2's merges.txt cannot express token {_short(t)} (id {i}): merges "
+                         f"alone make {_short(ids)} of its text, this tokenizer gives the token")
+
     vocab = {token_to_str(t): i for i, t in tok._tokens.items()}
     for s, i in tok._specials.items():
         if s in vocab:
@@ -4146,15 +4400,49 @@ def _check_rank_order(tok):
         raise ValueError("tiktoken splits by one regex and normalizes nothing; this tokenizer's "
                          "pattern is a Pipeline: save_huggingface or save can hold it")
     ids = tok._rank_id
-    if any(a >= b for a, b in zip(ids, ids[1:])):
-        raise ValueError("tiktoken uses ids as merge ranks, but this tokenizer's merge results "
-                         "do not have increasing ids")
+    for k, (a, b) in enumerate(zip(ids, ids[1:])):
+        if a >= b:
+            raise ValueError(f"tiktoken uses ids as merge ranks, but this tokenizer's merge "
+                             f"results do not have increasing ids: merge {k + 1} makes "
+                             f"{_short(tok._tokens[b])} (id {b}) after merge {k} made "
+                             f"{_short(tok._tokens[a])} (id {a})")
+
+
+_BACKREFERENCE = _regex.compile(r"\\(?:[1-9]|k<|g)|\(\?P=")
+
+
+def _tiktoken_pattern(pattern):
+    r"""`pattern` for tiktoken's regex engine, with this library's meaning.
+    tiktoken drops the text between two matches; here it is a pre-token of
+    its own.  A named pattern leaves no such text; another is written as
+    ``(?:P)|(?:(?!(?:P))[\s\S])+`` (a run of characters where no match
+    starts), P in the form written for Oniguruma where it has one (explicit
+    code point ranges, possessive repeats as atomic groups), which tiktoken's
+    engine reads alike.  A back-reference would refer to the wrong copy: a
+    ValueError."""
+    if pattern in _NAMED_PATTERNS:
+        return pattern
+    if _BACKREFERENCE.search(pattern):
+        raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken, which "
+                         "drops the text between matches, with a back-reference in it")
+    try:
+        nullable = _nullable(_RegexReader(pattern, onig=False).parse())
+    except (ValueError, RecursionError):
+        nullable = False  # syntax this library's reader does not parse: tiktoken reads it
+    if nullable:
+        raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: it can "
+                         "match the empty string")
+    try:
+        body = _onig_body(pattern)
+    except ValueError:
+        body = pattern
+    return f"(?:{body})|(?:(?!(?:{body}))[\\s\\S])+"
 
 
 def _tiktoken_dump(tok):
     import base64
 
-    _check_rank_order(tok)
+    _check_tiktoken_exact(tok)
     return "".join(f"{base64.b64encode(t).decode('ascii')} {i}\n"
                    for i, t in sorted(tok._tokens.items()))
 
@@ -4737,6 +5025,13 @@ def _hf_dump(tok):
         if s in vocab:
             raise ValueError(f"special token {_short(s)} has the same text as token {vocab[s]} in "
                              "the byte-level vocabulary; tokenizers would give it that id")
+    # tokenizers numbers the added tokens itself: the k-th (in the file's order, by id) gets
+    # the model's vocabulary size + k, whatever id the file gives it
+    for k, (s, i) in enumerate(sorted(tok._specials.items(), key=lambda kv: kv[1])):
+        if i != len(vocab) + k:
+            raise ValueError(f"tokenizer.json cannot give special token {_short(s)} its id {i}: "
+                             f"tokenizers numbers added tokens on from its vocabulary's size "
+                             f"({len(vocab)} tokens), so it would be {len(vocab) + k}")
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
                   "use_regex": False}
     pipeline = tok._pattern
@@ -5080,24 +5375,141 @@ def _hf_split(split, field, fail):
         fail(f"{field}.pattern: {e}")
 
 
-def _hf_tokenizer(cls, text, where):
-    """from_huggingface's tokenizer, from the text of a tokenizer.json."""
+def _hf_tokenizer(cls, text, where, configs=()):
+    """from_huggingface's tokenizer, from the text of a tokenizer.json (and
+    the configs beside it: see _hf_config_specials)."""
     pattern, tokens, merges, specials, ignore_merges = _hf_parse(text, where)
+    if configs:
+        specials = _hf_config_specials(configs, tokens, specials)
     tok = cls._create(pattern, tokens, merges, specials)
     if not ignore_merges:
         _check_merges_rebuild(tok, where)
     return tok
 
 
+_HF_ROLES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
+             "mask_token")
+
+
+def _hf_configs(directory):
+    """[(doc, where)] of a model directory's tokenizer_config.json and
+    special_tokens_map.json (those present), which transformers reads beside
+    its tokenizer.json."""
+    configs = []
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):
+        where = _os.path.join(directory, name)
+        if _os.path.lexists(where):
+            doc = _json(_read_text(where), where)
+            if not isinstance(doc, dict):
+                raise ValueError(f"{where}: not a JSON object but a {_json_type(doc)}")
+            configs.append((doc, where))
+    return configs
+
+
+def _hf_config_specials(configs, tokens, specials):
+    """The special tokens transformers has once it has read the configs: the
+    tokenizer.json's, then each token the configs name (added_tokens_decoder,
+    bos_token, ..., additional_special_tokens) that it lacks, which
+    transformers adds as an added token at the next id (whatever id the
+    config gives it), matched whole in text as a special token is here.  What
+    changes ids otherwise (split_special_tokens, stripping flags, lower case,
+    a prefix space, a vocabulary token made an added one) is a ValueError
+    naming the field."""
+    specials = dict(specials)
+    words = {token_to_str(t) for t in tokens.values()}
+    order = []
+
+    def fail(where, field, what):
+        raise ValueError(f"{where}: {field}: {what}; not supported")
+
+    def add(content, where, field, adds=True):
+        if isinstance(content, dict):
+            for flag in ("lstrip", "rstrip", "single_word"):
+                if content.get(flag) is True:
+                    fail(where, f"{field}.{flag}", "true (transformers strips or checks the "
+                         "text around the token)")
+            content = content.get("content")
+        if content is None:
+            return
+        if not isinstance(content, str) or not content:
+            fail(where, field, f"{_short(content)} is not a token's text")
+        if content in specials or content in order:
+            return
+        if content in words:
+            fail(where, field, f"{_short(content)} is a token of the vocabulary, which "
+                 "transformers would match whole in any text, as an added token")
+        if not adds:
+            fail(where, field, f"{_short(content)} is not in tokenizer.json (transformers "
+                 "versions differ on whether this file adds it)")
+        order.append(content)
+
+    for doc, where in configs:
+        adds = _os.path.basename(where) == "tokenizer_config.json"
+        if doc.get("split_special_tokens") is True:
+            fail(where, "split_special_tokens", "true (transformers encodes the special tokens' "
+                 "text as ordinary text; here that is encode(text, disallowed_special=()))")
+        if doc.get("do_lower_case") is True:
+            fail(where, "do_lower_case", "true")
+        if doc.get("add_prefix_space") is True and doc.get("tokenizer_class") not in (
+                None, "PreTrainedTokenizerFast"):
+            fail(where, "add_prefix_space", f"true for {_short(doc.get('tokenizer_class'))}")
+        decoder = doc.get("added_tokens_decoder", {})
+        if not isinstance(decoder, dict):
+            fail(where, "added_tokens_decoder", "not a JSON object")
+        for key, entry in sorted(decoder.items(), key=lambda kv: (not _is_id(kv[0]),
+                                                                   len(kv[0]), kv[0])):
+            if not isinstance(entry, dict):
+                fail(where, f"added_tokens_decoder.{key}", "not a JSON object")
+            add(entry, where, f"added_tokens_decoder.{key}")
+        for role in _HF_ROLES:
+            add(doc.get(role), where, role, adds)
+        lists = {}  # transformers 5 reads extra_special_tokens (and then not the other)
+        for field in ("extra_special_tokens", "additional_special_tokens"):
+            extra = doc.get(field, [])
+            lists[field] = list(extra.values()) if isinstance(extra, dict) else extra
+            if not isinstance(lists[field], list):
+                fail(where, field, "not a JSON list")
+        chosen, other = ("extra_special_tokens", "additional_special_tokens")[
+            ::1 if lists["extra_special_tokens"] else -1]
+        names = {e.get("content") if isinstance(e, dict) else e for e in lists[chosen]}
+        for e in lists[other]:
+            if (e.get("content") if isinstance(e, dict) else e) not in names | specials.keys():
+                fail(where, other, f"{_short(e)} is in neither tokenizer.json nor {chosen} "
+                     "(transformers versions read one or the other)")
+        for k, entry in enumerate(lists[chosen]):
+            add(entry, where, f"{chosen}[{k}]", adds)
+    next_id = len(tokens) + len(specials)  # transformers: its vocabulary's size on
+    taken = set(tokens) | set(specials.values())
+    for content in order:
+        if next_id in taken:
+            raise ValueError(f"{configs[0][1]}: transformers would give the added token "
+                             f"{_short(content)} id {next_id}, which another token has; "
+                             "not supported")
+        specials[content] = next_id
+        next_id += 1
+    return specials
+
+
 def _check_merges_rebuild(tok, where):
     """With ignore_merges false, tokenizers encodes a pre-token by its merges
     only, this library (as tiktoken, and tokenizers with ignore_merges true)
     takes a pre-token that is itself a token as that token: the same ids
-    exactly when every token's own merges rebuild it.  A token whose bytes
-    are not UTF-8 is never a whole pre-token, one of two bytes always
-    rebuilds."""
-    for i, t in tok._tokens.items():
-        if len(t) <= 2:
+    exactly when every token's own merges rebuild it."""
+    found = _unrebuilt_token(tok)
+    if found is not None:
+        i, t, ids = found
+        raise ValueError(f"{where}: with model.ignore_merges false, tokenizers never gives "
+                         f"token {_short(t)} (id {i}) for its own text (its merges make "
+                         f"{_short(ids)}), and this library would; not supported")
+
+
+def _unrebuilt_token(tok):
+    """(id, bytes, ids) of the first token (by id) that merges alone, by rank
+    (GPT-2's rule: no whole-token rule), do not rebuild from its bytes, or
+    None.  A token whose bytes are not UTF-8 is never a whole pre-token, a
+    single byte always rebuilds."""
+    for i, t in sorted(tok._tokens.items()):
+        if len(t) < 2:
             continue
         try:
             t.decode("utf-8")
@@ -5105,10 +5517,50 @@ def _check_merges_rebuild(tok, where):
             continue
         ids = tok._core.merge_bytes(t)
         if ids != [i]:
-            raise ValueError(f"{where}: with model.ignore_merges false, tokenizers never gives "
-                             f"token {_short(t)} (id {i}) for its own text (its merges make "
-                             f"{_short(ids)}), "
-                             f"and this library would; not supported")
+            return i, t, ids
+    return None
+
+
+def _check_tiktoken_exact(tok):
+    """tiktoken keeps ranks only and rebuilds the merges from them (a token
+    is the join of the two pieces that byte-pair encoding with the lower
+    ranks leaves; ids are ranks): the export is exact when the merges it
+    rebuilds from this tokenizer's ids are this tokenizer's merges, in
+    order.  Else a ValueError naming the first token it cannot express."""
+    _check_rank_order(tok)
+    ranks = {t: i for i, t in tok._tokens.items()}
+    what = "tiktoken's format (ranks only) cannot express this tokenizer"
+    try:
+        derived = _rebuilt_merges(tok, ranks)
+    except ValueError as e:
+        raise ValueError(f"{what}: {str(e).split(': ', 1)[-1]}") from None
+    if derived == tok._merges:
+        return
+    ours = {a + b: (a, b) for a, b in tok._merges}
+    theirs = {a + b: (a, b) for a, b in derived}
+    for i, t in sorted(tok._tokens.items()):
+        if ours.get(t) != theirs.get(t):
+            mine, other = ours.get(t), theirs.get(t)
+            raise ValueError(
+                f"{what}: token {_short(t)} (id {i}) " +
+                (f"is made by merging {_short(mine[0])} and {_short(mine[1])} here"
+                 if mine else "is made by no merge here") + ", but tiktoken would " +
+                (f"merge {_short(other[0])} and {_short(other[1])} into it" if other
+                 else "never build it by a merge"))
+    raise ValueError(f"{what}: its merges are not in the order of their ids")  # pragma: no cover
+
+
+def _rebuilt_merges(tok, ranks):
+    """The merges (pairs of bytes, by rank) that tiktoken's rule implies for
+    `ranks`: read by the core's C reader where it has one, else by
+    _tiktoken_model."""
+    core_class = type(tok._core)
+    model = core_class.tiktoken_model(ranks)
+    if model is not None:
+        core = core_class.from_model(tok._pattern, model, {})
+        tokens = core.tokens()
+        return [(tokens[a], tokens[b]) for a, b, _ in core.merges()]
+    return _tiktoken_model(ranks, "this tokenizer")[1]
 
 
 # Reading any format (Tokenizer.from_file)
@@ -5168,7 +5620,9 @@ def _load_any(cls, path, pattern):
         hf = _os.path.join(path, "tokenizer.json")
         if _os.path.lexists(hf):  # a FIFO or a device there is refused, not skipped
             holds_pattern("tokenizer.json")
-            return cls.from_huggingface(hf)
+            if not _os.path.isfile(hf):
+                return cls.from_huggingface(hf)  # refused, naming what it is
+            return cls.from_huggingface(path)  # the directory, as transformers reads it
         vocab, merges = _os.path.join(path, "vocab.json"), _os.path.join(path, "merges.txt")
         if _os.path.lexists(vocab) and _os.path.lexists(merges):
             return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2")
@@ -5236,8 +5690,10 @@ class _FileFormats:
         _one_name_per_id(self, "GPT-2's vocab.json")
         vocab, merges = _gpt2_dump(self)
         _os.makedirs(directory, exist_ok=True)
-        _atomic_write(_os.path.join(directory, "vocab.json"), vocab)
-        _atomic_write(_os.path.join(directory, "merges.txt"), merges)
+        with FileSet() as files:
+            files.text(_os.path.join(directory, "vocab.json"), vocab)
+            files.text(_os.path.join(directory, "merges.txt"), merges)
+            files.publish()
 
     @classmethod
     def from_tiktoken(cls, path_or_ranks, *, pattern, special_tokens=None):
@@ -5290,10 +5746,12 @@ class _FileFormats:
         text = _tiktoken_dump(self)
         meta = {"pattern": self._pattern, "special_tokens": self.special_tokens,
                 "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
-        _atomic_write(path, text)
-        if sidecar:
-            _atomic_write(_os.fspath(path) + ".json",
-                          json.dumps(meta, ensure_ascii=False, indent=1) + "\n")
+        with FileSet() as files:  # the file and its sidecar as a set
+            files.text(path, text)
+            if sidecar:
+                files.text(_os.fspath(path) + ".json",
+                           json.dumps(meta, ensure_ascii=False, indent=1) + "\n", describes=True)
+            files.publish()
         return meta
 
     def to_tiktoken(self, name="bpe"):
@@ -5302,14 +5760,14 @@ class _FileFormats:
             import tiktoken
         except ImportError:
             raise ImportError("to_tiktoken needs tiktoken: pip install tiktoken") from None
-        _check_rank_order(self)
+        _check_tiktoken_exact(self)
         for a in self._specials:
             for b in self._specials:
                 if a != b and b.startswith(a):
                     raise ValueError(f"special tokens {a!r} and {b!r} start alike; tiktoken does "
                                      "not "
                                      f"match them longest first, so it would encode differently")
-        return tiktoken.Encoding(name=name, pat_str=self._pattern,
+        return tiktoken.Encoding(name=name, pat_str=_tiktoken_pattern(self._pattern),
                                  mergeable_ranks={t: i for i, t in self._tokens.items()},
                                  special_tokens=dict(self._specials))
 
@@ -5333,13 +5791,20 @@ class _FileFormats:
         normalizer, a post-processor or decoder other than ByteLevel,
         truncation, padding, dropout, subword prefixes or suffixes, unknown
         fields, a Split regex whose meaning differs between the engines, and,
-        with ``ignore_merges: false``, a token its own merges do not rebuild."""
+        with ``ignore_merges: false``, a token its own merges do not rebuild.
+        A directory is read as transformers reads it: the tokens its
+        tokenizer_config.json names that tokenizer.json lacks become special
+        tokens at the ids transformers gives them; what would change ids
+        otherwise (``split_special_tokens: true``, stripping flags, ...) raises
+        ValueError naming the field."""
+        configs = ()
         if _os.path.isdir(path):
+            configs = _hf_configs(path)  # transformers' view of the directory's tokenizer
             path = _os.path.join(path, "tokenizer.json")
             if not _os.path.isfile(path):
                 raise ValueError(f"{_os.path.dirname(path)}: a directory without a tokenizer.json "
                                  f"(not a regular file)")
-        return _hf_tokenizer(cls, _read_text(path), path)
+        return _hf_tokenizer(cls, _read_text(path), path, configs)
 
     def save_pretrained(self, directory, *, bos_token=None, eos_token=None, pad_token=None,
                         unk_token=None, model_max_length=None):
@@ -5393,10 +5858,13 @@ class _FileFormats:
         if model_max_length is not None:
             config["model_max_length"] = model_max_length
         _os.makedirs(directory, exist_ok=True)
-        _atomic_write(_os.path.join(directory, "tokenizer.json"), tokenizer_json)
-        for name, doc in (("tokenizer_config.json", config), ("special_tokens_map.json", roles)):
-            _atomic_write(_os.path.join(directory, name),
-                          json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        with FileSet() as files:  # the three files as a set: a failure leaves the old ones
+            files.text(_os.path.join(directory, "tokenizer.json"), tokenizer_json)
+            for name, doc in (("tokenizer_config.json", config),
+                              ("special_tokens_map.json", roles)):
+                files.text(_os.path.join(directory, name),
+                           json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            files.publish()
 
     @classmethod
     def from_file(cls, path, *, pattern=None):
@@ -5682,9 +6150,20 @@ def file_cuts(file, chunk_size, *, pattern="gpt2", special_tokens=(), jsonl=Fals
                              else f"{file!r} is not a regular file")
         with open(file, "rb") as f:
             size = _os.fstat(f.fileno()).st_size
+            _not_gzip(f, _os.fsdecode(file))
             return _ranges(f, size, 0, size, chunk_size, cut_re)
     size = file.seek(0, _os.SEEK_END)
+    _not_gzip(file, getattr(file, "name", "the file"))
     return _ranges(file, size, 0, size, chunk_size, cut_re)
+
+
+def _not_gzip(f, name):
+    """file_cuts' ranges are of the file's own bytes: a gzip stream cannot be
+    read from the middle (train_files and encode_files inflate it first)."""
+    f.seek(0)
+    if f.read(2) == b"\x1f\x8b":
+        raise ValueError(f"{name}: a gzip file cannot be cut into byte ranges read apart; "
+                         f"inflate it first (train_files and encode_files read it whole)")
 
 
 def _file_jobs(paths, chunk_size, pattern, specials, kinds):
@@ -5707,6 +6186,81 @@ def _check_workers(workers):
     return workers
 
 
+def _plain_name(path):
+    """A corpus file's name less a ".gz" (what it holds once inflated)."""
+    return path[:-3] if path.lower().endswith(".gz") else path
+
+
+def _is_gzip(path):
+    """Whether a corpus file is gzip: named *.gz, or starting with gzip's magic
+    bytes (which no UTF-8 text starts with)."""
+    if path.lower().endswith(".gz"):
+        return True
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+class _Inflated:
+    """``with _Inflated(paths) as paths:`` the corpus files, each gzip one
+    (see _is_gzip) inflated by the loaders' stepwise reader into a temporary
+    file of its name less ".gz" (removed at the end), so that it is read, cut
+    and counted as the plain file would be: offsets are the inflated text's.
+    ``name(path)`` gives back the path the caller named, and a ValueError
+    raised inside names the caller's files, not the temporary ones."""
+
+    live = {}  # every temporary file of this process's _Inflated -> the path it inflates
+
+    def __init__(self, paths):
+        self.paths = list(paths)
+        self.names = {}
+        self.directory = None
+
+    def __enter__(self):
+        out = []
+        try:
+            for path in self.paths:
+                out.append(self._inflate(path) if _is_gzip(path) else path)
+        except BaseException:
+            self._remove()
+            raise
+        return out
+
+    def _inflate(self, path):
+        import tempfile
+
+        if self.directory is None:
+            self.directory = tempfile.mkdtemp(prefix="bpe-inflated-")
+        base = _os.path.basename(_plain_name(path))
+        tmp = _os.path.join(tempfile.mkdtemp(dir=self.directory), base or "corpus")
+        with open(path, "rb") as f, open(tmp, "wb") as out:
+            for piece in _inflate_steps(iter(lambda: f.read(_INFLATE_STEP), b""), path):
+                out.write(piece)
+        self.names[tmp] = self.live[tmp] = path
+        return tmp
+
+    def name(self, path):
+        return self.names.get(path, path)
+
+    def _remove(self):
+        for tmp in self.names:
+            self.live.pop(tmp, None)
+        if self.directory is not None:
+            import shutil
+
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+    def __exit__(self, kind, value, traceback):
+        self._remove()
+        if isinstance(value, ValueError) and self.names:
+            text = str(value)
+            for tmp, path in self.names.items():
+                text = text.replace(tmp, path)
+            if text != str(value):
+                raise ValueError(text) from None
+        return False
+
+
 def _count_kinds(paths, jsonl):
     """How train_files reads each file: "jsonl" or "text".  A .jsonl or
     .ndjson file read as text (jsonl=None) is warned about: its JSON syntax
@@ -5715,7 +6269,7 @@ def _count_kinds(paths, jsonl):
         raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
     if jsonl is None:
         for p in paths:
-            if p.lower().endswith(_JSONL_SUFFIXES):
+            if _plain_name(p).lower().endswith(_JSONL_SUFFIXES):
                 _warn(f"{p}: JSON lines trained as plain text (the JSON syntax becomes tokens); "
                       f"pass jsonl=True (bpe train --jsonl) to train on each record's text, or "
                       f"jsonl=False to keep the raw text")
@@ -5740,6 +6294,12 @@ def _count_files(core, paths, options, workers, chunk_size, report=None, jsonl=N
         raise TypeError(f"text_field must be a str, not {type(options.text_field).__name__}")
     kinds = _count_kinds(paths, jsonl)
     workers = _check_workers(workers)
+    with _Inflated(paths) as paths:
+        return _count_paths(core, paths, options, workers, chunk_size, report, kinds)
+
+
+def _count_paths(core, paths, options, workers, chunk_size, report, kinds):
+    """_count_files of checked, plain files."""
     if chunk_size is None:
         total = sum(_os.path.getsize(p) for p in paths)
         # memory follows the chunk, not the corpus: at most 16 MB of text per worker
@@ -6410,8 +6970,26 @@ def _encode_job(job, tok, options, pack=None):
     return _encode_read(job, _read_job(job, options), tok, options, pack)
 
 
+def _check_same_model(meta, tok, name, ids_path):
+    """An array's sidecar `meta` names the model it was encoded with (its
+    ``tokenizer_sha256``): decoding it with another model gives plausible
+    garbage, so that is refused, naming both.  The digest is the model's
+    (_tokenizer_sha256), so the same model in another file format agrees."""
+    want = meta.get("tokenizer_sha256")
+    if want is None:
+        return
+    have = _tokenizer_sha256(tok)
+    if want != have:
+        raise ValueError(f"{ids_path} was encoded with another tokenizer (sha256 "
+                         f"{_short(want, 80)} in its sidecar) than {name} (sha256 {have!r}): "
+                         "decode it with that one")
+
+
 def _tokenizer_sha256(tok):
-    """sha256 of the tokenizer's native file (the bytes ``save`` writes), once per tokenizer."""
+    """sha256 of the tokenizer's model: its native file (the bytes ``save``
+    writes: pattern, tokens, merges, special tokens), whatever file it was
+    read from; once per tokenizer.  Written in encode_files' sidecars and
+    checked by ``bpe decode``."""
     import hashlib
 
     digest = tok.__dict__.get("_sha256")
@@ -6640,60 +7218,42 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     report = _reporter(progress)
     inputs = _encode_inputs(paths)
     outs = _ids_outputs(out, val_out, val, inputs)
-    threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
-    workers = _encode_workers(workers, inputs, threads)
-    jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
-                                        threads and workers > 1, disallowed, val)
-    options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field, val)
-    sizes = [job.end - job.start for job in jobs]
-
-    # what the new files keep: the modes of the files they replace
-    modes = [(_existing_mode(path), _existing_mode(path + ".json")) for path in outs]
-    temporaries = []  # (fd, its path or None) of each output
-    try:
-        for path, (mode, _) in zip(outs, modes):
-            fd, tmp = _open_temporary(_os.path.dirname(path), _os.path.basename(path))
-            temporaries.append((fd, tmp))
-            if mode is not None and hasattr(_os, "fchmod"):
-                _os.fchmod(fd, mode)
-        files = [open(fd, "wb", closefd=False) for fd, _ in temporaries]
-        try:
-            results = _encode_jobs(tok, jobs, options, workers)
+    inflated = _Inflated(p for p, _, _ in inputs)
+    with inflated as plain:
+        inputs = [(q, a, b) for q, (_, a, b) in zip(plain, inputs)]
+        threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
+        workers = _encode_workers(workers, inputs, threads)
+        jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
+                                            threads and workers > 1, disallowed, val)
+        ranges = [(inflated.name(p), a, b) for p, a, b in ranges]
+        options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field, val)
+        sizes = [job.end - job.start for job in jobs]
+        with FileSet() as publish:
+            # the arrays, then their sidecars, published together: a failure leaves the old set
+            modes = [(_existing_mode(path), _existing_mode(path + ".json")) for path in outs]
+            fds = [publish.open(path, mode) for path, (mode, _) in zip(outs, modes)]
+            files = [open(fd, "wb", closefd=False) for fd in fds]
             try:
-                written = _write_ids(files, owners, len(ranges),
-                                     _reported(results, sizes, report, "encode"))
+                results = _encode_jobs(tok, jobs, options, workers)
+                try:
+                    written = _write_ids(files, owners, len(ranges),
+                                         _reported(results, sizes, report, "encode"))
+                finally:
+                    # an error or Ctrl-C here, not in the generator: stop its workers now, not
+                    # when it is collected (maybe at exit, with the threads that starts frozen)
+                    results.close()
+                for f in files:
+                    f.flush()
             finally:
-                # an error or Ctrl-C here, not in the generator: stop its workers now, not
-                # when it is collected (maybe at exit, with the threads that starts frozen)
-                results.close()
-            for f in files:
-                f.flush()
-                _os.fsync(f.fileno())
-        finally:
-            for f in files:
-                f.close()
-        metas = _ids_metas(tok, dtype, eot, ranges, written)
-        if val is not None:
-            for meta, name in zip(metas, ("train", "val")):
-                meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed}
-        for path in outs:
-            try:  # an old sidecar must not describe the new array, even for a moment
-                _os.unlink(path + ".json")
-            except FileNotFoundError:
-                pass
-        for k, (path, (fd, tmp)) in enumerate(zip(outs, temporaries)):
-            _publish(fd, tmp, path)
-            temporaries[k] = (fd, None)
-    except BaseException:
-        for _, tmp in temporaries:
-            if tmp is not None:
-                _unlink_quietly(tmp)
-        raise
-    finally:
-        for fd, _ in temporaries:
-            _os.close(fd)
-    for path, meta, (_, mode) in zip(outs, metas, modes):
-        _atomic_write(path + ".json", _sidecar_text(meta), keep_mode=mode)
+                for f in files:
+                    f.close()
+            metas = _ids_metas(tok, dtype, eot, ranges, written)
+            if val is not None:
+                for meta, name in zip(metas, ("train", "val")):
+                    meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed}
+            for path, meta, (_, mode) in zip(outs, metas, modes):
+                publish.text(path + ".json", _sidecar_text(meta), mode, describes=True)
+            publish.publish()
     return metas[0]
 
 
@@ -7190,6 +7750,8 @@ class _Spooled:
         """A message with the temporary files' names replaced by <stdin>."""
         for tmp in cls.spools:
             message = message.replace(tmp, "<stdin>")
+        for tmp, path in _Inflated.live.items():
+            message = message.replace(tmp, path)
         return message
 
     def __enter__(self):
@@ -7236,7 +7798,7 @@ def _cli_train(args, mod):
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
     workers = args.workers or _os.cpu_count() or 1
     phases = _Phases(_show_progress(args))
-    with _Spooled(args.inputs) as paths:
+    with _Spooled(args.inputs) as paths, _Inflated(paths) as paths:  # sizes: inflated ones
         size = sum(_os.path.getsize(p) for p in paths)
         start = _time.perf_counter()
         tok = mod.Tokenizer.train_files(paths, args.vocab_size, workers=workers, progress=phases,
@@ -7477,6 +8039,7 @@ def _cli_encode(args, mod):
     if args.quiet:
         return 0
     n, docs = meta["count"], len(meta["documents"])
+    size = sum(r["end"] - r["start"] for r in meta["inputs"])  # a gzip file's once inflated
     val = None
     if val_out is not None:
         import json
@@ -7515,14 +8078,15 @@ def _cli_decode(args, mod):
     tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
     dtype, byteorder = args.dtype, "little"
     sidecar = args.ids + ".json"
-    if dtype == "auto" and _os.path.isfile(sidecar):
-
+    if _os.path.isfile(sidecar):
         meta = _json(_read_text(sidecar), sidecar)
-        dtype = meta.get("dtype") if isinstance(meta, dict) else None
-        byteorder = meta.get("byteorder", "little")
+        if dtype == "auto":
+            dtype = meta.get("dtype") if isinstance(meta, dict) else None
+        byteorder = meta.get("byteorder", "little") if isinstance(meta, dict) else None
         if dtype not in _DTYPES or byteorder not in ("little", "big"):
             raise ValueError(f"{sidecar}: not the sidecar of an array of ids (expected "
                              f"\"dtype\": \"uint16\" or \"uint32\")")
+        _check_same_model(meta, tok, args.tokenizer, args.ids)
     elif dtype == "auto":
         dtype = _ids_dtype(tok, None)
     itemsize = _DTYPES[dtype]

@@ -395,26 +395,27 @@ def encode_on_dask(inputs, tokenizer, out_dir, *, client=None, eot=None, dtype=N
     shards = [
         os.path.join(os.path.abspath(out_dir), f"part-{k:05d}.bin") for k in range(len(tasks))
     ]
-    sizes = [sum(j[5] - j[4] for j in t) for t in tasks]
+    # the workers write the shards into this run's hidden directory; all of them and the
+    # index are published together at the end, so no index lists a shard of another run.  On
+    # a failure the directory goes: a task still running then fails to write into it.
+
+    staging = tempfile.mkdtemp(prefix=".bpe-shards-", dir=os.path.abspath(out_dir))
     start = time.perf_counter()
-    if client is not None:
-        tok_arg = client.scatter(tok, broadcast=True, hash=False)
-        futures = client.map(encode_task, tasks, [tok_arg] * len(tasks), shards,
-                             [options] * len(tasks), pure=False)
-        if progress:
-            from distributed import as_completed
+    staged = [os.path.join(staging, os.path.basename(s)) for s in shards]
+    try:
+        metas = _encode_tasks(client, tasks, tok, staged, options, progress,
+                              [sum(j[5] - j[4] for j in t) for t in tasks])
+        return _publish_shards(out_dir, tok, shards, staged, metas, start)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
-            report, done = _reporter(progress), 0
-            report("encode", 0, sum(sizes))
-            for future in as_completed(futures):
-                done += sizes[futures.index(future)]
-                report("encode", done, sum(sizes))
-        metas = client.gather(futures)
-    else:
-        import dask
 
-        metas = dask.compute(*[dask.delayed(encode_task)(t, tok, s, options)
-                               for t, s in zip(tasks, shards)])
+def _publish_shards(out_dir, tok, shards, staged, metas, start):
+    """Rename the staged shards, their sidecars and the new index.json into out_dir as one
+    set (bpe_fallback.FileSet); remove the shards the old index listed and the new does not.
+    The index's dict."""
+    import bpe_fallback
+
     index = {"format": "bpe-ids-shards", "version": 1, "dtype": metas[0]["dtype"],
              "count": sum(m["count"] for m in metas), "vocab_size": tok.vocab_size,
              "tokenizer_sha256": metas[0]["tokenizer_sha256"], "eot": metas[0]["eot"],
@@ -422,10 +423,61 @@ def encode_on_dask(inputs, tokenizer, out_dir, *, client=None, eot=None, dtype=N
              "seconds": round(time.perf_counter() - start, 3),
              "shards": [{"path": os.path.basename(s), "count": m["count"],
                          "documents": len(m["documents"])} for s, m in zip(shards, metas)]}
-    with open(os.path.join(out_dir, "index.json"), "w", encoding="utf-8") as f:
-        json.dump(index, f, indent=1)
-        f.write("\n")
+    index_path = os.path.join(out_dir, "index.json")
+    old = _old_shards(index_path, out_dir)
+    with bpe_fallback.FileSet() as files:
+        for path, shard in zip(staged, shards):
+            files.adopt(path, shard)
+            files.adopt(path + ".json", shard + ".json", describes=True)
+        files.text(index_path, json.dumps(index, indent=1) + "\n", describes=True)
+        files.publish()
+    for path in old - {os.path.basename(s) for s in shards}:  # the last run's, now unlisted
+        for name in (path, path + ".json"):
+            try:
+                os.unlink(os.path.join(out_dir, name))
+            except OSError:
+                pass
     return index
+
+
+def _old_shards(index_path, out_dir):
+    """The shard files the index in out_dir lists (none if it has none, or no index)."""
+    try:
+        with open(index_path, encoding="utf-8") as f:
+            old = json.load(f)
+        names = {s["path"] for s in old["shards"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+    return {n for n in names if isinstance(n, str) and os.path.basename(n) == n
+            and n.startswith("part-") and n.endswith(".bin")}
+
+
+def _encode_tasks(client, tasks, tok, shards, options, progress, sizes):
+    """Run encode_task for every task (on the client's cluster, or dask's local scheduler):
+    the shards' sidecars' dicts."""
+    if client is not None:
+        tok_arg = client.scatter(tok, broadcast=True, hash=False)
+        futures = client.map(encode_task, tasks, [tok_arg] * len(tasks), shards,
+                             [options] * len(tasks), pure=False)
+        try:
+            if progress:
+                from distributed import as_completed
+
+                report, done = _reporter(progress), 0
+                report("encode", 0, sum(sizes))
+                for future in as_completed(futures):
+                    done += sizes[futures.index(future)]
+                    report("encode", done, sum(sizes))
+            metas = client.gather(futures)
+        except BaseException:
+            client.cancel(futures)  # the tasks not yet started write nothing
+            raise
+    else:
+        import dask
+
+        metas = dask.compute(*[dask.delayed(encode_task)(t, tok, s, options)
+                               for t, s in zip(tasks, shards)])
+    return metas
 
 
 def _in_input_order(jobs, blocksize):

@@ -1,0 +1,160 @@
+"""A set of files is published as a set: encode_files' arrays with their validation split
+and sidecars, save_pretrained's transformers directory, tools/train_dask.py's shards with
+their index.  Every file is written before any is renamed into place; a failure on a later
+file (a full disk, simulated) or among the renames leaves the old set whole, byte for byte,
+with no temporary file behind, and no index lists a shard of another run."""
+
+import errno
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import EOT, read_data
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGLISH = read_data("corpus.en")[:12000]
+DOCS = [d for d in read_data("tinystories_sample.txt").split(EOT) if d.strip()] + [
+    ENGLISH[k:k + 2000] for k in range(0, len(ENGLISH), 2000)]
+
+
+def snapshot(directory):
+    """{name: bytes} of every file in `directory`, hidden ones included."""
+    return {p.name: p.read_bytes() for p in sorted(Path(directory).iterdir()) if p.is_file()}
+
+
+def full_disk_on(monkeypatch, suffix):
+    """FileSet.text raises ENOSPC for the path ending in `suffix` (a later file of a set)."""
+    import bpe_fallback
+
+    real = bpe_fallback.FileSet.text
+
+    def text(self, path, *args, **kw):
+        if str(path).endswith(suffix):
+            raise OSError(errno.ENOSPC, "No space left on device (simulated)")
+        return real(self, path, *args, **kw)
+
+    monkeypatch.setattr(bpe_fallback.FileSet, "text", text)
+
+
+def rename_fails_after(monkeypatch, k):
+    """os.replace fails on its k+1-th call (the middle of a set's renames)."""
+    real, calls = os.replace, []
+
+    def replace(src, dst, *args, **kw):
+        calls.append(dst)
+        if len(calls) == k + 1:
+            raise OSError(errno.EIO, "I/O error (simulated)")
+        return real(src, dst, *args, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def corpus(tmp_path):
+    paths = []
+    for k, doc in enumerate(DOCS[:12]):
+        paths.append(tmp_path / "in" / f"d{k}.txt")
+        paths[-1].parent.mkdir(exist_ok=True)
+        paths[-1].write_text(doc, encoding="utf-8")
+    return [str(p) for p in paths]
+
+
+@pytest.mark.parametrize("failure", ["disk full", "rename"])
+def test_encode_files_with_a_validation_split_is_one_set(mod, tmp_path, monkeypatch, failure):
+    paths = corpus(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    old_tok = mod.Tokenizer.train(DOCS, 300, special_tokens=[EOT])
+    old_tok.encode_files(paths, str(out / "train.bin"), eot=EOT, val_fraction=0.3)
+    before = snapshot(out)
+    assert set(before) == {"train.bin", "train.bin.json", "val.bin", "val.bin.json"}
+    new_tok = mod.Tokenizer.train(DOCS, 280, special_tokens=[EOT])
+    with monkeypatch.context() as m:
+        if failure == "disk full":
+            full_disk_on(m, "val.bin.json")
+        else:
+            rename_fails_after(m, 2)
+        with pytest.raises(OSError):
+            new_tok.encode_files(paths, str(out / "train.bin"), eot=EOT, val_fraction=0.3)
+    assert snapshot(out) == before
+    new_tok.encode_files(paths, str(out / "train.bin"), eot=EOT, val_fraction=0.3)
+    after = snapshot(out)
+    assert set(after) == set(before) and after["train.bin"] != before["train.bin"]
+
+
+@pytest.mark.parametrize("failure", ["disk full", "rename"])
+def test_save_pretrained_is_one_set(mod, tmp_path, monkeypatch, failure):
+    pytest.importorskip("transformers")
+    from transformers import PreTrainedTokenizerFast
+
+    out = tmp_path / "tok"
+    old = mod.Tokenizer.train(DOCS, 300, special_tokens=[EOT, "<pad>"])
+    old.save_pretrained(str(out), eos_token=EOT, pad_token="<pad>")
+    before = snapshot(out)
+    new = mod.Tokenizer.train(DOCS, 280, special_tokens=[EOT, "<pad>"])
+    with monkeypatch.context() as m:
+        if failure == "disk full":
+            full_disk_on(m, "special_tokens_map.json")
+        else:
+            rename_fails_after(m, 1)
+        with pytest.raises(OSError):
+            new.save_pretrained(str(out), eos_token=EOT, pad_token="<pad>")
+    assert snapshot(out) == before
+    hf = PreTrainedTokenizerFast.from_pretrained(str(out))
+    assert hf.pad_token_id == old.special_tokens["<pad>"]
+    assert hf.encode(DOCS[0]) == old.encode(DOCS[0])
+
+
+def load_dask_tool():
+    pytest.importorskip("dask")
+    pytest.importorskip("fsspec")
+    if "train_dask" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("train_dask",
+                                                      ROOT / "tools" / "train_dask.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["train_dask"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["train_dask"]
+
+
+@pytest.fixture
+def dask_in_this_thread():
+    """dask's local scheduler without its thread pool (nothing left running)."""
+    dask = pytest.importorskip("dask")
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def test_dask_shards_and_their_index_are_one_set(mod, tmp_path, monkeypatch, dask_in_this_thread):
+    td = load_dask_tool()
+    paths = corpus(tmp_path)
+    out = tmp_path / "shards"
+    out.mkdir()
+    tok = mod.Tokenizer.train(DOCS, 300, special_tokens=[EOT])
+    index = td.encode_on_dask(paths, tok, str(out), eot=EOT, blocksize=2000)
+    assert len(index["shards"]) > 2
+    before = snapshot(out)
+    other = mod.Tokenizer.train(DOCS, 280, special_tokens=[EOT])
+    real, calls = td.encode_task, []
+
+    def encode_task(task, tok, shard, options):  # the third task fails (a full disk)
+        calls.append(shard)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device (simulated)")
+        return real(task, tok, shard, options)
+
+    with monkeypatch.context() as m:
+        m.setattr(td, "encode_task", encode_task)
+        with pytest.raises(OSError):
+            td.encode_on_dask(paths, other, str(out), eot=EOT, blocksize=2000)
+    assert snapshot(out) == before  # no new shard beside the old index, no staged one left
+    # a run with fewer shards: the index lists exactly its own, the old extra ones are gone
+    index = td.encode_on_dask(paths[:3], other, str(out), eot=EOT, blocksize=100000)
+    listed = {s["path"] for s in index["shards"]}
+    on_disk = {n for n in os.listdir(out) if n.endswith(".bin")}
+    assert listed == on_disk and len(listed) < len(before) // 2
+    joined = b"".join((out / s["path"]).read_bytes() for s in index["shards"])
+    other.encode_files(paths[:3], str(tmp_path / "whole.bin"), eot=EOT)
+    assert joined == (tmp_path / "whole.bin").read_bytes()
