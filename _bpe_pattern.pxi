@@ -532,6 +532,17 @@ cdef class _Pattern:
 
 _compiled_patterns = {}      # pattern -> _Pattern, or None outside the family
 _compile_lock = threading.Lock()
+
+
+def _new_compile_lock():
+    """A forked child's own lock: another thread may have held it (compiling
+    a pattern, which it publishes only when whole) when the process forked."""
+    global _compile_lock
+    _compile_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_new_compile_lock)
 _MODES = {"greedy": PN_GREEDY, "lazy": PN_LAZY, "possessive": PN_POSSESSIVE}
 
 

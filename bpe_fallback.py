@@ -4277,12 +4277,6 @@ def _gpt2_dump(tok):
                              "vocab.json")
         vocab[s] = i
     vocab = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
-    made = set(tok._rank_id)
-    for i, t in sorted(tok._tokens.items()):
-        if len(t) > 1 and i not in made:
-            raise ValueError(f"token {_short(t)} (id {i}) is made by no merge (this library gives "
-                             f"it for a pre-token that is the token itself); merges.txt cannot "
-                             f"say so: save_huggingface or save_tiktoken can")
     lines = [f"{token_to_str(a)} {token_to_str(b)}" for a, b in tok._merges]
     head = f"#version: 0.2 bpe-pair:{_gpt2_fingerprint(vocab, lines)}\n"
     return json.dumps(vocab, ensure_ascii=False), head + "".join(line + "\n" for line in lines)

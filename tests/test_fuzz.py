@@ -356,8 +356,12 @@ def test_fuzz_sparse_ids_every_loader(mod, tmp_path_factory, data, monotone):
     d = tmp_path_factory.mktemp("sparse")
     tok.save(d / "tok.bpe")
     tok.save_gpt2(d)
-    tok.save_huggingface(d / "tokenizer.json")
-    formats = ["native", "gpt2", "huggingface"]
+    formats = ["native", "gpt2"]
+    try:
+        tok.save_huggingface(d / "tokenizer.json")
+        formats.append("huggingface")
+    except ValueError as e:  # tokenizers numbers added tokens on from its vocabulary's size
+        assert "numbers added tokens" in str(e)
     if monotone:
         tok.save_tiktoken(d / "tok.tiktoken")
         formats.append("tiktoken")
