@@ -932,13 +932,18 @@ def row_peers(ctx, table):
     """encode_ordinary, single thread, each vocabulary x corpus against the fastest peer
     with identical ids."""
     libs, files, cpu = _peer_setup(ctx, table, "peers")
+    _encode_rows(ctx, table, "peers", libs, files, cpu, ctx.peer_vocabs, "")
+
+
+def _encode_rows(ctx, table, row, libs, files, cpu, vocabs, how):
+    """One encode_ordinary row a vocabulary x corpus, each from a "peers" worker."""
     for corpus in ctx.peer_corpora:
         path = utf8_corpus(ctx, table, corpus)
-        for vocab in ctx.peer_vocabs:
-            what = f"`encode_ordinary` {vocab} × {corpus}, 1 thread"
+        for vocab in vocabs:
+            what = f"`encode_ordinary` {vocab}{how} × {corpus}, 1 thread"
             if _peer_skipped(table, what, path, files, vocab):
                 continue
-            _progress(f"peers: {vocab} on {corpus} ({ctx.peer_rounds} rounds) ...")
+            _progress(f"{row}: {vocab} on {corpus} ({ctx.peer_rounds} rounds) ...")
             res = run_worker(
                 "peers",
                 dict(files[vocab], path=str(path), libs=libs, rounds=ctx.peer_rounds, cpu=cpu),
@@ -1015,20 +1020,8 @@ def row_open_peers(ctx, table):
     _progress("open_peers: preparing the vocabulary files ...")
     files = open_peer_files(ctx, table)
     cpu = sorted(os.sched_getaffinity(0))[-1] if hasattr(os, "sched_getaffinity") else 0
-    for corpus in ctx.peer_corpora:
-        path = utf8_corpus(ctx, table, corpus)
-        for vocab, _ in OPEN_VOCABS:
-            what = f"`encode_ordinary` {vocab} (`Encoding`, its pattern) × {corpus}, 1 thread"
-            if _peer_skipped(table, what, path, files, vocab):
-                continue
-            _progress(f"open_peers: {vocab} on {corpus} ({ctx.peer_rounds} rounds) ...")
-            res = run_worker(
-                "peers",
-                dict(files[vocab], path=str(path), libs=libs, rounds=ctx.peer_rounds, cpu=cpu),
-                ctx.timeout,
-            )
-            _peer_row(table, what, res, libs, ctx.peer_rounds, "MB/s",
-                      lambda res, s: res["mb"] / s)
+    _encode_rows(ctx, table, "open_peers", libs, files, cpu, [v for v, _ in OPEN_VOCABS],
+                 " (`Encoding`, its pattern)")
 
 
 def _peer_row(table, what, res, libs, rounds, unit, value, digits=1):
