@@ -468,7 +468,7 @@ cdef class Core:
                 buf = <const uint8_t *> PyBytes_AS_STRING(self.dec_buf)
             # with the GIL held: no other thread sees a template half built
             err = build_flat(&self.T, buf, self.dec_off, self.dec_len, self.n_ids, skip)
-            if err == 0 and buf != NULL and not self.T.irregular:
+            if err == 0 and buf != NULL:
                 err = build_atoms(&self.T, buf, self.dec_off, self.dec_len, self.n_ids, skip)
             free(skip)
             if err < 0:

@@ -718,7 +718,8 @@ cdef struct CoreT:
     Atoms *atoms         # the characters merging may start from (NULL: none; build_atoms)
     bint irregular       # merges by rank differ from replaying them in order (several
                          # merges make one token, or a merge joins a token a later one
-                         # makes): no trie walk, no atoms; merged one pair at a time
+                         # makes): no trie walk (its compatibility check undoes merges
+                         # in rank order); merged one pair at a time
     int32_t *canon       # irregular only: the core number of a merge -> the core number
                          # every pair of its token is keyed by (its first merge's)
 
@@ -1015,7 +1016,9 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, 
     merge_small; other text of up to ATOM_BYTES by encode_atoms; the
     rest, or what has too many symbols, by the trie encoder, else the rank
     merge.  Irregular merges: the whole-token rule, then merge_small up to
-    MID_MAX bytes, the rank merge beyond."""
+    MID_MAX bytes, the atoms, the rank merge beyond.  (The atoms hold for any
+    merges merged by lowest rank: a character's bytes merge among themselves
+    alone unless a token holds part of it, which the fragments block.)"""
     cdef int err
     cdef int32_t ids[MID_MAX]
     cdef int32_t length = 0, tok
@@ -1027,15 +1030,15 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, 
             return ivec_push(out, tok)
         cnt = merge_small(T, s, n, ids)
         return ivec_extend(out, ids, cnt)
+    if T.atoms != NULL and n <= ATOM_BYTES and not ascii:   # (long_token: not ASCII)
+        err = encode_atoms(T, s, n, h, out)
+        if err != 0:
+            return -1 if err < 0 else 0
     if T.irregular:   # the whole-token rule, then merge by rank
         longest_whole(T, s, n, &length, &tok)
         if tok >= 0:
             return ivec_push(out, tok)
         return -1 if rank_merge(T, s, n, out, sc) < 0 else 0
-    if T.atoms != NULL and n <= ATOM_BYTES and not ascii:   # (long_token: not ASCII)
-        err = encode_atoms(T, s, n, h, out)
-        if err != 0:
-            return -1 if err < 0 else 0
     err = backtrack(T, s, n, out, sc, True)
     if err == -2:
         STAT(7, 1)
