@@ -42,8 +42,18 @@ td = _load_tool()
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", silence_logs=logging.ERROR)
+    # the workers import train_dask by name (the functions they run come from it), whatever
+    # this process imported before them (the tests run in several worker processes)
+    path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(TOOL.parent), path) if p)
+    try:
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=":0", silence_logs=logging.ERROR)
+    finally:
+        if path is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = path
     client = distributed.Client(cluster)
     try:
         yield client

@@ -27,7 +27,7 @@ pattern = CUSTOM if sys.argv[2] == "custom" else "gpt2"
 
 def build():
     if sys.argv[2] in ("train", "custom"):
-        m.Tokenizer.train("hello world, it's 2024 " * 50, 270, pattern=pattern)
+        m.Tokenizer.train("hello world, it's 2024 " * 2000, 400, pattern=pattern)
     else:
         m.get_encoding("gpt2", path=path).encode("hello world")
 
@@ -41,7 +41,7 @@ done = threading.Event()
 thread = threading.Thread(target=lambda: (build(), done.set()))
 thread.start()
 kids = []
-while not done.is_set() and len(kids) < 8:
+while (not done.is_set() or not kids) and len(kids) < 8:  # one fork at least
     pid = os.fork()
     if pid == 0:
         code = 1

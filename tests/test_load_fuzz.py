@@ -97,6 +97,12 @@ WORKER = textwrap.dedent(r'''
 ''')
 
 
+def _short_id(text, limit=60):
+    """A test id that names a long input briefly (pytest puts the id in PYTEST_CURRENT_TEST,
+    which a subprocess inherits: 600 KB of it exceeds the system's limit on arguments)."""
+    return text if len(text) <= limit else f"{text[:limit]}...({len(text)} chars)"
+
+
 class Worker:
     """A process that loads inputs with both backends; restarted after it dies."""
 
@@ -329,7 +335,7 @@ TOP_ID = _tiktoken_of([(bytes([b]), b) for b in range(256)] + [(b"ab", 2**31 - 1
     ("native", b"#bpe-tokenizer 1\npattern \"a\"\ntokens 0\nmerges 0\nspecials 0\nend\n"),
     ("native", b"#bpe-tokenizer 1\npattern \"a\"\ntokens 2147483647\n" + b"\n" * 100000),
     ("native", b"#bpe-tokenizer 1\npattern \"a\"\ntokens 1\n0 \xed\xa0\x80\nmerges 0\n"),
-], ids=repr)
+], ids=lambda value: _short_id(repr(value)))
 def test_odd_inputs_alike(worker, kind, data):
     check_alike(worker.run(kind, data))
 
