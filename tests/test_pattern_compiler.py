@@ -260,17 +260,21 @@ TEXTS = [(DATA / "corpus.en").read_text(encoding="utf-8")[:20000],
          "".join(CORNERS).replace("\ud800", "").replace("\udc00", "") * 2]
 
 
-@pytest.mark.parametrize("name", ["llama3", "qwen", "nanochat"])
-def test_custom_pattern_ids_equal_tiktoken(mod, name):
+def with_tiktoken(module, ranks, pattern):
+    """(ours, tiktoken's) Encoding of `ranks` and `pattern`, their ids equal on TEXTS."""
     import tiktoken
 
-    ranks = gpt2_ranks()
-    pattern = OPEN_MODELS[name]
-    ours = mod.Encoding("custom", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    ours = module.Encoding("custom", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     theirs = tiktoken.Encoding("custom", pat_str=pattern, mergeable_ranks=ranks,
                                special_tokens={})
     for text in TEXTS:
         assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen", "nanochat"])
+def test_custom_pattern_ids_equal_tiktoken(mod, name):
+    ours, theirs = with_tiktoken(mod, gpt2_ranks(), OPEN_MODELS[name])
     assert ours.encode_batch(TEXTS, num_threads=2) == theirs.encode_batch(TEXTS)
 
 
@@ -290,15 +294,8 @@ def test_custom_pattern_ids_alike_on_both_backends(both):
 @compiled
 @pytest.mark.parametrize("name", ["llama3", "qwen", "nanochat"])
 def test_custom_pattern_on_cl100k_ranks(name):
-    import tiktoken
-
     ranks = bpe.get_encoding("cl100k_base", path=DATA / "cl100k_base.tiktoken.gz")._mergeable_ranks
-    pattern = OPEN_MODELS[name]
-    ours = bpe.Encoding("custom", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
-    theirs = tiktoken.Encoding("custom", pat_str=pattern, mergeable_ranks=ranks,
-                               special_tokens={})
-    for text in TEXTS:
-        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    with_tiktoken(bpe, ranks, OPEN_MODELS[name])
 
 
 def test_training_counts_alike(both):

@@ -61,6 +61,15 @@ def corpus(tmp_path):
     return [str(p) for p in paths]
 
 
+def fail_publishing(monkeypatch, failure, last_file, renames):
+    """A set's publishing fails: the disk is full when `last_file` is written, or the
+    rename after the first `renames` ones fails."""
+    if failure == "disk full":
+        full_disk_on(monkeypatch, last_file)
+    else:
+        rename_fails_after(monkeypatch, renames)
+
+
 @pytest.mark.parametrize("failure", ["disk full", "rename"])
 def test_encode_files_with_a_validation_split_is_one_set(mod, tmp_path, monkeypatch, failure):
     paths = corpus(tmp_path)
@@ -72,10 +81,7 @@ def test_encode_files_with_a_validation_split_is_one_set(mod, tmp_path, monkeypa
     assert set(before) == {"train.bin", "train.bin.json", "val.bin", "val.bin.json"}
     new_tok = mod.Tokenizer.train(DOCS, 280, special_tokens=[EOT])
     with monkeypatch.context() as m:
-        if failure == "disk full":
-            full_disk_on(m, "val.bin.json")
-        else:
-            rename_fails_after(m, 2)
+        fail_publishing(m, failure, "val.bin.json", 2)
         with pytest.raises(OSError):
             new_tok.encode_files(paths, str(out / "train.bin"), eot=EOT, val_fraction=0.3)
     assert snapshot(out) == before
@@ -95,10 +101,7 @@ def test_save_pretrained_is_one_set(mod, tmp_path, monkeypatch, failure):
     before = snapshot(out)
     new = mod.Tokenizer.train(DOCS, 280, special_tokens=[EOT, "<pad>"])
     with monkeypatch.context() as m:
-        if failure == "disk full":
-            full_disk_on(m, "special_tokens_map.json")
-        else:
-            rename_fails_after(m, 1)
+        fail_publishing(m, failure, "special_tokens_map.json", 1)
         with pytest.raises(OSError):
             new.save_pretrained(str(out), eos_token=EOT, pad_token="<pad>")
     assert snapshot(out) == before
