@@ -19,11 +19,13 @@
 #   a lower-to-upper case change starts one) or a prefix: white space other
 #   than a line break, or punctuation that starts a run of one (not after a
 #   space);
-# - a digit starts one at the start of its run and every third digit after;
+# - a digit starts one at the start of its run and every third digit after
+#   (cl100k's variants: every second, or every digit);
 # - punctuation starts one at the start of its run unless a space is before;
 # - white space: line breaks right after punctuation belong to it; of each
 #   run of the rest, the first character, the character after its last line
-#   break (cl100k: unless the run ends the text), and the last character
+#   break (cl100k, not its variants without `\s++$`: unless the run ends
+#   the text), and the last character
 #   before other text start one;
 # - an apostrophe followed by s, t, m, d, re, ve or ll (either case) is a
 #   contraction: in o200k after a letter, part of the word before it; in
@@ -202,11 +204,11 @@ cdef extern from *:
     }
 
     /* After the last line break of a run of white space: a start unless
-       another line break follows in the same run (cl100k: or the run ends
-       the text, one pre-token from its first character) (-1: a multi-byte
-       character follows the run, which may be white space). */
+       another line break follows in the same run (`end`, cl100k's `\\s++$`:
+       or the run ends the text, one pre-token from its first character) (-1:
+       a multi-byte character follows the run, which may be white space). */
     static int bs_after_breaks(const bs_iter *it, const uint8_t *s, int64_t n, uint64_t cand,
-                               int cl, uint64_t *out) {
+                               int end, uint64_t *out) {
         uint64_t wn = it->cur.wn;
         while (cand) {
             int q = bpe_ctz64(cand), f, brk;
@@ -214,7 +216,7 @@ cdef extern from *:
             cand &= cand - 1;
             f = rest ? q + bpe_ctz64(rest) : 64;
             if (it->base + f >= n) {
-                brk = cl;   /* the run ends the text (cl100k: \\s++$) */
+                brk = end;   /* the run ends the text (\\s++$) */
             } else if (f < 64) {
                 brk = (int)((it->cur.nl >> f) & 1);
             } else {
@@ -223,7 +225,7 @@ cdef extern from *:
                     k++;
                 if (k < n && s[k] >= 0x80)
                     return -1;
-                brk = k < n ? (s[k] == 10 || s[k] == 13) : cl;   /* cl100k: \\s++$ */
+                brk = k < n ? (s[k] == 10 || s[k] == 13) : end;   /* \\s++$ */
             }
             if (!brk)
                 *out |= (uint64_t)1 << q;
@@ -261,15 +263,19 @@ cdef extern from *:
         it->con_c = next_end;
     }
 
-    /* Digits: a start at the start of each run and every third digit after. */
-    static uint64_t bs_digits(bs_iter *it, uint64_t d, uint64_t d1, uint64_t d3) {
-        uint64_t runs = d & ~d1, out = runs, rest = d & d3;
+    /* Digits: a start at the start of each run and every `most`-th digit
+       after (d1: a digit is before; dm: `most` digits are before). */
+    static inline uint64_t bs_digits(bs_iter *it, uint64_t d, uint64_t d1, uint64_t dm,
+                                     const int most) {
+        uint64_t runs = d & ~d1, out = runs, rest = d & dm;
+        if (most == 1)
+            return d;
         while (rest) {
             int p = bpe_ctz64(rest), q;
             uint64_t below = runs & (p == 63 ? ~(uint64_t)0 : (((uint64_t)2 << p) - 1));
             int64_t r = below ? bs_top(below) : it->dig_r - it->base;
             for (q = p; q < 64 && ((d >> q) & 1); q++)
-                if ((q - r) % 3 == 0)
+                if ((q - r) % most == 0)
                     out |= (uint64_t)1 << q;
             rest = q >= 64 ? 0 : rest & ~(((uint64_t)1 << q) - 1);
         }
@@ -279,10 +285,11 @@ cdef extern from *:
     }
 
     /* The starts of the block at it->base (its classes and carries set) for
-       o200k (cl == 0) or cl100k (cl == 1); -1: not covered by the rules, the
-       scalar scanner decides it. */
+       o200k (cl == 0) or cl100k and its variants (cl == 1; `most` digits a
+       pre-token, `end`: \\s++$); -1: not covered by the rules, the scalar
+       scanner decides it. */
     static inline int bs_block(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts,
-                               const int cl) {
+                               const int cl, const int most, const int end) {
         const bs_cls *c = &it->cur, *p = &it->prev, *x = &it->next;
         uint64_t L = c->lo | c->up, Lp = p->lo | p->up;
         uint64_t W = c->wn | c->nl, P = bs_punct(c), Pp = bs_punct(p);
@@ -303,7 +310,7 @@ cdef extern from *:
         Wp = W & ~ab;
         out = Wp & ~BS_SH1(Wp, it->prev_wp);                        /* a run's first */
         out |= c->wn & ~(((W | E) >> 1) | ((x->wn | x->nl | Ex) << 63));  /* its last before text */
-        if (bs_after_breaks(it, s, n, BS_SH1(c->nl & Wp, p->nl & it->prev_wp) & c->wn, cl,
+        if (bs_after_breaks(it, s, n, BS_SH1(c->nl & Wp, p->nl & it->prev_wp) & c->wn, end,
                             &out) < 0)
             return -1;
         /* letters (o200k: also where lower case turns upper) */
@@ -314,7 +321,8 @@ cdef extern from *:
         out |= P & ~P1 & ~SP1;
         /* digits */
         out |= bs_digits(it, c->d, BS_SH1(c->d, p->d),
-                         BS_SH1(c->d, p->d) & BS_SH2(c->d, p->d) & BS_SH3(c->d, p->d));
+                         BS_SH1(c->d, p->d) & BS_SH2(c->d, p->d)
+                         & (most == 3 ? BS_SH3(c->d, p->d) : ~(uint64_t)0), most);
         /* contractions: o200k's end a word, cl100k's are pre-tokens of their own */
         if (cl)
             bs_contractions(it, s, n, c->a & ~P1 & ~SP1, 1, &con_in, &con_end);
@@ -326,12 +334,21 @@ cdef extern from *:
         *starts = out;
         return 0;
     }
+    /* one function per pattern: its switches are constants there */
     static int bs_block_o200k(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) {
-        return bs_block(it, s, n, starts, 0);
+        return bs_block(it, s, n, starts, 0, 3, 0);
     }
-    static int bs_block_cl100k(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) {
-        return bs_block(it, s, n, starts, 1);
-    }
+    #define BS_CL_BLOCK(name_, most_, end_) \\
+        static int name_(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) { \\
+            return bs_block(it, s, n, starts, 1, most_, end_); \\
+        }
+    BS_CL_BLOCK(bs_block_cl3e, 3, 1)
+    BS_CL_BLOCK(bs_block_cl3, 3, 0)
+    BS_CL_BLOCK(bs_block_cl2, 2, 0)
+    BS_CL_BLOCK(bs_block_cl1, 1, 0)
+    BS_CL_BLOCK(bs_block_cl2e, 2, 1)
+    BS_CL_BLOCK(bs_block_cl1e, 1, 1)
+    #undef BS_CL_BLOCK
     """
     ctypedef struct bs_cls:
         uint64_t lo, up, d, sp, nl, wn, a, sl, hi
@@ -348,7 +365,12 @@ cdef extern from *:
     void bs_classify_at(const uint8_t *s, int64_t n, int64_t b, bs_cls *c) noexcept nogil
     const char *bs_choose(int most) noexcept nogil
     int bs_block_o200k(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
-    int bs_block_cl100k(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
+    int bs_block_cl3e(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
+    int bs_block_cl3(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
+    int bs_block_cl2(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
+    int bs_block_cl1(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
+    int bs_block_cl2e(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
+    int bs_block_cl1e(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts) noexcept nogil
 
 
 # BPE_SIMD=swar or sse2 caps the classifier (for tests); the default is the best there is
@@ -386,14 +408,32 @@ cdef void bs_reset(bs_iter *it, const uint8_t *s, int64_t n, int64_t b, int64_t 
     it.dig_r = i
 
 
-cdef int64_t bs_refill(bs_iter *it, const uint8_t *s, int64_t i, int64_t n, bint cl) noexcept nogil:
+cdef inline int bs_block_of(bs_iter *it, const uint8_t *s, int64_t n, uint64_t *starts,
+                            int which) noexcept nogil:
+    """The starts of the block at it.base for the pattern `which`."""
+    if which == P_O200K:
+        return bs_block_o200k(it, s, n, starts)
+    if which == P_CL100K:
+        return bs_block_cl3e(it, s, n, starts)
+    if which == P_CL3:
+        return bs_block_cl3(it, s, n, starts)
+    if which == P_CL2:
+        return bs_block_cl2(it, s, n, starts)
+    if which == P_CL1:
+        return bs_block_cl1(it, s, n, starts)
+    if which == P_CL2E:
+        return bs_block_cl2e(it, s, n, starts)
+    return bs_block_cl1e(it, s, n, starts)
+
+
+cdef int64_t bs_refill(bs_iter *it, const uint8_t *s, int64_t i, int64_t n, int which) noexcept nogil:
     """The end of the pre-token at i when the block's starts are used up:
     the next block's starts, or the scalar scanner."""
     cdef int64_t b
     cdef uint64_t starts
     while True:
         if i < it.scalar_to:
-            return next_cl100k(s, i, n) if cl else next_o200k(s, i, n)
+            return next_o200k(s, i, n) if which == P_O200K else next_cl100k(s, i, n, which)
         b = it.next_base
         if i >= b + 64:        # the scalar scanner went past it
             b = i - i % 64
@@ -409,7 +449,7 @@ cdef int64_t bs_refill(bs_iter *it, const uint8_t *s, int64_t i, int64_t n, bint
             bs_reset(it, s, n, b, i)
         it.base = b
         it.next_base = b + 64
-        if (bs_block_cl100k(it, s, n, &starts) if cl else bs_block_o200k(it, s, n, &starts)) < 0:
+        if bs_block_of(it, s, n, &starts, which) < 0:
             it.scalar_to = b + 64
             it.chained = 0
             continue
@@ -421,11 +461,11 @@ cdef int64_t bs_refill(bs_iter *it, const uint8_t *s, int64_t i, int64_t n, bint
             return b + ctz64(starts)
 
 
-cdef inline int64_t bs_next(bs_iter *it, const uint8_t *s, int64_t i, int64_t n, bint cl) noexcept nogil:
-    """The end of the o200k (cl: cl100k) pre-token that starts at byte i (i:
-    the previous call's result, or 0)."""
+cdef inline int64_t bs_next(bs_iter *it, const uint8_t *s, int64_t i, int64_t n, int which) noexcept nogil:
+    """The end of the pre-token of o200k or cl100k (or a variant: `which`)
+    that starts at byte i (i: the previous call's result, or 0)."""
     cdef uint64_t b = it.bits
     if b:
         it.bits = b & (b - 1)
         return it.base + ctz64(b)
-    return bs_refill(it, s, i, n, cl)
+    return bs_refill(it, s, i, n, which)

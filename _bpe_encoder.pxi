@@ -1078,8 +1078,8 @@ cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cach
 
 cdef struct O200kScan:
     char unused
-cdef struct Cl100kScan:
-    char unused
+cdef struct Cl100kScan:   # cl100k's pattern or a variant of it (is_cl)
+    int which
 cdef struct Gpt2Scan:
     char unused
 cdef struct WordsScan:
@@ -1097,7 +1097,7 @@ cdef inline Py_ssize_t next_end(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, sc
     if scanner_t is O200kScan:
         return next_o200k(s, i, n)
     elif scanner_t is Cl100kScan:
-        return next_cl100k(s, i, n)
+        return next_cl100k(s, i, n, which.which)
     elif scanner_t is Gpt2Scan:
         return next_gpt2(s, i, n)
     elif scanner_t is pn_state:
@@ -1514,9 +1514,9 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
         cnt = 0
         while cnt < FCHUNK and i < n:
             if scanner_t is O200kScan:
-                e = bs_next(&bit, s, i, n, False)
+                e = bs_next(&bit, s, i, n, P_O200K)
             elif scanner_t is Cl100kScan:
-                e = bs_next(&bit, s, i, n, True)
+                e = bs_next(&bit, s, i, n, which.which)
             else:
                 e = next_end(s, i, n, which)
                 if scanner_t is pn_state:
@@ -1710,13 +1710,15 @@ cdef int scan_text(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     before byte `limit` (*cut: where the last one ends); -3: a compiled
     pattern spent its budget (the caller splits with the regex instead)."""
     cdef pn_state st
+    cdef Cl100kScan cl
     if T.which == P_PAT:
         pn_init(&st, T.pat, s, n)
         return scan_flat(T, s, n, cache, out, limit, cut, &st)
     if T.which == P_O200K:
         return scan_flat(T, s, n, cache, out, limit, cut, <O200kScan *> NULL)
-    if T.which == P_CL100K:
-        return scan_flat(T, s, n, cache, out, limit, cut, <Cl100kScan *> NULL)
+    if is_cl(T.which):
+        cl.which = T.which
+        return scan_flat(T, s, n, cache, out, limit, cut, &cl)
     if T.which == P_GPT2:
         return scan_flat(T, s, n, cache, out, limit, cut, <Gpt2Scan *> NULL)
     return scan_flat(T, s, n, cache, out, limit, cut, <WordsScan *> NULL)

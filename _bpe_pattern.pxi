@@ -511,7 +511,7 @@ cdef extern from *:
     int64_t pn_next(pn_state *st, int64_t i) noexcept nogil
 
 
-cdef enum: P_PAT = 5     # a compiled pattern (the scanners' numbers: _bpe_scanner.pxi)
+cdef enum: P_PAT = 16    # a compiled pattern (the scanners' numbers: _bpe_scanner.pxi)
 
 
 class _Overrun(Exception):

@@ -17,6 +17,30 @@ cdef enum: P_GPT2 = 1
 cdef enum: P_CL100K = 2
 cdef enum: P_O200K = 3
 cdef enum: P_WORDS = 4
+# GPT-4's pattern as others spell it (see bpe_fallback.gpt4_variant): cl100k's
+# scanner with two switches, the longest run of digits and cl100k's `\s++$`
+cdef enum: P_CL3 = 5     # Llama 3's, minbpe's: no `\s++$`
+cdef enum: P_CL2 = 6     # nanochat's: two digits
+cdef enum: P_CL1 = 7     # Qwen's: one digit
+cdef enum: P_CL2E = 8    # two digits, `\s++$`
+cdef enum: P_CL1E = 9    # one digit, `\s++$`
+
+
+cdef inline bint is_cl(int which) noexcept nogil:
+    """A pattern of cl100k's scanner."""
+    return which == P_CL100K or (which >= P_CL3 and which <= P_CL1E)
+
+cdef inline int cl_digits(int which) noexcept nogil:
+    """The longest run of digits one pre-token of cl100k's scanner takes."""
+    if which == P_CL1 or which == P_CL1E:
+        return 1
+    if which == P_CL2 or which == P_CL2E:
+        return 2
+    return 3
+
+cdef inline bint cl_end(int which) noexcept nogil:
+    """Trailing white space is one pre-token (cl100k's `\\s++$`)."""
+    return which == P_CL100K or which == P_CL2E or which == P_CL1E
 
 cdef enum: F_MB = 64     # BYTE_FLAGS only: a byte of a multi-byte UTF-8 character
 
@@ -291,17 +315,19 @@ cdef Py_ssize_t space_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, bint 
     return r
 
 cdef inline Py_ssize_t digits_punct_space(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, uint32_t f,
-                                          Py_ssize_t w, bint o200k) noexcept nogil:
+                                          Py_ssize_t w, int which) noexcept nogil:
     """What cl100k and o200k share after their letter branches: up to three
-    digits; an optional space, a punctuation run and the line breaks after it
-    (and slashes, in o200k); then the white-space rules."""
+    digits (cl100k's variants: their number); an optional space, a punctuation
+    run and the line breaks after it (and slashes, in o200k); then the
+    white-space rules."""
     cdef Py_ssize_t k
     cdef uint32_t x
-    cdef int count
+    cdef int count, most = 3 if which == P_O200K else cl_digits(which)
+    cdef bint o200k = which == P_O200K
     if f & F_N:
         k = i + w
         count = 1
-        while k < n and count < 3:
+        while k < n and count < most:
             x = cls(s, k)
             if not (x & F_N):
                 break
@@ -314,9 +340,9 @@ cdef inline Py_ssize_t digits_punct_space(const uint8_t *s, Py_ssize_t i, Py_ssi
         x = cls(s, i + 1)
         if is_other(x):
             return crlf_run(s, run_other(s, i + 1 + (x >> 8), n), n, o200k)
-    return space_cl100k(s, i, n, o200k)
+    return space_cl100k(s, i, n, not cl_end(which))
 
-cdef Py_ssize_t next_cl100k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t next_cl100k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, int which) noexcept nogil:
     cdef uint8_t c = s[i]
     cdef uint32_t x = cls(s, i), f = x & 0xFF
     cdef Py_ssize_t w = x >> 8, e = letters_or_contraction(s, i, n, x, True)
@@ -326,7 +352,7 @@ cdef Py_ssize_t next_cl100k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) no
         x = cls(s, i + w)
         if x & F_L:
             return run_of(s, i + w + (x >> 8), n, F_L)
-    return digits_punct_space(s, i, n, f, w, False)
+    return digits_punct_space(s, i, n, f, w, which)
 
 cdef Py_ssize_t last_w(const uint8_t *s, Py_ssize_t k, Py_ssize_t u) noexcept nogil:
     """The start of the last character of [k, u) that is in W, or -1."""
@@ -380,7 +406,7 @@ cdef Py_ssize_t next_o200k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noe
     if not (f & (F_U | F_W)):
         if not (f & F_N) and not is_crlf(c) and i + w < n and (cls(s, i + w) & (F_U | F_W)):
             return o200k_word(s, i + w, n)
-        return digits_punct_space(s, i, n, f, w, True)
+        return digits_punct_space(s, i, n, f, w, P_O200K)
     # a mark: it may be the prefix or start the word; regex's order
     for need in range(1, -1, -1):
         if i + w < n:
@@ -390,7 +416,7 @@ cdef Py_ssize_t next_o200k_any(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noe
         e = o200k_letters(s, i, n, need)
         if e >= 0:
             return e
-    return digits_punct_space(s, i, n, f, w, True)
+    return digits_punct_space(s, i, n, f, w, P_O200K)
 
 
 # The common cases first, for ASCII: words, digits, punctuation and white
@@ -442,7 +468,7 @@ cdef inline Py_ssize_t ascii_space(const uint8_t *s, Py_ssize_t i, Py_ssize_t n,
         return -1
     if which == P_GPT2:
         return e if e == n or e - i == 1 else e - 1
-    if e == n and which == P_CL100K:
+    if e == n and cl_end(which):
         return n                          # \s++$
     q = e - 1
     while q >= i and not is_crlf(s[q]):
@@ -463,12 +489,12 @@ cdef inline Py_ssize_t o200k_ascii_word(const uint8_t *s, Py_ssize_t k, Py_ssize
             e += contraction(s, e, n, True)
     return e
 
-cdef inline Py_ssize_t ascii_digits3(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    """Up to three ASCII digits at i (-1: fewer, and a multi-byte character follows)."""
+cdef inline Py_ssize_t ascii_digits(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, int most) noexcept nogil:
+    """Up to `most` ASCII digits at i (-1: fewer, and a multi-byte character follows)."""
     cdef Py_ssize_t e = i + 1
-    while e < n and e < i + 3 and (BYTE_FLAGS[s[e]] & F_N):
+    while e < n and e < i + most and (BYTE_FLAGS[s[e]] & F_N):
         e += 1
-    return -1 if e < n and e < i + 3 and s[e] >= 0x80 else e
+    return -1 if e < n and e < i + most and s[e] >= 0x80 else e
 
 cdef inline Py_ssize_t ascii_tail(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, uint8_t c, uint8_t f,
                                   uint8_t g, int which) noexcept nogil:
@@ -491,7 +517,7 @@ cdef inline Py_ssize_t next_o200k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) 
     if f & F_L:
         e = o200k_ascii_word(s, i, n)
     elif f & F_N:
-        e = ascii_digits3(s, i, n)
+        e = ascii_digits(s, i, n, 3)
     elif not (f & F_MB) and i + 1 < n:
         g = BYTE_FLAGS[s[i + 1]]
         if g & F_MB:
@@ -502,7 +528,8 @@ cdef inline Py_ssize_t next_o200k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) 
             e = ascii_tail(s, i, n, c, f, g, P_O200K)
     return e if e >= 0 else next_o200k_any(s, i, n)
 
-cdef inline Py_ssize_t next_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+cdef inline Py_ssize_t next_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n, int which) noexcept nogil:
+    """cl100k's pre-token at i, or one of its variants' (`which`)."""
     cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g
     cdef Py_ssize_t e = -1
     if f & F_L:
@@ -510,7 +537,7 @@ cdef inline Py_ssize_t next_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n)
         if e < n and s[e] >= 0x80:
             e = -1
     elif f & F_N:
-        e = ascii_digits3(s, i, n)
+        e = ascii_digits(s, i, n, cl_digits(which))
     elif not (f & F_MB) and c != 39 and i + 1 < n:   # not an apostrophe: contractions come first
         g = BYTE_FLAGS[s[i + 1]]
         if g & F_MB:
@@ -520,8 +547,8 @@ cdef inline Py_ssize_t next_cl100k(const uint8_t *s, Py_ssize_t i, Py_ssize_t n)
             if e < n and s[e] >= 0x80:
                 e = -1
         else:
-            e = ascii_tail(s, i, n, c, f, g, P_CL100K)
-    return e if e >= 0 else next_cl100k_any(s, i, n)
+            e = ascii_tail(s, i, n, c, f, g, which)
+    return e if e >= 0 else next_cl100k_any(s, i, n, which)
 
 cdef inline Py_ssize_t next_gpt2(const uint8_t *s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     cdef uint8_t c = s[i], f = BYTE_FLAGS[c], g
@@ -549,8 +576,8 @@ cdef inline Py_ssize_t next_pretoken(int which, const uint8_t *s, Py_ssize_t i, 
     """The end of the pre-token that starts at byte i."""
     if which == P_O200K:
         return next_o200k(s, i, n)
-    if which == P_CL100K:
-        return next_cl100k(s, i, n)
+    if is_cl(which):
+        return next_cl100k(s, i, n, which)
     if which == P_GPT2:
         return next_gpt2(s, i, n)
     return next_words(s, i, n)
@@ -716,8 +743,8 @@ cdef list native_pretokens(str text, int which):
     utf8_of(text, &u)
     try:
         while i < u.len:
-            if which == P_O200K or which == P_CL100K:
-                e = bs_next(&bit, u.data, i, u.len, which == P_CL100K)
+            if which == P_O200K or is_cl(which):
+                e = bs_next(&bit, u.data, i, u.len, which)
             else:
                 e = next_pretoken(which, u.data, i, u.len)
             out.append(PyBytes_FromStringAndSize(<const char *> u.data + i, e - i).decode("utf-8"))
@@ -736,7 +763,15 @@ cdef int _which(pattern):
         return P_O200K
     if pattern == PATTERNS["words"]:
         return P_WORDS
+    variant = _py.gpt4_variant(pattern)
+    if variant is not None:
+        return _CL_VARIANTS[variant]
     return P_NONE
+
+
+# (digits, `\s++$`) -> the pattern id
+_CL_VARIANTS = {(3, True): P_CL100K, (3, False): P_CL3, (2, False): P_CL2, (1, False): P_CL1,
+                (2, True): P_CL2E, (1, True): P_CL1E}
 
 
 cdef bint has_surrogate(const ch_t *s, Py_ssize_t n) noexcept nogil:

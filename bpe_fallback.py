@@ -55,7 +55,8 @@ __all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "
            "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
            "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError", "Encoding",
            "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
-           "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program", "FileSet"]
+           "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program", "FileSet",
+           "gpt4_variant"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -90,6 +91,53 @@ PATTERNS = {
     "words": r"""\S+\s?|\s+""",
     "bytes": r"""[\s\S]+""",
 }
+
+
+# GPT-4's pattern as other models and projects spell it: Llama 3's (cl100k's
+# before tiktoken added `\s++$`), minbpe's, nanochat's (two digits), Qwen 2's
+# and 3's (one digit).  The spellings of each part below match the same text,
+# so every combination splits text as cl100k's pattern does, but for the
+# longest run of digits and whether trailing white space is one pre-token.
+_GPT4_PARTS = (
+    (r"""'(?i:[sdmt]|ll|ve|re)""", r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)"""),
+    (r"""[^\r\n\p{L}\p{N}]?+\p{L}++""", r"""[^\r\n\p{L}\p{N}]?+\p{L}+""",
+     r"""[^\r\n\p{L}\p{N}]?\p{L}+"""),
+    None,   # the digits: _GPT4_DIGITS
+    (r""" ?[^\s\p{L}\p{N}]++[\r\n]*+""", r""" ?[^\s\p{L}\p{N}]++[\r\n]*""",
+     r""" ?[^\s\p{L}\p{N}]+[\r\n]*"""),
+    (r"""\s++$|""", ""),   # present: trailing white space is one pre-token
+    (r"""\s*[\r\n]|\s+(?!\S)|\s""", r"""\s*[\r\n]|\s+(?!\S)|\s+""",
+     r"""\s*[\r\n]+|\s+(?!\S)|\s+"""),
+)
+_GPT4_DIGITS = {r"\p{N}{1,3}+": 3, r"\p{N}{1,3}": 3, r"\p{N}{1,2}+": 2, r"\p{N}{1,2}": 2,
+                r"\p{N}": 1}
+_gpt4_spellings = None
+
+
+def gpt4_variant(pattern):
+    """(digits, trailing) where `pattern` is a spelling of GPT-4's pattern
+    that splits text as cl100k's does but for the longest run of digits a
+    pre-token takes (1, 2 or 3) and whether trailing white space is one
+    pre-token (cl100k's `\\s++$`); else None.  Compiled cores scan these
+    with cl100k's scanner.
+
+    >>> gpt4_variant(PATTERNS["cl100k"])
+    (3, True)
+    >>> gpt4_variant(PATTERNS["gpt2"]) is None
+    True
+    """
+    global _gpt4_spellings
+    if type(pattern) is not str:
+        return None
+    if _gpt4_spellings is None:
+        import itertools
+        table = {}
+        for digits, most in _GPT4_DIGITS.items():
+            parts = [p if p is not None else (digits,) for p in _GPT4_PARTS]
+            for a, b, c, d, end, ws in itertools.product(*parts):
+                table["|".join((a, b, c, d, end + ws))] = (most, bool(end))
+        _gpt4_spellings = table
+    return _gpt4_spellings.get(pattern)
 
 # Where a file may be cut without changing its pre-tokens: a place no
 # pre-token spans, whose left part ends the same way at the end of the text.

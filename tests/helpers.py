@@ -13,6 +13,15 @@ GPT2_VOCAB = DATA / "gpt2_vocab.json"
 GPT2_MERGES = DATA / "gpt2_merges.txt"
 EOT = "<|endoftext|>"
 
+# GPT-4's pattern as open models spell it (their own text, not ours): Llama 3's
+# (tiktoken's cl100k_base before `\s++$`), Qwen 2's and 3's (one digit), nanochat's
+# (two digits, as minbpe writes GPT-4's)
+LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+          r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN = LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
+NANOCHAT = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}"""
+            r"""| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""")
+
 
 def read_data(name, limit=None):
     """A file of tests/data as str; with limit, cut at the last newline before limit chars."""

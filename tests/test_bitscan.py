@@ -1,11 +1,14 @@
 """The o200k and cl100k pre-tokenizers of both backends on long, mostly ASCII text: the
 compiled core classifies 64 bytes at a time into bitmaps (SIMD where the CPU has it) and
 leaves rare cases and non-ASCII blocks to its scalar scanner, so texts must cross many
-blocks, mix both ways and reach the end of the text in every state.  `regex` is the oracle.
+blocks, mix both ways and reach the end of the text in every state.  The same scanners serve
+GPT-4's pattern as Llama 3, Qwen and nanochat spell it (other digit runs, no `\\s++$`), and
+every spelling `gpt4_variant` accepts.  `regex` is the oracle.
 """
 
 import os
 import platform
+import random
 import subprocess
 import sys
 
@@ -15,8 +18,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bpe_fallback
+from helpers import LLAMA3, NANOCHAT, QWEN
 
-NAMES = ["o200k", "cl100k"]
+PATTERNS = {
+    "o200k": bpe_fallback.PATTERNS["o200k"],
+    "cl100k": bpe_fallback.PATTERNS["cl100k"],
+    "llama3": LLAMA3,
+    "qwen": QWEN,
+    "nanochat": NANOCHAT,
+    # cl100k's `\\s++$` with shorter runs of digits
+    "cl100k-2": bpe_fallback.PATTERNS["cl100k"].replace(r"\p{N}{1,3}+", r"\p{N}{1,2}"),
+    "cl100k-1": bpe_fallback.PATTERNS["cl100k"].replace(r"\p{N}{1,3}+", r"\p{N}"),
+}
+NAMES = list(PATTERNS)
 
 # Pieces the rules tell apart, and runs longer than a block of 64 bytes.
 PIECES = [
@@ -35,7 +49,7 @@ long_text = st.lists(st.sampled_from(PIECES), min_size=20, max_size=300).map("".
 @settings(max_examples=300, deadline=None)
 @given(text=long_text)
 def test_long_text_equals_regex(mod, name, text):
-    pattern = bpe_fallback.PATTERNS[name]
+    pattern = PATTERNS[name]
     assert mod.Core.pretokenize(pattern, text) == regex.findall(pattern, text)
 
 
@@ -44,7 +58,7 @@ def test_long_text_equals_regex(mod, name, text):
 @given(text=long_text, cut=st.integers(0, 200))
 def test_every_suffix_and_prefix(mod, name, text, cut):
     """The scan starts and ends anywhere relative to the blocks."""
-    pattern = bpe_fallback.PATTERNS[name]
+    pattern = PATTERNS[name]
     for part in (text[cut:], text[:len(text) - cut]):
         assert mod.Core.pretokenize(pattern, part) == regex.findall(pattern, part)
 
@@ -53,16 +67,19 @@ _ENCODINGS = {}
 
 
 def encodings(mod, name):
-    """(ours, tiktoken's) for "o200k" or "cl100k", loaded once per backend."""
+    """(ours, tiktoken's) for a name of PATTERNS, loaded once per backend: o200k_base, or
+    cl100k_base's ranks with the pattern."""
     tiktoken = pytest.importorskip("tiktoken")
     from helpers import DATA
 
     if (mod.__name__, name) not in _ENCODINGS:
-        enc_name = {"o200k": "o200k_base", "cl100k": "cl100k_base"}[name]
-        ours = mod.get_encoding(enc_name, path=str(DATA / f"{enc_name}.tiktoken.gz"))
-        ref = tiktoken.Encoding(enc_name, pat_str=ours._pat_str,
-                                mergeable_ranks=ours._mergeable_ranks,
-                                special_tokens=ours._special_tokens)
+        enc_name = "o200k_base" if name == "o200k" else "cl100k_base"
+        base = mod.get_encoding(enc_name, path=str(DATA / f"{enc_name}.tiktoken.gz"))
+        ours = mod.Encoding(name, pat_str=PATTERNS[name], mergeable_ranks=base._mergeable_ranks,
+                            special_tokens=base._special_tokens)
+        ref = tiktoken.Encoding(name, pat_str=PATTERNS[name],
+                                mergeable_ranks=base._mergeable_ranks,
+                                special_tokens=base._special_tokens)
         _ENCODINGS[mod.__name__, name] = ours, ref
     return _ENCODINGS[mod.__name__, name]
 
@@ -81,7 +98,7 @@ def test_line_break_then_a_whole_block_of_blanks(mod, name):
     """A line break ends one block and the next is all blanks: whether a line break follows
     the run is read past the block (the count of trailing zeros of a zero word there; a
     build where that is not 64 splits the run after its line break, or loops)."""
-    pattern = bpe_fallback.PATTERNS[name]
+    pattern = PATTERNS[name]
     for head in ("x" * 63, "x" * 62 + "!", "x" * 127, "x" * 60 + "\n\n\n"):
         for blank in (" ", "\t", "\x0b", "\x0c", " \t"):
             for run in (64, 65, 127, 128, 200):
@@ -96,7 +113,7 @@ def test_line_break_then_a_whole_block_of_blanks(mod, name):
 def test_every_short_snippet_at_block_edges(mod, name):
     """Every string of up to 3 characters of a small alphabet, in filler, across the edge of
     two blocks of the bitmaps and across the edge where the scalar scanner takes the end."""
-    pattern = bpe_fallback.PATTERNS[name]
+    pattern = PATTERNS[name]
     alphabet = "aB1 \t\n.'s/é"
     snippets = [""]
     for _ in range(3):
@@ -113,7 +130,7 @@ def test_every_short_snippet_at_the_end(mod, name):
     """The last blocks are classified from a copy padded with zero bytes, and to the rules
     the end of the text is white space ahead: every string of up to 3 characters of a small
     alphabet ends texts of every length that puts it in the first or the last two blocks."""
-    pattern = bpe_fallback.PATTERNS[name]
+    pattern = PATTERNS[name]
     alphabet = "aB1 \t\n\r.'s/é"
     snippets = [""]
     for _ in range(3):
@@ -165,8 +182,7 @@ import random, regex, bpe, bpe_fallback
 assert bpe.BITSCAN_KIND == {kind!r}, bpe.BITSCAN_KIND
 pieces = {pieces!r}
 rng = random.Random(7)
-for name in ("o200k", "cl100k"):
-    pattern = bpe_fallback.PATTERNS[name]
+for pattern in {patterns!r}:
     for _ in range(400):
         text = "".join(rng.choices(pieces, k=rng.randint(20, 200)))
         assert bpe.Core.pretokenize(pattern, text) == regex.findall(pattern, text), text
@@ -183,8 +199,25 @@ def test_each_classifier_equals_regex(mod, kind):
     if kind == "sse2" and platform.machine().lower() not in ("x86_64", "amd64"):
         pytest.skip("SSE2 is x86-64's")
     env = dict(os.environ, BPE_SIMD=kind)
-    code = CLASSIFIER.format(kind=kind, pieces=PIECES)
+    code = CLASSIFIER.format(kind=kind, pieces=PIECES, patterns=list(PATTERNS.values()))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "ok"
+
+
+def test_every_spelling_of_gpt4s_pattern(mod):
+    """Every spelling `gpt4_variant` routes to cl100k's scanners splits text as regex does,
+    and as the spelling of its variant in PATTERNS: the table's claim that its parts are
+    interchangeable, checked by regex itself."""
+    rng = random.Random(11)
+    text = "".join(rng.choices(PIECES, k=400)) + "x 1234567 \n  \n "
+    canonical = {bpe_fallback.gpt4_variant(p): regex.findall(p, text)
+                 for p in PATTERNS.values() if bpe_fallback.gpt4_variant(p)}
+    assert len(canonical) == 6
+    spellings = bpe_fallback.gpt4_variant.__globals__["_gpt4_spellings"]
+    assert len(spellings) >= 500
+    for spelling, variant in spellings.items():
+        want = canonical[variant]
+        assert regex.findall(spelling, text) == want, spelling
+        assert mod.Core.pretokenize(spelling, text) == want, spelling

@@ -12,14 +12,10 @@ from hypothesis import strategies as st
 
 import bpe
 import bpe_fallback
-from helpers import DATA, gpt2_ranks
+from helpers import DATA, LLAMA3, NANOCHAT, QWEN, gpt2_ranks
 
 compiled = pytest.mark.skipif(bpe.BACKEND != "cython", reason="no compiled core installed")
 
-LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
-          r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
-QWEN = LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
-NANOCHAT = bpe_fallback.PATTERNS["cl100k"].replace(r"\p{N}{1,3}", r"\p{N}{1,2}")
 # DeepSeek V3's tokenizer.json: a Sequence of three Splits (digits, CJK, then this one)
 DEEPSEEK_V3 = (r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?"""
                r"""[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
@@ -36,8 +32,11 @@ OPEN_MODELS = {
     "deepseek-cjk": r"[一-龥\u3040-ゟ゠-ヿ]+",
     "deepseek-llm-cjk": r"[一-龥ࠀ-一가-퟿]+",
     "marks": r"[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|\p{N}| ?[\p{P}\p{S}]+|\s+",
-    # the named patterns, in a group: the same regex, but not the named scanners' text
+    # the named patterns and GPT-4's spellings, in a group: the same regex, but not the
+    # text that routes them to the hand-written scanners
     **{name: f"(?:{bpe_fallback.PATTERNS[name]})" for name in ("gpt2", "cl100k", "o200k", "words")},
+    "llama3-grouped": f"(?:{LLAMA3})",
+    "qwen-grouped": f"(?:{QWEN})",
 }
 
 # Characters from every corner the patterns distinguish (see test_native_scanner), and CJK,

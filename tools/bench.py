@@ -26,12 +26,13 @@ Rows (the project's performance targets, README.md and docs/speed.md):
   open_peers          (aliases llama3, qwen3) the peers rows for Llama 3's and Qwen 3's
                       vocabularies (quicktok-v1's bundled rank tables; skipped without it)
                       with their own patterns, ours through bpe.Encoding(name, pat_str=...,
-                      mergeable_ranks=..., special_tokens={}) (the pattern compiled to the
-                      native matcher), fastokens on the tokenizer.json transformers'
-                      TikTokenConverter writes (what the hub ships), quicktok with its own
+                      mergeable_ranks=..., special_tokens={}) (cl100k's scanner, which
+                      serves these spellings of GPT-4's pattern), fastokens on the
+                      tokenizer.json transformers' TikTokenConverter writes (what the hub
+                      ships), quicktok with its own
                       bundled encoding, tiktoken from the same ranks; target >= 1.3x
   train_files         bpe.Tokenizer.train_files, english.txt, vocab 32768, with the gpt2
-                      pattern, nanochat's (cl100k's with at most 2 digits) and Qwen's, each vs
+                      pattern, nanochat's (GPT-4's with at most 2 digits) and Qwen's, each vs
                       rustbpe on the same corpus and pattern: time ratio, and the ratio of
                       peak memory (each side in its own fresh subprocess)
   encode_ordinary     bpe encode_ordinary, english10.txt, GPT-2's merges, 1 thread,
@@ -116,7 +117,9 @@ CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3
 LLAMA3_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
                   r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 QWEN_PATTERN = LLAMA3_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}")
-NANOCHAT_PATTERN = CL100K_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}{1,2}")
+# nanochat's SPLIT_PATTERN: GPT-4's as minbpe writes it, with runs of at most 2 digits
+NANOCHAT_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}"""
+                    r"""| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""")
 # train_files rows: (name, pattern)
 TRAIN_PATTERNS = [("gpt2", GPT2_PATTERN), ("nanochat", NANOCHAT_PATTERN), ("qwen", QWEN_PATTERN)]
 EOT = "<|endoftext|>"
