@@ -1,9 +1,10 @@
 # Building the encoder's tables from a vocabulary and its merges: the
-# double-array trie and the pair table (Core.build; the flat table's template
-# is built at the first encode: build_flat in _bpe_encoder.pxi).
+# double-array trie and the pair table (Core.build), and, at the first
+# encode, the atoms (build_atoms) and the flat table's template (build_flat).
 # Everything here runs once per Core, without the GIL; the encoder only reads
 # what it builds.
-# Needs: CoreT and its slot types (_bpe_encoder.pxi), U64Map and big_alloc
+# Needs: CoreT and its slot types (_bpe_encoder.pxi), the atoms' and the flat
+# table's types (_bpe_atoms.pxi, _bpe_scan.pxi), U64Map and big_alloc
 # (_bpe_common.pxi).
 
 # ---- building the double-array trie --------------------------------------
@@ -474,4 +475,248 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
         T.da[k].check = tb.da[k].check
         T.leaf[k].val = tb.da[k].val
         T.leaf[k].id = tb.da[k].id
+    return 0
+
+
+# ---- the atoms (_bpe_atoms.pxi) ------------------------------------------
+
+cdef inline Py_ssize_t head_cut(const uint8_t *b, Py_ssize_t L) noexcept nogil:
+    """Where a token b[:L] that ends in a character's first 1-3 bytes, after
+    at least one byte, has them (a head fragment: b[:j] + that part); 0: not
+    one."""
+    cdef Py_ssize_t j = L - 1
+    while j >= 0 and utf8_need(b[j]) == 0:
+        j -= 1
+    return j if j > 0 and utf8_need(b[j]) > L - j and L - j <= 3 else 0
+
+
+cdef inline Py_ssize_t tail_cut(const uint8_t *b, Py_ssize_t L) noexcept nogil:
+    """How many bytes a token b[:L] that starts with a character's last 1-3
+    bytes, with more after them, has of them (a tail fragment); 0: not one."""
+    cdef Py_ssize_t j = 0
+    while j < L and utf8_need(b[j]) == 0:
+        j += 1
+    return j if j < L and j <= 3 else 0
+
+
+cdef int add_frag(Frag *f, int32_t *count, const uint8_t *part, Py_ssize_t part_len,
+                  const uint8_t *rest, Py_ssize_t rest_len, uint8_t *arena,
+                  Py_ssize_t *used) noexcept nogil:
+    f.part = 0
+    memcpy(&f.part, part, part_len)
+    f.part_len = <int32_t> part_len
+    f.off = <int32_t> used[0]
+    f.len = <int32_t> rest_len
+    memcpy(arena + used[0], rest, rest_len)
+    used[0] += rest_len
+    count[0] += 1
+    return 0
+
+
+cdef int build_atoms(CoreT *T, const uint8_t *buf, const int64_t *off, const int32_t *lens,
+                     Py_ssize_t n_ids, const uint8_t *skip) noexcept nogil:
+    """T.atoms from the decoder's tables (the tokens' bytes by id): the
+    fragments (grouped for atom_blocked), the long tokens that are not ASCII
+    (for long_token), and the atoms.  -1: no memory."""
+    cdef Atoms *A = <Atoms *> calloc(1, sizeof(Atoms))
+    cdef Py_ssize_t k, j, L, nh = 0, nt = 0, nl = 0, used = 0, total = 0, q
+    cdef uint64_t h
+    cdef const uint8_t *b
+    cdef uint32_t sym[ATOM_MAX]
+    cdef uint32_t cp
+    cdef int32_t hc[257]
+    cdef int32_t tc[257]
+    if A == NULL:
+        return -1
+    T.atoms = NULL
+    A.of = <int32_t *> malloc(65536 * sizeof(int32_t))
+    A.head_bits = <uint64_t *> calloc(PAIR_WORDS, sizeof(uint64_t))
+    A.tail_bits = <uint64_t *> calloc(PAIR_WORDS, sizeof(uint64_t))
+    if A.of == NULL or A.head_bits == NULL or A.tail_bits == NULL:
+        atoms_free(A)
+        return -1
+    memset(A.of, 0xFF, 65536 * sizeof(int32_t))
+    memset(hc, 0, sizeof(hc))
+    memset(tc, 0, sizeof(tc))
+    for k in range(n_ids):   # count the fragments, by lead byte / last byte
+        L = lens[k]
+        if skip[k] or L < 2:
+            continue
+        b = buf + off[k]
+        j = head_cut(b, L)
+        if j:
+            hc[b[j]] += 1
+            nh += 1
+            total += j
+        j = tail_cut(b, L)
+        if j:
+            tc[b[j - 1]] += 1
+            nt += 1
+            total += L - j
+        if L > FS_MAX and not is_ascii(b, L):
+            nl += 1
+            total += L
+    A.long_shift = 64
+    while (<Py_ssize_t> 1 << (64 - A.long_shift)) < 2 * nl + 2:
+        A.long_shift -= 1
+    A.longs = <LongTok *> calloc(<Py_ssize_t> 1 << (64 - A.long_shift), sizeof(LongTok))
+    A.heads = <Frag *> malloc((nh + 1) * sizeof(Frag))
+    A.tails = <Frag *> malloc((nt + 1) * sizeof(Frag))
+    A.bytes = <uint8_t *> malloc(total + 1)
+    if A.heads == NULL or A.tails == NULL or A.bytes == NULL or A.longs == NULL:
+        atoms_free(A)
+        return -1
+    A.head_at[0] = A.tail_at[0] = 0
+    for k in range(256):
+        A.head_at[k + 1] = A.head_at[k] + hc[k]
+        A.tail_at[k + 1] = A.tail_at[k] + tc[k]
+        hc[k] = A.head_at[k]
+        tc[k] = A.tail_at[k]
+    for k in range(n_ids):   # place them
+        L = lens[k]
+        if skip[k] or L < 2:
+            continue
+        b = buf + off[k]
+        j = head_cut(b, L)
+        if j:
+            add_frag(&A.heads[hc[b[j]]], &hc[b[j]], b + j, L - j, b, j, A.bytes, &used)
+            bit_set(A.head_bits, b[j], b[j - 1])
+        j = tail_cut(b, L)
+        if j:
+            add_frag(&A.tails[tc[b[j - 1]]], &tc[b[j - 1]], b, j, b + j, L - j, A.bytes, &used)
+            bit_set(A.tail_bits, b[j - 1], b[j])
+        if L <= FS_MAX or is_ascii(b, L):
+            continue
+        h = piece_hash(b, L)
+        if long_token(A, b, L, h) < 0:
+            q = <Py_ssize_t> (h >> A.long_shift)
+            bit_set(A.long_bits, <uint32_t> (h >> 56), <uint32_t> (h >> 48) & 0xFF)
+            while A.longs[q].h != 0:
+                q = (q + 1) & ((<Py_ssize_t> 1 << (64 - A.long_shift)) - 1)
+            A.longs[q].h = h
+            A.longs[q].off = used
+            A.longs[q].len = <int32_t> L
+            A.longs[q].id = <int32_t> k
+            memcpy(A.bytes + used, b, L)
+            used += L
+    for k in range(n_ids):   # the atoms: one character of 2 or 3 bytes, merged to itself
+        L = lens[k]
+        if skip[k] or L < 2 or L > 3:
+            continue
+        b = buf + off[k]
+        if utf8_need(b[0]) != L:
+            continue
+        cp = char_at(b, L)
+        if cp >= 0x10000:
+            continue
+        for j in range(L):
+            sym[j] = b[j]
+        if merge_syms(T, sym, L) != 1 or T.t_id[sym[0]] != k:
+            continue
+        if A.of[cp] < 0:
+            A.of[cp] = <int32_t> sym[0]
+    T.atoms = A
+    return 0
+
+
+# ---- the flat table's template (_bpe_scan.pxi) ---------------------------
+
+cdef inline void flat_seed(CoreT *T, const uint8_t *s, Py_ssize_t m, int32_t id) noexcept nogil:
+    cdef uint64_t k0, k1
+    cdef Py_ssize_t h, home, mask = (<Py_ssize_t> 1 << T.flat_bits) - 1
+    cdef FSlot *e
+    fs_key(s, m, False, &k0, &k1)
+    home = fs_home(k0, k1, 64 - T.flat_bits)
+    h = home
+    while T.flat[h].k1 != 0:
+        if T.flat[h].k0 == k0 and T.flat[h].k1 == k1:
+            return   # the same bytes twice: the first (the trie's) stays
+        h = (h + 1) & mask
+    if (h ^ home) > 1:
+        T.flat[home].n |= FS_OVF
+    e = &T.flat[h]
+    e.k0 = k0
+    e.k1 = k1
+    e.ids[0] = id
+    e.n = (e.n & FS_OVF) | 1
+    T.flat_seeded += 1
+
+
+cdef int build_flat(CoreT *T, const uint8_t *dec_buf, const int64_t *dec_off,
+                    const int32_t *dec_len, Py_ssize_t n_ids, const uint8_t *skip) noexcept nogil:
+    """The template of the flat table: every token of up to FS_MAX bytes, in
+    id order (for tiktoken's files and trained ones alike the more frequent
+    tokens first, so that those sit in their home slots), from the decoder's
+    tables (dec_buf: ids whose skip[id] is set are not tokens), or else from
+    the trie; and the dense table of the pairs of small core numbers."""
+    cdef Py_ssize_t k, count = 0, cap, r
+    cdef int32_t node, parent
+    cdef int depth, bits
+    cdef uint8_t buf[16]
+    cdef uint32_t a, b
+    cdef uint64_t k0, k1
+    cdef Py_ssize_t t
+    cdef int32_t *node_of = NULL
+    free(T.pair1)
+    T.pair1 = <uint32_t *> big_alloc(GRID * GRID * sizeof(uint32_t), 0)   # 2 MB pages
+    if T.pair1 == NULL:
+        return -1
+    memset(T.pair1, 0xFF, GRID * GRID * sizeof(uint32_t))
+    for t in range(256, T.n_core):   # as pair_put: the earliest merge of a pair, if it fires
+        a = <uint32_t> T.tok[t].left
+        b = <uint32_t> T.tok[t].right
+        if (a | b) < GRID and T.pair1[(a << GRID_BITS) | b] == 0xFFFFFFFFU:
+            T.pair1[(a << GRID_BITS) | b] = <uint32_t> t
+    if dec_buf != NULL:
+        for k in range(n_ids):
+            if 0 < dec_len[k] <= FS_MAX and not skip[k]:
+                count += 1
+    else:
+        for k in range(1, T.da_len):
+            if T.da[k].check >= 0 and T.leaf[k].id >= 0:
+                count += 1
+    bits = 12
+    while (<Py_ssize_t> 1 << bits) < 2 * count + 65536:
+        bits += 1
+    cap = <Py_ssize_t> 1 << bits
+    T.flat = <FSlot *> big_alloc(cap * sizeof(FSlot), 1)
+    if T.flat == NULL:
+        return -1
+    T.flat_bits = bits
+    T.flat_limit = (cap * 3) // 4
+    T.flat_seeded = 0
+    if dec_buf != NULL:
+        for k in range(n_ids):
+            if k + 16 < n_ids and 0 < dec_len[k + 16] <= FS_MAX:   # its home slot, early
+                fs_key(dec_buf + dec_off[k + 16], dec_len[k + 16], False, &k0, &k1)
+                prefetch(&T.flat[fs_home(k0, k1, 64 - bits)])
+            if 0 < dec_len[k] <= FS_MAX and not skip[k]:
+                flat_seed(T, dec_buf + dec_off[k], dec_len[k], <int32_t> k)
+        return 0
+    # from the trie: the nodes where a token ends, by id, and each one's bytes
+    # from the node up to the root
+    r = 0   # 1 + the largest id
+    for k in range(1, T.da_len):
+        if T.da[k].check >= 0 and <Py_ssize_t> T.leaf[k].id >= r:
+            r = <Py_ssize_t> T.leaf[k].id + 1
+    node_of = <int32_t *> malloc((r + 1) * sizeof(int32_t)) if r < 8 * count + (1 << 20) else NULL
+    if node_of != NULL:
+        memset(node_of, 0xFF, (r + 1) * sizeof(int32_t))
+        for k in range(1, T.da_len):
+            if T.da[k].check >= 0 and T.leaf[k].id >= 0 and node_of[T.leaf[k].id] < 0:
+                node_of[T.leaf[k].id] = <int32_t> k
+    for r in range(r if node_of != NULL else T.da_len):
+        k = node_of[r] if node_of != NULL else r
+        if k <= 0 or T.da[k].check < 0 or T.leaf[k].id < 0:
+            continue
+        node = <int32_t> k
+        depth = 0
+        while node != 0 and depth <= FS_MAX:
+            parent = T.da[node].check
+            buf[15 - depth] = <uint8_t> (node - (T.da[parent].base & DA_BASE))
+            node = parent
+            depth += 1
+        if node == 0 and depth <= FS_MAX:
+            flat_seed(T, buf + 16 - depth, depth, T.leaf[k].id)
+    free(node_of)
     return 0

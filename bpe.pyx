@@ -33,8 +33,8 @@ from bpe_fallback import PATTERNS, __version__
 # the public helpers this module does not replace
 from bpe_fallback import (FileSet, Pipeline, ProgressBar, UnknownTokenError,
                           encoding_name_for_model, file_cuts, list_encoding_names, main,
-                          pattern_program, pretokenizer, read_jsonl, resolve_pattern,
-                          str_to_token, token_to_str, unpatch_tiktoken)
+                          gpt4_variant, pattern_program, pretokenizer, read_jsonl,
+                          resolve_pattern, str_to_token, token_to_str, unpatch_tiktoken)
 
 __all__ = list(_py.__all__)
 BACKEND = "cython"
@@ -48,6 +48,9 @@ include "_bpe_pattern.pxi"
 include "_bpe_counter.pxi"
 include "_bpe_trainer.pxi"
 include "_bpe_encoder.pxi"
+include "_bpe_cache.pxi"
+include "_bpe_atoms.pxi"
+include "_bpe_scan.pxi"
 include "_bpe_tables.pxi"
 include "_bpe_load.pxi"
 include "_bpe_core.pxi"

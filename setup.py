@@ -23,8 +23,10 @@ from setuptools.errors import CCompilerError, ExecError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYX = "bpe.pyx"
-# bpe.pyx includes these (one per subsystem); a change to any of them rebuilds the module
-PXI = sorted(os.path.basename(p) for p in glob.glob(os.path.join(HERE, "_bpe_*.pxi")))
+# bpe.pyx includes these (one per subsystem, and the C headers next to them); a change to
+# any of them rebuilds the module
+PXI = sorted(os.path.basename(p) for p in glob.glob(os.path.join(HERE, "_bpe_*.pxi"))
+             + glob.glob(os.path.join(HERE, "_bpe_*.h")))
 PLACEHOLDER_MARKER = "# bpe-placeholder"
 
 SHIM_DOC = (
@@ -191,6 +193,6 @@ class build_ext_or_fallback(build_ext):
 
 setup(
     py_modules=["bpe_fallback"],
-    ext_modules=[Extension("bpe", sources=[PYX], depends=PXI)],
+    ext_modules=[Extension("bpe", sources=[PYX], depends=PXI, include_dirs=[HERE])],
     cmdclass={"build_ext": build_ext_or_fallback},
 )
