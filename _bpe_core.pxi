@@ -366,6 +366,8 @@ cdef class Core:
     cdef object rx_findall
     cdef object matcher        # the compiled pattern T.pat points into (a _Pattern)
     cdef object pattern        # a regex str, or a Pipeline
+    cdef tuple forms           # a Pipeline of normalizers and one split the native scanners
+                               # run: its Unicode forms, applied before the scan (else None)
     cdef list id_objs          # the int object of every id, shared by all results
     cdef bytes dec_buf         # every token's bytes, end to end
     cdef int64_t *dec_off      # id -> offset in dec_buf
@@ -388,6 +390,12 @@ cdef class Core:
         else:
             _py.Core.check_model(pattern, None, None, specials, model.has_id)
         self.pattern = pattern
+        if isinstance(pattern, _py.Pipeline) and len(pattern.splits) == 1 and (
+                _which(pattern.splits[0]) != P_NONE
+                or compiled_pattern(pattern.splits[0]) is not None):
+            # normalized first (repaired_first), then scanned as the one split
+            self.forms = tuple(pattern.normalizers)
+            pattern = pattern.splits[0]
         self.T.which = _which(pattern)
         if self.T.which != P_NONE:
             _build_flags()
@@ -818,7 +826,13 @@ cdef class Core:
     cdef object repaired_first(self, object text):
         """What encode_text and the packer scan: a plain str as it is for a
         named pattern (taking its UTF-8 finds a surrogate; the caller then
-        repairs and scans again), anything else repaired now."""
+        repairs and scans again), anything else repaired now; and, for a
+        Pipeline's split, repaired and normalized (as the regex path does)."""
+        if self.forms is not None:
+            text = repaired(text)
+            for form in self.forms:
+                text = unicodedata.normalize(form, text)
+            return text
         if type(text) is not str or self.T.which == P_NONE:
             return repaired(text)
         return text
@@ -834,7 +848,8 @@ cdef class Core:
         cdef list done
         texts = [as_str(text) for text in texts]
         stop = [as_str(name) for name in stop]
-        if self.T.which != P_NONE and self.id_objs is not None and SHORTCUTS:
+        if self.T.which != P_NONE and self.id_objs is not None and SHORTCUTS \
+                and self.forms is None:   # (stop names are looked for before normalizing)
             # a name with a lone surrogate never matches a repaired text: nor its bytes
             names = [name.encode("utf-8", "surrogatepass") for name in stop]
             cache = self.take()
@@ -939,7 +954,7 @@ cdef class Core:
         a compact sequence (len, iteration, list()), not a list."""
         cdef _Cache cache
         text = as_str(text)
-        if self.T.which == P_NONE or self.T.which == P_PAT:
+        if self.T.which == P_NONE or self.T.which == P_PAT or self.forms is not None:
             raise ValueError("encode_prefix needs the gpt2, cl100k, o200k or words pattern")
         cache = self.take()
         try:

@@ -21,14 +21,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import DATA, bytes_to_unicode, read_data
+from helpers import DATA, LLAMA3, QWEN, bytes_to_unicode, read_data
 
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")
 
-LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
-          r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
-QWEN = LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
 DEEPSEEK_V3 = [r"\p{N}{1,3}", "[一-龥\u3040-ゟ゠-ヿ]+",
                r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"
                r"| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
@@ -281,6 +278,31 @@ def test_hub_pre_tokenizers_and_normalizers_equal_tokenizers(mod, base_json, sha
     assert mod.Tokenizer.load(tmp_path / "t.bpe") == tok
     with pytest.raises(ValueError, match="tiktoken"):
         tok.save_tiktoken(tmp_path / "t.tiktoken")
+
+
+def test_normalizers_then_one_split_scan_natively(mod, base_json, tmp_path):
+    """Qwen's shape (NFC, then one Split that a native scanner runs): the text is
+    normalized, then scanned natively, with tokenizers' ids from encode, encode_batch and
+    encode_to_numpy; a disallowed special is looked for in the text as given (NFC would
+    turn its ">" and a combining U+0338 into one character)."""
+    import unicodedata
+
+    doc = dict(base_json)
+    doc["normalizer"], doc["pre_tokenizer"] = SHAPES["qwen-nfc"]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False))
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    tok = mod.Tokenizer.from_huggingface(path)
+    assert tok.pretokenizer == ("native" if mod.BACKEND == "cython" else "regex")
+    german = read_data("german.txt", 20000)
+    texts = [unicodedata.normalize("NFD", german), "Cafe\u0301 \U0001F600 e\u0301\u0301 12"]
+    for text in texts:
+        want = hf.encode(text).ids
+        assert tok.encode(text) == want
+        assert tok.encode_to_numpy(text).tolist() == want
+    assert tok.encode_batch(texts) == [hf.encode(t).ids for t in texts]
+    with pytest.raises(ValueError, match="endoftext"):
+        tok.encode_batch(["ok", "<|endoftext|>\u0338"])
 
 
 @pytest.mark.parametrize("field,value,says", [
