@@ -7,12 +7,15 @@ Rows (the project's performance targets, README.md and docs/speed.md):
 
   peers               bpe encode_ordinary on gpt2 / cl100k_base / o200k_base x english10.txt,
                       multilingual.txt, code.txt, single thread (pinned to one CPU with
-                      sched_setaffinity; FASTOKENS_BPE_THREADS=1), against fastokens, quicktok,
-                      tokie, riptoken and tiktoken: a fresh instance of each library every round
-                      (warmed on a short text), libraries alternating round by round, medians of
-                      --rounds; the anchor of a row is the fastest peer whose ids equal
-                      tiktoken's (the others are listed as "other ids" and not counted);
-                      target: >= 1.3x the anchor (PEER_TARGET)
+                      sched_setaffinity; FASTOKENS_BPE_THREADS=1, RAYON_NUM_THREADS=1),
+                      against fastokens, gigatoken (its array's .tolist(): what a caller that
+                      wants a list pays), quicktok, tokie, riptoken and tiktoken: a fresh
+                      instance of each library every round (warmed on a short text), libraries
+                      alternating round by round, medians of --rounds; the anchor of a row is
+                      the fastest peer whose ids equal tiktoken's (the others are listed as
+                      "other ids" and not counted); target: >= 1.3x the anchor (PEER_TARGET)
+  arrays              the same rows for cl100k_base / o200k_base with numpy arrays: our
+                      encode_to_numpy against gigatoken's encode (a numpy uint32 array)
   short_calls         (alias short) serving-style calls: 2,000 different texts of 200 and of
                       4,000 characters of english10.txt (slices starting at offsets spread
                       evenly over the file), gpt2 / cl100k_base / o200k_base, against the
@@ -133,6 +136,7 @@ RESULT_TAG = "BENCH-RESULT "
 ROWS = [
     "peers",
     "open_peers",
+    "arrays",
     "short_calls",
     "train_files",
     "encode_ordinary",
@@ -609,7 +613,7 @@ def job_dask_encode(a):
             "same": h.hexdigest() == ref}
 
 
-# Pathological inputs (issue 6, item 4): generated, seeded, the same in every process
+# Pathological inputs: generated, seeded, the same in every process
 
 PATHO_SEED = 6
 PATHO_ENCODE_BYTES = 1_000_000
@@ -725,13 +729,15 @@ def job_patho_decode(a):
     }
 
 
-# Peers (issue 11): encode_ordinary on the real vocabularies against the fastest encoders on PyPI
+# Peers: encode_ordinary on the real vocabularies against the fastest encoders on PyPI
 
 PEER_VOCABS = [("gpt2", "gpt2"), ("cl100k_base", "cl100k"), ("o200k_base", "o200k")]
 PEER_CORPORA = ["english10.txt", "multilingual.txt", "code.txt"]
-PEER_LIBS = ["ours", "fastokens", "quicktok", "tokie", "riptoken", "tiktoken"]
-PEER_MODULES = {"fastokens": "fastokens", "quicktok": "quicktok", "tokie": "tokie",
-                "riptoken": "riptoken", "tiktoken": "tiktoken"}
+PEER_LIBS = ["ours", "fastokens", "gigatoken", "quicktok", "tokie", "riptoken", "tiktoken"]
+PEER_MODULES = {"fastokens": "fastokens", "gigatoken": "gigatoken", "quicktok": "quicktok",
+                "tokie": "tokie", "riptoken": "riptoken", "tiktoken": "tiktoken"}
+# gigatoken's pre-tokenizer presets for the rank tables whose file name does not say it
+GIGATOKEN_PRESETS = {"gpt2": "gpt2", "qwen3": "qwen2"}
 PEER_WARMUP = "Warm up: it's 12 o'clock, héllo wörld! 123\n"
 PEER_TARGET = 1.3  # the target: ≥ 1.3× the fastest peer with identical ids
 PEER_TARGET_TXT = f"≥ {PEER_TARGET}×"
@@ -752,8 +758,23 @@ def _read_ranks(path):
 
 def _peer_encoder(lib, a):
     """encode_ordinary of a fresh instance of `lib` for vocabulary a["vocab"]: a function
-    str -> list of ids, or None where the library has no way to load this vocabulary."""
+    str -> list of ids, or None where the library has no way to load this vocabulary.
+    a["array"]: the arrays rows, a function str -> numpy array (ours: encode_to_numpy)."""
     vocab = a["vocab"]
+    if lib == "gigatoken":
+        import gigatoken
+
+        preset = GIGATOKEN_PRESETS.get(vocab)
+        if a.get("open") and preset is None:
+            return None  # no preset of Llama 3's pattern
+        tok = gigatoken.Tokenizer.from_tiktoken(a["ranks"], pretokenizer=preset)
+        if a.get("array"):
+            return tok.encode
+        return lambda text: tok.encode(text).tolist()
+    if lib == "ours" and a.get("array"):
+        import bpe
+
+        return bpe.Tokenizer.load(a["native"]).encode_to_numpy
     if lib == "ours" and a.get("open"):
         import bpe
 
@@ -817,6 +838,7 @@ def _reference(a):
 def _pin(cpu):
     """Run this worker on one CPU, fastokens on one thread."""
     os.environ["FASTOKENS_BPE_THREADS"] = "1"
+    os.environ["RAYON_NUM_THREADS"] = "1"   # gigatoken's pool
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cpu})
 
@@ -938,12 +960,12 @@ def row_peers(ctx, table):
     _encode_rows(ctx, table, "peers", libs, files, cpu, ctx.peer_vocabs, "")
 
 
-def _encode_rows(ctx, table, row, libs, files, cpu, vocabs, how):
-    """One encode_ordinary row a vocabulary x corpus, each from a "peers" worker."""
+def _encode_rows(ctx, table, row, libs, files, cpu, vocabs, how, call="encode_ordinary"):
+    """One `call` row a vocabulary x corpus, each from a "peers" worker."""
     for corpus in ctx.peer_corpora:
         path = utf8_corpus(ctx, table, corpus)
         for vocab in vocabs:
-            what = f"`encode_ordinary` {vocab}{how} × {corpus}, 1 thread"
+            what = f"`{call}` {vocab}{how} × {corpus}, 1 thread"
             if _peer_skipped(table, what, path, files, vocab):
                 continue
             _progress(f"{row}: {vocab} on {corpus} ({ctx.peer_rounds} rounds) ...")
@@ -1016,6 +1038,19 @@ def open_peer_files(ctx, table):
     return files
 
 
+def row_arrays(ctx, table):
+    """encode_to_numpy, single thread, cl100k/o200k x corpus against gigatoken, whose
+    encode returns a numpy array."""
+    if not _have("gigatoken"):
+        table.note("arrays: gigatoken is not installed (pip install .[bench])")
+        return
+    _progress("arrays: preparing the vocabulary files ...")
+    files = {v: dict(f, array=True) for v, f in peer_files(ctx, table).items() if v != "gpt2"}
+    cpu = sorted(os.sched_getaffinity(0))[-1] if hasattr(os, "sched_getaffinity") else 0
+    _encode_rows(ctx, table, "arrays", ["ours", "gigatoken"], files, cpu, list(files),
+                 " (numpy arrays)", call="encode_to_numpy")
+
+
 def row_open_peers(ctx, table):
     """encode_ordinary, single thread, Llama 3 and Qwen 3 x corpus against the fastest peer
     with identical ids (ours through bpe.Encoding with the model's own pattern)."""
@@ -1060,7 +1095,7 @@ def _peer_row(table, what, res, libs, rounds, unit, value, digits=1):
               PEER_TARGET_TXT, _met(r >= PEER_TARGET))
 
 
-# Short calls (issue 21): serving-style calls, many different short texts to one warm instance
+# Short calls: serving-style calls, many different short texts to one warm instance
 
 SHORT_CORPUS = "english10.txt"
 SHORT_COUNT = 2000
@@ -2079,6 +2114,7 @@ def row_pathological(ctx, table):
 ROW_FUNCS = {
     "peers": row_peers,
     "open_peers": row_open_peers,
+    "arrays": row_arrays,
     "short_calls": row_short_calls,
     "train_files": row_train_files,
     "encode_ordinary": row_encode_ordinary,
@@ -2107,6 +2143,7 @@ def _versions():
         "tokenizers",
         "rustbpe",
         "fastokens",
+        "gigatoken",
         "quicktok-v1",
         "tokie",
         "riptoken",
