@@ -74,7 +74,6 @@ cdef struct Tok:
     int32_t right     #   no earlier merge makes)
 
 
-
 cdef inline uint64_t pair_key(int32_t a, int32_t b) noexcept nogil:
     return (<uint64_t> <uint32_t> a << 32) | <uint32_t> b
 

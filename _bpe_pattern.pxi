@@ -779,5 +779,3 @@ cdef list pattern_pretokens(str text, _Pattern m):
         return out
     finally:
         free(u.owned)
-
-

@@ -283,13 +283,22 @@ cdef int cmp_int32(const void *x, const void *y) noexcept nogil:
 
 cdef void trainer_free(Trainer *t) noexcept nogil:
     cdef Py_ssize_t i
-    free(t.sym); free(t.start); free(t.gend); free(t.gcnt)
-    free(t.slots); free(t.ab)
+    free(t.sym)
+    free(t.start)
+    free(t.gend)
+    free(t.gcnt)
+    free(t.slots)
+    free(t.ab)
     if t.occ != NULL:
         for i in range(t.npairs):
             occ_free(&t.occ[i])
-    free(t.occ); free(t.pcount); free(t.stamp)
-    free(t.tbuf); free(t.toff); free(t.tlen); free(t.heap)
+    free(t.occ)
+    free(t.pcount)
+    free(t.stamp)
+    free(t.tbuf)
+    free(t.toff)
+    free(t.tlen)
+    free(t.heap)
     memset(t, 0, sizeof(Trainer))
 
 
@@ -584,7 +593,9 @@ cdef Py_ssize_t load_words(Trainer *t, counts, Py_ssize_t n_merges, int64_t limi
         trainer_init(t, &L, w.symbols, n_merges)
         place_words(t, &L, counts, counter, consume)
     finally:
-        free(L.small); free(L.big); free(L.bpocc)
+        free(L.small)
+        free(L.big)
+        free(L.bpocc)
     if limit >= 2:
         for i in range(t.npairs):
             if heap_push(t, t.pcount[i], <int32_t> i) < 0:

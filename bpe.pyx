@@ -30,12 +30,12 @@ import unicodedata
 import regex
 
 import bpe_fallback as _py
-from bpe_fallback import PATTERNS, __version__
+from bpe_fallback import PATTERNS, __version__  # no-cython-lint
 # the public helpers this module does not replace
-from bpe_fallback import (FileSet, Pipeline, ProgressBar, UnknownTokenError,
-                          encoding_name_for_model, file_cuts, list_encoding_names, main,
-                          gpt4_variant, pattern_program, pretokenizer, read_jsonl,
-                          resolve_pattern, str_to_token, token_to_str, unpatch_tiktoken)
+from bpe_fallback import (FileSet, Pipeline, ProgressBar, UnknownTokenError,  # no-cython-lint
+                          encoding_name_for_model, file_cuts, list_encoding_names, main,  # no-cython-lint
+                          gpt4_variant, pattern_program, pretokenizer, read_jsonl,  # no-cython-lint
+                          resolve_pattern, str_to_token, token_to_str, unpatch_tiktoken)  # no-cython-lint
 
 __all__ = list(_py.__all__)
 BACKEND = "cython"
