@@ -44,17 +44,22 @@ td = _load_tool()
 def client():
     # the workers import train_dask by name (the functions they run come from it), whatever
     # this process imported before them (the tests run in several worker processes)
+    # (kept until both have started: the cluster starts its worker processes in the background;
+    # a spawned process takes this one's sys.path, a forked server's its PYTHONPATH)
     path = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(TOOL.parent), path) if p)
+    sys.path.insert(0, str(TOOL.parent))
     try:
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            dashboard_address=":0", silence_logs=logging.ERROR)
+        client = distributed.Client(cluster)
+        client.wait_for_workers(2, timeout=120)
     finally:
+        sys.path.remove(str(TOOL.parent))
         if path is None:
             del os.environ["PYTHONPATH"]
         else:
             os.environ["PYTHONPATH"] = path
-    client = distributed.Client(cluster)
     try:
         yield client
     finally:
