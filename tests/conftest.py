@@ -28,7 +28,7 @@ from hypothesis import settings
 settings.register_profile("bpe", database=None, deadline=None, print_blob=True)
 settings.load_profile("bpe")
 
-from helpers import GPT2_MERGES, GPT2_VOCAB, SPECIALS, corpus_with_specials  # noqa: E402
+from helpers import EOT, GPT2_MERGES, GPT2_VOCAB, SPECIALS, corpus_with_specials, read_data  # noqa: E402
 
 # No test reaches the network: get_encoding downloads only where a test says so (a local
 # server, BPE_ENCODINGS_URL); here and in every subprocess, a missing file is an error.
@@ -194,3 +194,11 @@ def trained(mod):
         return _TRAINED[key]
 
     return make
+
+
+@pytest.fixture(scope="module")
+def small(mod):
+    """A small tokenizer (60 merges of corpus.en, <|endoftext|> as its special token), for
+    the tests that save it, load it and run commands on it."""
+    return mod.Tokenizer.train(read_data("corpus.en", 8000) + EOT, 256 + 60 + 1,
+                               special_tokens=[EOT])

@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from test_trust3 import where
+from fresh import where
 
 BYTES = {bytes([b]): b for b in range(256)}
 

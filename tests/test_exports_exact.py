@@ -11,7 +11,7 @@ import os
 import random
 
 import pytest
-from test_trust3 import TRICKY
+from fresh import TRICKY
 
 BASE = {i: bytes([i]) for i in range(256)}
 

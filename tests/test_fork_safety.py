@@ -11,7 +11,7 @@ import sys
 import textwrap
 
 import pytest
-from test_trust3 import where
+from fresh import where
 
 from helpers import gpt2_ranks
 
