@@ -31,7 +31,7 @@ import regex
 import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__
 # the public helpers this module does not replace
-from bpe_fallback import (FileSet, Pipeline, ProgressBar, UnknownTokenError,
+from bpe_fallback import (CoreProtocol, FileSet, Pipeline, ProgressBar, UnknownTokenError,
                           encoding_name_for_model, file_cuts, list_encoding_names, main,
                           pattern_program, pretokenizer, read_jsonl, resolve_pattern,
                           str_to_token, token_to_str, unpatch_tiktoken)
