@@ -35,7 +35,7 @@ The training rule, exactly (both backends, every entry point):
 # progress), and the command line.  Modules that only an extra needs are
 # imported where they are used, so `import bpe_fallback` stays light.
 
-from __future__ import annotations
+from __future__ import annotations as _annotations  # (CoreProtocol's, on Python 3.9)
 
 import array as _array
 import collections as _collections
@@ -1089,6 +1089,9 @@ class CoreProtocol(_typing.Protocol):
     def merge_bytes(self, data: bytes) -> list[int]:
         """The ids of raw bytes by merge rank alone, no pre-tokens (encode_bytes)."""
 
+    def trie_ids(self, data: bytes) -> list[int]:
+        """merge_bytes's ids by the compiled core's trie alone: tests check its trie by it."""
+
     @staticmethod
     def pretokenize(pattern: str | Pipeline, text: str) -> list[str]:
         """The pre-tokens of text as this core splits them: always ``pretokenizer``'s."""
@@ -1246,6 +1249,9 @@ class Core:
 
     def merge_bytes(self, data):
         return self._merge([self._byte_ids[b] for b in data])
+
+    def trie_ids(self, data):
+        return self.merge_bytes(data)  # no trie here: the rank merge it must equal
 
     @staticmethod
     def pretokenize(pattern, text):
@@ -1501,17 +1507,42 @@ class _StreamSource:
         return ids + ids * rest // self.taken
 
 
-class _CoreTokenizer:
-    """The Tokenizer's own API: a model (pattern, tokens, merges, special
-    tokens) validated once, a core that does the hot work, and the policy
-    around it.  The public class, Tokenizer (after the extras, below), is
-    this class and the extras' mixins."""
+class _TokenizerBase:
+    """The tokenizer's own API: construct, train, encode, decode, special
+    tokens, native save and load, over a model (pattern, tokens, merges,
+    special tokens) validated once and a core that does the hot work.  The
+    public class, Tokenizer (after the extras, below), is this class and the
+    extras' mixins; its docstring tells how an instance is made."""
 
-    # ---- construction (Tokenizer(...) itself: tiktoken's Encoding, below) --
+    # ---- construction: every instance is made by _from_core or _sharing ---
+
+    @classmethod
+    def _from_core(cls, pattern, core, specials):
+        """A new Tokenizer: the one place an instance's state is set (the
+        pattern, the special tokens, a built core).  Its copies of the model
+        (tokens, merges, their tables) come from the core when first read
+        (_FromCore), unless the caller has them and sets them (_create)."""
+        self = object.__new__(cls)
+        self._pattern = pattern
+        self._specials = dict(specials)
+        self._all_specials = frozenset(self._specials)
+        self._special_res = {}
+        self._core = core
+        return self
+
+    @classmethod
+    def _sharing(cls, tok):
+        """A new instance of `cls` (whose core_class is tok's) holding tok's
+        model: the same core and every table tok has built so far, name and
+        all.  The registry and unpickling hand these out: one model per
+        process."""
+        new = object.__new__(cls)
+        new.__dict__.update(tok.__dict__)
+        return new
 
     @classmethod
     def _create(cls, pattern, tokens, merges, specials):
-        """Validate a model and build the tables encoding needs.
+        """Validate a model, build its core and a Tokenizer around it.
 
         pattern: regex str; tokens: dict id -> bytes (not the specials);
         merges: list of (bytes, bytes), each result in `tokens`;
@@ -1527,18 +1558,6 @@ class _CoreTokenizer:
         self._encoder = encoder
         self._rank_pair = rank_pair
         self._rank_id = rank_id
-        return self
-
-    @classmethod
-    def _from_core(cls, pattern, core, specials):
-        """A Tokenizer around a built core; its copies of the model come from
-        the core when first read (_FromCore)."""
-        self = object.__new__(cls)
-        self._pattern = pattern
-        self._specials = dict(specials)
-        self._all_specials = frozenset(self._specials)
-        self._special_res = {}
-        self._core = core
         return self
 
     @classmethod
@@ -2246,19 +2265,11 @@ class _TiktokenMethods:
 
     _name = "bpe"
 
-    def __init__(self, name=None, *, pat_str=None, mergeable_ranks=None, special_tokens=None,
-                 explicit_n_vocab=None):
-        """tiktoken's constructor, ``Encoding(name, *, pat_str, mergeable_ranks,
-        special_tokens, explicit_n_vocab=None)`` (``Encoding`` is this class); the
-        other ways to make a tokenizer are its class methods.
-
-        >>> ranks = {bytes([b]): b for b in range(256)}
-        >>> ranks[b"hi"] = 256
-        >>> enc = Tokenizer("mine", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks,
-        ...                 special_tokens={"<s>": 257})
-        >>> enc.encode("hi<s>", allowed_special="all"), enc.name
-        ([256, 257], 'mine')
-        """
+    @classmethod
+    def _from_encoding_args(cls, name, pat_str, mergeable_ranks, special_tokens,
+                            explicit_n_vocab):
+        """``Tokenizer(name, pat_str=..., ...)``, tiktoken's constructor: its
+        arguments checked as tiktoken checks them, then from_tiktoken."""
         given = {"name": name, "pat_str": pat_str, "mergeable_ranks": mergeable_ranks,
                  "special_tokens": special_tokens}
         if all(v is None for v in given.values()):
@@ -2284,10 +2295,9 @@ class _TiktokenMethods:
                 raise ValueError(f"explicit_n_vocab={explicit_n_vocab}, but there are "
                                  f"{len(mergeable_ranks)} mergeable and {len(special_tokens)} "
                                  f"special tokens, the largest id {top}")
-        built = type(self).from_tiktoken(mergeable_ranks, pattern=pat_str,
-                                         special_tokens=special_tokens)
-        self.__dict__.update(built.__dict__)
-        self._name = name
+        tok = cls.from_tiktoken(mergeable_ranks, pattern=pat_str, special_tokens=special_tokens)
+        tok._name = name
+        return tok
 
     # the attributes programs read from an Encoding (tiktoken's README copies them)
 
@@ -2682,7 +2692,7 @@ class _TiktokenMethods:
             return _registered(cls, name, lambda: build(*_registry_ranks(name, None)))
         read = _registry_ranks(name, path)
         # the file is OpenAI's (checked): the registry's model too
-        tok = _shared(_registered(cls, name, lambda: build(*read)), cls)
+        tok = cls._sharing(_registered(cls, name, lambda: build(*read)))
         tok._registered = (name, pin, _os.path.abspath(read[3]))
         return tok
 
@@ -3097,14 +3107,6 @@ def _built():
     return _BUILT[0]
 
 
-def _shared(tok, cls=None):
-    """A new tokenizer of class `cls` (default: tok's) with tok's model: the
-    same tables and core (`cls` has tok's core_class)."""
-    new = object.__new__(cls or type(tok))
-    new.__dict__.update(tok.__dict__)
-    return new
-
-
 def _registered(cls, name, build):
     """The registry's instance of `cls` for encoding `name` (get_encoding
     hands out one per class and name): it shares the model of every class
@@ -3116,7 +3118,7 @@ def _registered(cls, name, build):
             model = _REGISTRY.get((cls.core_class, name))
             if model is None:
                 model = _REGISTRY[(cls.core_class, name)] = build()
-            tok = _REGISTRY[(cls, name)] = _shared(model, cls)
+            tok = _REGISTRY[(cls, name)] = cls._sharing(model)
         return tok
 
 
@@ -3195,7 +3197,7 @@ def _unpickle_model(cls, key, blob, name):
     with _BUILT_LOCK:
         if not any(t is tok for t in _RECENT):
             _RECENT.append(tok)
-    new = _shared(tok, cls)
+    new = cls._sharing(tok)
     if name != cls._name:
         new._name = name
     return new
@@ -3216,7 +3218,7 @@ def _unpickle_registered(cls, name, sha256, source, label):
             tok = None
     if tok is None:
         tok = cls.get_encoding(name)  # tiktoken's cache, or a download
-    new = _shared(tok)
+    new = type(tok)._sharing(tok)
     new._name, new._registered = label, (name, sha256, source)
     return new
 
@@ -7489,9 +7491,14 @@ class _CorpusWork:
 # --------------------------------------------------------------------------
 
 
-class Tokenizer(_CoreTokenizer, _TiktokenMethods, _FileFormats, _CorpusWork):
+class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork):
     """A byte-level BPE tokenizer: a pre-tokenization pattern, mergeable tokens
     (bytes -> id), the ordered merges and special tokens (str -> id).
+
+    Made by its class methods: train, train_files, train_from_counts,
+    from_merges, load, from_file, from_gpt2, from_tiktoken, from_huggingface,
+    get_encoding; or as tiktoken's Encoding, ``Tokenizer(name, pat_str=...,
+    mergeable_ranks=..., special_tokens=...)``.
 
     >>> tok = Tokenizer.train("the cat sat on the mat. " * 10, 270, special_tokens=["<|end|>"])
     >>> ids = tok.encode("the cat<|end|>", allowed_special="all")
@@ -7500,6 +7507,30 @@ class Tokenizer(_CoreTokenizer, _TiktokenMethods, _FileFormats, _CorpusWork):
     >>> tok.decode(ids)
     'the cat<|end|>'
     """
+
+    # How an instance is made, whichever way in.  A new model (pattern, tokens,
+    # merges, special tokens) is read or learned, then _create validates it and
+    # builds its core (core_class(...)); or a core's C reader builds the core
+    # straight from a file (_from_model, _load_plain).  Either way _from_core
+    # makes the instance: the one place a Tokenizer's state is set.
+    # Tokenizer(...) below is from_tiktoken under tiktoken's arguments; the
+    # registry (get_encoding) and unpickling hand out _sharing copies of a model
+    # this process has built.  There is no __init__: nothing else sets state.
+
+    def __new__(cls, name=None, *, pat_str=None, mergeable_ranks=None, special_tokens=None,
+                explicit_n_vocab=None):
+        """tiktoken's constructor, ``Encoding(name, *, pat_str, mergeable_ranks,
+        special_tokens, explicit_n_vocab=None)`` (``Encoding`` is this class).
+
+        >>> ranks = {bytes([b]): b for b in range(256)}
+        >>> ranks[b"hi"] = 256
+        >>> enc = Tokenizer("mine", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks,
+        ...                 special_tokens={"<s>": 257})
+        >>> enc.encode("hi<s>", allowed_special="all"), enc.name
+        ([256, 257], 'mine')
+        """
+        return cls._from_encoding_args(name, pat_str, mergeable_ranks, special_tokens,
+                                       explicit_n_vocab)
 
 
 Encoding = Tokenizer  # tiktoken's name for it: Encoding(name, *, pat_str, ...)
