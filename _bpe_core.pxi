@@ -348,9 +348,9 @@ cdef bint holds_any(const uint8_t *s, Py_ssize_t n, const uint8_t **names,
 
 
 cdef class Core:
-    """The compiled core: the hot work of one tokenizer, in C.  The same
-    interface as ``bpe_fallback.Core`` (whose docstring describes it); a
-    ``bpe.Tokenizer`` holds one.
+    """The compiled core: the hot work of one tokenizer, in C.  It keeps
+    ``bpe_fallback.CoreProtocol``, with the same results as
+    ``bpe_fallback.Core``; a ``bpe.Tokenizer`` holds one.
 
     Its tables (CoreT: the trie over every token's bytes, the core's token
     numbers, the merges by pair; the id tables for decoding) are read-only
@@ -449,7 +449,11 @@ cdef class Core:
         return [(self.merge_recs[r].left, self.merge_recs[r].right, self.merge_recs[r].id)
                 for r in range(self.n_merges)]
 
-    counter = _Counter
+    @staticmethod
+    def counter(pattern):
+        """A pre-token counter in C (_Counter): a function, as the contract has it."""
+        return _Counter(pattern)
+
     learn_merges = staticmethod(_learn_merges)
     repair = staticmethod(_repair)
     pack_ids = staticmethod(_pack_ids)
@@ -1112,7 +1116,9 @@ cdef class Core:
         return native_pretokens(text, which)
 
     def trie_ids(self, bytes data):
-        """Ids of `data` by the trie alone (no whole-token rule, no cache): for tests.
+        """Ids of `data` by the trie alone (no whole-token rule, no cache): what
+        tests compare with merge_bytes (encoding would hide a trie that found
+        no encoding behind its fallback to the rank merge).
         Irregular merges (see build_tables) never walk the trie: merge_bytes."""
         return self.by(data, True)
 

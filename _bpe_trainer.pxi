@@ -646,9 +646,10 @@ cdef int apply_merge(Trainer *t, int32_t pair, int32_t step, int64_t limit,
     return 0
 
 
-def _learn_merges(counts, n_merges, min_freq, max_token_bytes, progress=None, bint consume=True):
-    _py.Core.check_learn_options(n_merges, min_freq, max_token_bytes)
-    return _learn_checked(counts, n_merges, min_freq, max_token_bytes, progress, consume)
+def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None,
+                  bint consume=True):
+    _py.Core.check_learn_options(n_merges, min_frequency, max_token_bytes)
+    return _learn_checked(counts, n_merges, min_frequency, max_token_bytes, progress, consume)
 
 
 def _learn_checked(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,

@@ -32,10 +32,11 @@ import regex
 import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__  # no-cython-lint
 # the public helpers this module does not replace
-from bpe_fallback import (FileSet, Pipeline, ProgressBar, UnknownTokenError,  # no-cython-lint
-                          encoding_name_for_model, file_cuts, list_encoding_names, main,  # no-cython-lint
-                          gpt4_variant, pattern_program, pretokenizer, read_jsonl,  # no-cython-lint
-                          resolve_pattern, str_to_token, token_to_str, unpatch_tiktoken)  # no-cython-lint
+from bpe_fallback import (CoreProtocol, FileSet, Pipeline, ProgressBar,  # no-cython-lint
+                          UnknownTokenError, encoding_name_for_model, file_cuts,  # no-cython-lint
+                          gpt4_variant, list_encoding_names, main, pattern_program,  # no-cython-lint
+                          pretokenizer, read_jsonl, resolve_pattern, str_to_token,  # no-cython-lint
+                          token_to_str, unpatch_tiktoken)  # no-cython-lint
 
 __all__ = list(_py.__all__)
 BACKEND = "cython"

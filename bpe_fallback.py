@@ -28,13 +28,14 @@ The training rule, exactly (both backends, every entry point):
    chosen.
 """
 
-
 # Layout: the tokenizer first (patterns, counting, learning merges, encoding a
 # pre-token, Core, the Tokenizer's own API), then the extras, each in its own
 # section and each a mixin of the final Tokenizer: tiktoken compatibility,
 # durable files, file formats, corpus work (train_files, encode_files, workers,
 # progress), and the command line.  Modules that only an extra needs are
 # imported where they are used, so `import bpe_fallback` stays light.
+
+from __future__ import annotations as _annotations  # (CoreProtocol's, on Python 3.9)
 
 import array as _array
 import collections as _collections
@@ -47,14 +48,19 @@ import stat as _stat
 import sys as _sys
 import threading as _threading
 import time as _time
+import typing as _typing
 import warnings as _warnings
 
 import regex as _regex
 
-__all__ = ["Tokenizer", "Core", "count_pretokens", "get_encoding", "PATTERNS", "BACKEND",
-           "__version__", "resolve_pattern", "pretokenizer", "token_to_str", "str_to_token",
-           "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError", "Encoding",
-           "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
+if _typing.TYPE_CHECKING:  # the names of CoreProtocol's annotations
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any, Literal
+
+__all__ = ["Tokenizer", "Core", "CoreProtocol", "count_pretokens", "get_encoding", "PATTERNS",
+           "BACKEND", "__version__", "resolve_pattern", "pretokenizer", "token_to_str",
+           "str_to_token", "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError",
+           "Encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
            "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program", "FileSet",
            "gpt4_variant"]
 
@@ -489,7 +495,7 @@ def _count_into(counter, text, repair, special_re):
 
 
 class _Counter:
-    """The pure-Python core's pre-token counter (see Core.counter)."""
+    """The pure-Python core's pre-token counter (see CoreProtocol.counter)."""
 
     def __init__(self, pattern):
         self._split = pretokenizer(pattern)
@@ -831,7 +837,7 @@ _CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
 
 
 # --------------------------------------------------------------------------
-# The core: the hot work, behind a small interface
+# The core: the hot work, behind a small interface (CoreProtocol)
 # --------------------------------------------------------------------------
 
 
@@ -931,86 +937,143 @@ def _check_core_merges(merges, ranks, decoder):
                          f"({_short(decoder[m])})")
 
 
+@_typing.runtime_checkable
+class CoreProtocol(_typing.Protocol):
+    """What a Tokenizer asks of its core: the contract that ``bpe_fallback.Core``
+    (pure Python) and the compiled ``bpe.Core`` (typed C) both keep, with the
+    same results.  A Tokenizer (the policy: API, special tokens, files) holds
+    one core and never looks inside it.  tests/test_core_contract.py checks
+    that each core has exactly these members, of the same kinds and
+    signatures; bpe.pyi declares them once, here, for the compiled Core.
+
+    A core is built as ``Core(pattern, ranks, merges, specials)`` from a model
+    the Tokenizer has validated (``check_model`` checks it again): the regex of
+    a resolved pattern (or a Pipeline); ranks, token bytes -> id (the special
+    tokens excluded); the merges in rank order as (left id, right id, merged
+    id); specials, str -> id (names may share an id: the first decodes it).
+    Text given to the encoding members holds no special tokens (the Tokenizer
+    splits them out), and lone surrogates are repaired as ``repair`` does.
+    The members the Tokenizer needs before any core exists (start-up,
+    training, checks) are static or class methods.  The C readers
+    (tiktoken_model, native_model) take the plain case of a file only, with
+    every check of the Tokenizer's own readers; their model answers max_id,
+    id_of(bytes), token(id) and has_id(id); None means that the Tokenizer
+    reads the input itself (with the same result or error).
+    """
+
+    # ---- what the Tokenizer reads about its core ---------------------------
+
+    @property
+    def releases_gil(self) -> bool:
+        """Whether threads encode in parallel (then encode_batch and encode_files use threads)."""
+
+    @property
+    def pretokenizer(self) -> Literal["native", "regex"]:
+        """How this core splits text: what Tokenizer.pretokenizer reports."""
+
+    # ---- encoding ----------------------------------------------------------
+
+    def encode_text(self, text: str) -> list[int]:
+        """The ids of text: its pre-tokens, each merged by rank (encode's unit of work)."""
+
+    def encode_texts(self, texts: Iterable[str], stop: Iterable[str] = ()) -> list[list[int]]:
+        """encode_text of each text up to the first holding a str of `stop`: encode_batch's."""
+
+    def encode_prefix(self, text: str, limit: int) -> tuple[int, Sequence[int]]:
+        """(cut, ids) of the pre-tokens ending by char `limit`: how encode_iterable cuts."""
+
+    def encode_pieces(self, pieces: Iterable[str]) -> list[int]:
+        """The ids of pre-tokens already split (encode_with_unstable's stable part)."""
+
+    def merge_bytes(self, data: bytes) -> list[int]:
+        """The ids of raw bytes by merge rank alone, no pre-tokens (encode_bytes)."""
+
+    def trie_ids(self, data: bytes) -> list[int]:
+        """merge_bytes's ids by the compiled core's trie alone: tests check its trie by it."""
+
+    @staticmethod
+    def pretokenize(pattern: str | Pipeline, text: str) -> list[str]:
+        """The pre-tokens of text as this core splits them: always ``pretokenizer``'s."""
+
+    @staticmethod
+    def flatten(windows: Iterable[Iterable[int]],
+                estimate: Callable[[int], int] | None = None) -> Iterator[int]:
+        """The ids of id sequences in a row, length hint by `estimate`: encode_iterable's."""
+
+    def reserve(self, threads: int) -> None:
+        """Prepare for `threads` threads encoding at once (a warm cache each, in C)."""
+
+    def packer(self, itemsize: int) -> Callable[[str], bytes]:
+        """One thread's function text -> pack_ids(encode_text(text)): encode_files' work."""
+
+    def pack_text(self, text: str, itemsize: int) -> bytes:
+        """pack_ids(encode_text(text), itemsize), no list of ids in C: encode_to_numpy's."""
+
+    # ---- decoding, and the model it was built from -------------------------
+
+    def decode_bytes(self, ids: list[int]) -> bytes | None:
+        """The bytes of int ids; None if one is unknown (the Tokenizer then says which)."""
+
+    def tokens(self) -> dict[int, bytes]:
+        """id -> bytes of every token but the specials, in id order (the model)."""
+
+    def merges(self) -> list[tuple[int, int, int]]:
+        """The merges in rank order as (left id, right id, merged id) (the model)."""
+
+    # ---- start-up: the C readers (this module's core has none) -------------
+
+    @staticmethod
+    def tiktoken_model(source: str | dict[bytes, int]) -> Any | None:
+        """A .tiktoken text or ranks dict read in C into a model, or None if not plain."""
+
+    @staticmethod
+    def native_model(text: str, start: int) -> tuple[Any, int] | None:
+        """A native file's tokens and merges from `start` read in C: (model, end) or None."""
+
+    @classmethod
+    def from_model(cls, pattern: str | Pipeline, model: Any,
+                   specials: dict[str, int]) -> CoreProtocol:
+        """A core from what tiktoken_model / native_model read; TypeError for other input."""
+
+    # ---- training and files ------------------------------------------------
+
+    @staticmethod
+    def counter(pattern: str | Pipeline) -> Any:
+        """A pre-token counter: add, pack, add_packed, to_dict, clear, len (training)."""
+
+    @staticmethod
+    def learn_merges(counts: dict[bytes, int] | Any, n_merges: int, min_frequency: int,
+                     max_token_bytes: int | None,
+                     progress: Callable[[str, int, int], Any] | None = None,
+                     consume: bool = True) -> list[tuple[int, int]]:
+        """The merge loop (the training rule) over counts: the merges as pairs of ids."""
+
+    @staticmethod
+    def repair(text: str) -> str:
+        """text with each lone surrogate replaced by U+FFFD: what is encoded."""
+
+    @staticmethod
+    def pack_ids(ids: list[int], itemsize: int) -> bytes:
+        """ids as little-endian unsigned ints of `itemsize` (2 or 4) bytes."""
+
+    @staticmethod
+    def check_model(pattern: str | Pipeline, ranks: dict[bytes, int] | None,
+                    merges: list[tuple[int, int, int]] | None, specials: dict[str, int],
+                    is_token: Callable[[int], bool] | None = None) -> None:
+        """What a core checks first on what it is built from (TypeError / ValueError)."""
+
+    @staticmethod
+    def check_learn_options(n_merges: int, min_frequency: int,
+                            max_token_bytes: int | None) -> None:
+        """What learn_merges checks first on its options, in both cores."""
+
+
 class Core:
-    """The hot work of one tokenizer, in pure Python.  A Tokenizer (the
-    policy: API, special tokens, files) holds one and never looks inside;
-    the compiled module's ``bpe.Core`` has the same interface, in C.
-
-    ``Core(pattern, ranks, merges, specials)`` is built from a model the
-    Tokenizer has validated: the regex of a resolved pattern; ranks, token
-    bytes -> id (special tokens excluded); the merges in rank order as
-    (left id, right id, merged id); specials, str -> id (names may share an id: the
-    first decodes it).
-
-    - ``encode_text(text)``: the ids of text holding no special tokens
-      (repaired first, as ``repair`` does): pre-tokenize, then each pre-token
-      by merge rank, through a cache.
-    - ``encode_texts(texts, stop=())``: ``[encode_text(t) for t in texts]``
-      (a list of repaired str), encode_batch's unit of work, up to the first
-      text holding one of the strs in `stop` (the disallowed special tokens):
-      the results of the texts before it.  The compiled core looks for them
-      and encodes without the GIL, holding it only to allocate each result,
-      and takes their references at the end.
-    - ``encode_prefix(text, limit)``: ``(cut, ids)``, the ids of the
-      pre-tokens that end by character `limit` and where the last ends (for
-      the named patterns but "bytes": what streaming cuts by).  The ids are
-      a sequence (a list here; the compiled core's own compact one).
-    - ``flatten(windows, estimate=None)``: an iterator over the ids of an
-      iterable of such sequences (encode_iterable's output); the compiled
-      core's answers ``__length_hint__`` by ``estimate(ids so far)``.
-    - ``encode_pieces(pieces)``: the ids of pre-tokens already split.
-    - ``merge_bytes(data)``: merge by rank over raw bytes, no pre-tokens.
-    - ``pretokenize(pattern, text)`` (static): the pre-tokens of text (lone
-      surrogates repaired) by a resolved pattern, as this core splits them
-      (the compiled core scans the named patterns with its own scanner; both
-      equal ``pretokenizer``).
-    - ``decode_bytes(ids)``: the bytes of a list of int ids, None if one is
-      not in the vocabulary (the Tokenizer then reports it).
-    - ``reserve(threads)``: before `threads` threads encode at once: the
-      compiled core gives each a cache that knows what the warmest one has
-      learned (this core has one cache for all: nothing to do).
-    - ``packer(itemsize)``: a function text -> the packed little-endian ids of
-      ``encode_text(text)``, for one thread (the compiled one has its own
-      cache and builds no list, without the GIL).
-    - ``pack_text(text, itemsize)``: ``pack_ids(encode_text(text), itemsize)``
-      through the core's own caches (encode_to_numpy: the compiled core
-      writes the packed ids from its buffer, no list, no int objects).
-    - ``releases_gil``: whether threads encode in parallel (encode_batch and
-      encode_files then use threads, else this thread or worker processes).
-    - ``pretokenizer``: how this core splits text, "native" (the compiled
-      core's scanners: the named patterns, and every pattern of the GPT
-      family compiled from ``pattern_program``) or "regex" (this core, and
-      the compiled one for a pattern outside the family); the Tokenizer's
-      property of the same name reports it.
-    - ``tokens()``, ``merges()``: the model it was built from, for a
-      Tokenizer that holds only its core: id -> bytes of every token but the
-      special tokens, in id order; the merges as (left id, right id, merged id).
-
-    For start-up (static): ``tiktoken_model(ranks)`` (ranks: a .tiktoken
-    file's text or a dict bytes -> rank) and ``native_model(text, start)``
-    (the token and merge sections of a native file from char `start`: the
-    model and where the next line starts) read a model in C with the merges a
-    .tiktoken file implies and every check of the Tokenizer's own readers,
-    and ``from_model(pattern, model, specials)`` builds a core from it; the
-    model answers ``max_id``, ``id_of(bytes)``, ``token(id)`` and
-    ``has_id(id)``.  They answer None for anything but the plain case (then
-    the Tokenizer reads the input itself, with the same result or error),
-    and always here: this core has no such readers.
-
-    For training and files (on the class):
-
-    - ``counter(pattern)``: a pre-token counter with ``add(text)``, ``pack()``
-      (what a worker process sends back), ``add_packed(packed)``, ``to_dict()``,
-      ``clear()`` and ``len()`` (distinct pre-tokens).
-    - ``learn_merges(counts, n_merges, min_frequency, max_token_bytes,
-      progress=None, consume=True)``: the merge loop (the training rule), merges
-      as pairs of ids; `counts` is a dict of pre-token bytes -> count or a
-      counter (read without a dict by the compiled core); `consume` empties it.
-    - ``repair(text)``, ``pack_ids(ids, itemsize)``.
-    - ``check_model(pattern, ranks, merges, specials, is_token=None)`` and
-      ``check_learn_options(n_merges, min_frequency, max_token_bytes)``: what
-      both cores call first on what they are given (TypeError / ValueError
-      naming the value); the compiled core uses these very functions.
+    """The core in pure Python: it keeps ``CoreProtocol`` (the contract, member
+    by member) and is the reference the compiled ``bpe.Core`` is tested
+    against.  It merges each pre-token by rank (a heap for long ones) through
+    one cache for all threads, holds the GIL while it encodes, and has no C
+    readers (``tiktoken_model`` and ``native_model`` answer None).
 
     >>> core = Core(PATTERNS["gpt2"], {bytes([b]): b for b in range(256)} | {b"hi": 256},
     ...             [(104, 105, 256)], {})
@@ -1038,15 +1101,29 @@ class Core:
         self._cache = {}
 
     counter = staticmethod(_Counter)
-    @staticmethod
-    def flatten(windows, estimate=None):
-        return _Flattened.from_iterable(windows)
-    tiktoken_model = native_model = staticmethod(lambda *source: None)
     learn_merges = staticmethod(_learn_merges)
     check_model = staticmethod(_check_core_model)
     check_learn_options = staticmethod(_check_learn_options)
     repair = staticmethod(_repair)
     pack_ids = staticmethod(_pack_ids)
+
+    @staticmethod
+    def flatten(windows, estimate=None):
+        return _Flattened.from_iterable(windows)
+
+    @staticmethod
+    def tiktoken_model(source):
+        return None  # no C reader: the Tokenizer reads the ranks itself
+
+    @staticmethod
+    def native_model(text, start):
+        return None  # likewise
+
+    @classmethod
+    def from_model(cls, pattern, model, specials):
+        raise TypeError(f"{cls.__module__}.Core reads no models (its tiktoken_model and "
+                        f"native_model answer None): it takes none, not "
+                        f"{type(model).__name__}")
 
     def _bpe(self, piece):
         """Ids of one pre-token (str), through the cache."""
@@ -1071,6 +1148,9 @@ class Core:
 
     def merge_bytes(self, data):
         return self._merge([self._byte_ids[b] for b in data])
+
+    def trie_ids(self, data):
+        return self.merge_bytes(data)  # no trie here: the rank merge it must equal
 
     @staticmethod
     def pretokenize(pattern, text):
@@ -1326,17 +1406,42 @@ class _StreamSource:
         return ids + ids * rest // self.taken
 
 
-class _CoreTokenizer:
-    """The Tokenizer's own API: a model (pattern, tokens, merges, special
-    tokens) validated once, a core that does the hot work, and the policy
-    around it.  The public class, Tokenizer (after the extras, below), is
-    this class and the extras' mixins."""
+class _TokenizerBase:
+    """The tokenizer's own API: construct, train, encode, decode, special
+    tokens, native save and load, over a model (pattern, tokens, merges,
+    special tokens) validated once and a core that does the hot work.  The
+    public class, Tokenizer (after the extras, below), is this class and the
+    extras' mixins; its docstring tells how an instance is made."""
 
-    # ---- construction (Tokenizer(...) itself: tiktoken's Encoding, below) --
+    # ---- construction: every instance is made by _from_core or _sharing ---
+
+    @classmethod
+    def _from_core(cls, pattern, core, specials):
+        """A new Tokenizer: the one place an instance's state is set (the
+        pattern, the special tokens, a built core).  Its copies of the model
+        (tokens, merges, their tables) come from the core when first read
+        (_FromCore), unless the caller has them and sets them (_create)."""
+        self = object.__new__(cls)
+        self._pattern = pattern
+        self._specials = dict(specials)
+        self._all_specials = frozenset(self._specials)
+        self._special_res = {}
+        self._core = core
+        return self
+
+    @classmethod
+    def _sharing(cls, tok):
+        """A new instance of `cls` (whose core_class is tok's) holding tok's
+        model: the same core and every table tok has built so far, name and
+        all.  The registry and unpickling hand these out: one model per
+        process."""
+        new = object.__new__(cls)
+        new.__dict__.update(tok.__dict__)
+        return new
 
     @classmethod
     def _create(cls, pattern, tokens, merges, specials):
-        """Validate a model and build the tables encoding needs.
+        """Validate a model, build its core and a Tokenizer around it.
 
         pattern: regex str; tokens: dict id -> bytes (not the specials);
         merges: list of (bytes, bytes), each result in `tokens`;
@@ -1355,20 +1460,8 @@ class _CoreTokenizer:
         return self
 
     @classmethod
-    def _from_core(cls, pattern, core, specials):
-        """A Tokenizer around a built core; its copies of the model come from
-        the core when first read (_FromCore)."""
-        self = object.__new__(cls)
-        self._pattern = pattern
-        self._specials = dict(specials)
-        self._all_specials = frozenset(self._specials)
-        self._special_res = {}
-        self._core = core
-        return self
-
-    @classmethod
     def _from_model(cls, pattern, model, special_tokens):
-        """A Tokenizer from a model a core's C reader gave (see Core), with
+        """A Tokenizer from a model a core's C reader gave (see CoreProtocol), with
         special tokens as _with_specials gives them; None when a special
         token takes a token's place (the caller then reads the input itself)."""
         specials, taken = _assign_specials(special_tokens, model.token, model.id_of,
@@ -1957,9 +2050,8 @@ class _CoreTokenizer:
 
     @property
     def core(self):
-        """The core this tokenizer holds (an instance of ``core_class``: the
-        interface that ``Core``'s docstring describes), for tools that call
-        it directly.
+        """The core this tokenizer holds (an instance of ``core_class``, which
+        keeps ``CoreProtocol``), for tools that call it directly.
 
         >>> tok = Tokenizer.from_merges([(b"h", b"i")])
         >>> tok.core.encode_text("hi hi") == tok.encode_ordinary("hi hi")
@@ -2017,7 +2109,7 @@ class _CoreTokenizer:
     @classmethod
     def _load_plain(cls, text, where):
         """load through the core's C reader of the token and merge sections;
-        None when it does not take the file (see Core)."""
+        None when it does not take the file (see CoreProtocol)."""
         start = text.find("\n", text.find("\n") + 1) + 1
         got = cls.core_class.native_model(text, start) if start else None
         if got is None:
@@ -2072,19 +2164,11 @@ class _TiktokenMethods:
 
     _name = "bpe"
 
-    def __init__(self, name=None, *, pat_str=None, mergeable_ranks=None, special_tokens=None,
-                 explicit_n_vocab=None):
-        """tiktoken's constructor, ``Encoding(name, *, pat_str, mergeable_ranks,
-        special_tokens, explicit_n_vocab=None)`` (``Encoding`` is this class); the
-        other ways to make a tokenizer are its class methods.
-
-        >>> ranks = {bytes([b]): b for b in range(256)}
-        >>> ranks[b"hi"] = 256
-        >>> enc = Tokenizer("mine", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks,
-        ...                 special_tokens={"<s>": 257})
-        >>> enc.encode("hi<s>", allowed_special="all"), enc.name
-        ([256, 257], 'mine')
-        """
+    @classmethod
+    def _from_encoding_args(cls, name, pat_str, mergeable_ranks, special_tokens,
+                            explicit_n_vocab):
+        """``Tokenizer(name, pat_str=..., ...)``, tiktoken's constructor: its
+        arguments checked as tiktoken checks them, then from_tiktoken."""
         given = {"name": name, "pat_str": pat_str, "mergeable_ranks": mergeable_ranks,
                  "special_tokens": special_tokens}
         if all(v is None for v in given.values()):
@@ -2110,10 +2194,9 @@ class _TiktokenMethods:
                 raise ValueError(f"explicit_n_vocab={explicit_n_vocab}, but there are "
                                  f"{len(mergeable_ranks)} mergeable and {len(special_tokens)} "
                                  f"special tokens, the largest id {top}")
-        built = type(self).from_tiktoken(mergeable_ranks, pattern=pat_str,
-                                         special_tokens=special_tokens)
-        self.__dict__.update(built.__dict__)
-        self._name = name
+        tok = cls.from_tiktoken(mergeable_ranks, pattern=pat_str, special_tokens=special_tokens)
+        tok._name = name
+        return tok
 
     # the attributes programs read from an Encoding (tiktoken's README copies them)
 
@@ -2508,7 +2591,7 @@ class _TiktokenMethods:
             return _registered(cls, name, lambda: build(*_registry_ranks(name, None)))
         read = _registry_ranks(name, path)
         # the file is OpenAI's (checked): the registry's model too
-        tok = _shared(_registered(cls, name, lambda: build(*read)), cls)
+        tok = cls._sharing(_registered(cls, name, lambda: build(*read)))
         tok._registered = (name, pin, _os.path.abspath(read[3]))
         return tok
 
@@ -2923,14 +3006,6 @@ def _built():
     return _BUILT[0]
 
 
-def _shared(tok, cls=None):
-    """A new tokenizer of class `cls` (default: tok's) with tok's model: the
-    same tables and core (`cls` has tok's core_class)."""
-    new = object.__new__(cls or type(tok))
-    new.__dict__.update(tok.__dict__)
-    return new
-
-
 def _registered(cls, name, build):
     """The registry's instance of `cls` for encoding `name` (get_encoding
     hands out one per class and name): it shares the model of every class
@@ -2942,7 +3017,7 @@ def _registered(cls, name, build):
             model = _REGISTRY.get((cls.core_class, name))
             if model is None:
                 model = _REGISTRY[(cls.core_class, name)] = build()
-            tok = _REGISTRY[(cls, name)] = _shared(model, cls)
+            tok = _REGISTRY[(cls, name)] = cls._sharing(model)
         return tok
 
 
@@ -3021,7 +3096,7 @@ def _unpickle_model(cls, key, blob, name):
     with _BUILT_LOCK:
         if not any(t is tok for t in _RECENT):
             _RECENT.append(tok)
-    new = _shared(tok, cls)
+    new = cls._sharing(tok)
     if name != cls._name:
         new._name = name
     return new
@@ -3042,7 +3117,7 @@ def _unpickle_registered(cls, name, sha256, source, label):
             tok = None
     if tok is None:
         tok = cls.get_encoding(name)  # tiktoken's cache, or a download
-    new = _shared(tok)
+    new = type(tok)._sharing(tok)
     new._name, new._registered = label, (name, sha256, source)
     return new
 
@@ -5758,7 +5833,7 @@ class _FileFormats:
     @classmethod
     def _from_ranks(cls, pattern, ranks, where, special_tokens):
         """from_tiktoken of ranks: a dict bytes -> rank, or a .tiktoken file's
-        text (read by the core's C reader when it takes it, see Core)."""
+        text (read by the core's C reader when it takes it, see CoreProtocol)."""
         if special_tokens is None:
             special_tokens = {}
         model = cls.core_class.tiktoken_model(ranks)
@@ -7472,9 +7547,14 @@ class _CorpusWork:
 # --------------------------------------------------------------------------
 
 
-class Tokenizer(_CoreTokenizer, _TiktokenMethods, _FileFormats, _CorpusWork):
+class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork):
     """A byte-level BPE tokenizer: a pre-tokenization pattern, mergeable tokens
     (bytes -> id), the ordered merges and special tokens (str -> id).
+
+    Made by its class methods: train, train_files, train_from_counts,
+    from_merges, load, from_file, from_gpt2, from_tiktoken, from_huggingface,
+    get_encoding; or as tiktoken's Encoding, ``Tokenizer(name, pat_str=...,
+    mergeable_ranks=..., special_tokens=...)``.
 
     >>> tok = Tokenizer.train("the cat sat on the mat. " * 10, 270, special_tokens=["<|end|>"])
     >>> ids = tok.encode("the cat<|end|>", allowed_special="all")
@@ -7483,6 +7563,30 @@ class Tokenizer(_CoreTokenizer, _TiktokenMethods, _FileFormats, _CorpusWork):
     >>> tok.decode(ids)
     'the cat<|end|>'
     """
+
+    # How an instance is made, whichever way in.  A new model (pattern, tokens,
+    # merges, special tokens) is read or learned, then _create validates it and
+    # builds its core (core_class(...)); or a core's C reader builds the core
+    # straight from a file (_from_model, _load_plain).  Either way _from_core
+    # makes the instance: the one place a Tokenizer's state is set.
+    # Tokenizer(...) below is from_tiktoken under tiktoken's arguments; the
+    # registry (get_encoding) and unpickling hand out _sharing copies of a model
+    # this process has built.  There is no __init__: nothing else sets state.
+
+    def __new__(cls, name=None, *, pat_str=None, mergeable_ranks=None, special_tokens=None,
+                explicit_n_vocab=None):
+        """tiktoken's constructor, ``Encoding(name, *, pat_str, mergeable_ranks,
+        special_tokens, explicit_n_vocab=None)`` (``Encoding`` is this class).
+
+        >>> ranks = {bytes([b]): b for b in range(256)}
+        >>> ranks[b"hi"] = 256
+        >>> enc = Tokenizer("mine", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks,
+        ...                 special_tokens={"<s>": 257})
+        >>> enc.encode("hi<s>", allowed_special="all"), enc.name
+        ([256, 257], 'mine')
+        """
+        return cls._from_encoding_args(name, pat_str, mergeable_ranks, special_tokens,
+                                       explicit_n_vocab)
 
 
 Encoding = Tokenizer  # tiktoken's name for it: Encoding(name, *, pat_str, ...)
