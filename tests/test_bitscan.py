@@ -30,7 +30,10 @@ PATTERNS = {
     "cl100k-2": bpe_fallback.PATTERNS["cl100k"].replace(r"\p{N}{1,3}+", r"\p{N}{1,2}"),
     "cl100k-1": bpe_fallback.PATTERNS["cl100k"].replace(r"\p{N}{1,3}+", r"\p{N}"),
 }
-NAMES = list(PATTERNS)
+# the quick loop keeps the named patterns and one variant; the full suite runs them all
+NAMES = ["o200k", "cl100k", "llama3"] + [pytest.param(name, marks=pytest.mark.slow)
+                                         for name in PATTERNS if name not in ("o200k", "cl100k",
+                                                                              "llama3")]
 
 # Pieces the rules tell apart, and runs longer than a block of 64 bytes.
 PIECES = [
