@@ -886,7 +886,7 @@ cdef class Core:
         cdef PyObject **fill = NULL
         cdef PyObject ***items = <PyObject ***> calloc(n + 1, sizeof(PyObject **))
         cdef Py_ssize_t *lens = <Py_ssize_t *> calloc(n + 1, sizeof(Py_ssize_t))
-        cdef list result = [[] for k in range(n)]  # empty until their items are theirs
+        cdef list result = [[] for _ in range(n)]  # empty until their items are theirs
         memset(&a, 0, sizeof(IVec))
         memset(&b, 0, sizeof(IVec))
         u.owned = NULL

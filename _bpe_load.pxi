@@ -573,7 +573,7 @@ cdef int parse_native(ModelT *M, const ch_t *s, Py_ssize_t n, Py_ssize_t i, Py_s
     plain tokens, then each merge's result (its parts' lengths kept in
     M.merges[r].left until parts_of_merges); `end`: where the next line starts."""
     cdef int64_t n_plain, n_merges, v, last = -1
-    cdef Py_ssize_t k = 0, m = 0, e, stop, f, g, got, got2, r, lines = 0, spaces = 0, j
+    cdef Py_ssize_t k = 0, m = 0, e, stop, f, g, got, got2, r, _r, lines = 0, spaces = 0, j
     for j in range(i, n):
         if s[j] == 10:
             lines += 1
@@ -586,7 +586,7 @@ cdef int parse_native(ModelT *M, const ch_t *s, Py_ssize_t n, Py_ssize_t i, Py_s
     # at most as many bytes as chars: the arena fits in the text's length
     if model_alloc(M, lines if lines < spaces else spaces, n - i) < 0:
         return -1
-    for r in range(n_plain):
+    for _r in range(n_plain):
         if i >= n:
             return NOT_PLAIN
         e = line_end(s, i, n)

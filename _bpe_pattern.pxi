@@ -549,7 +549,6 @@ _MODES = {"greedy": PN_GREEDY, "lazy": PN_LAZY, "possessive": PN_POSSESSIVE}
 cdef object compiled_pattern(object pattern):
     """The native matcher of a resolved custom pattern (built once a process),
     or None where the pattern is outside the family (the regex splits)."""
-    cdef _Pattern m
     try:
         return _compiled_patterns[pattern]
     except KeyError:
@@ -703,7 +702,7 @@ cdef object _class_tables(pn_pat *P, list classes, list bit_of):
     if there are more than 256)."""
     cdef uint64_t *mask = <uint64_t *> calloc(0x110000, sizeof(uint64_t))
     cdef uint64_t bit, cur
-    cdef Py_ssize_t k, a, b, c, nblocks = 0, ncombo = 0
+    cdef Py_ssize_t k, a, b, c
     cdef uint8_t block[256]
     cdef dict blocks = {}
     cdef uint8_t last_id = 0

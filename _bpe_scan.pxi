@@ -418,7 +418,7 @@ cdef int scan_flat(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache
     that ends at or before byte `limit` (*cut: where the last one ends), a
     chunk of spans at a time: scan, then keys, homes and prefetches, then
     the probes.  A compiled pattern that spends its budget: -3."""
-    cdef Py_ssize_t i = 0, e, m, j, cnt, a, h
+    cdef Py_ssize_t i = 0, e, m, j, cnt, h
     cdef Py_ssize_t ends[FCHUNK + 1]
     cdef uint64_t key0[FCHUNK]
     cdef uint64_t key1[FCHUNK]

@@ -380,8 +380,8 @@ cdef inline void prefetch_chain(const CoreT *T, int32_t t) noexcept nogil:
     """Fetch the first pairs compatible() looks up for merge t (the pairs
     depend on the token table alone, not on what the lookups find)."""
     cdef int32_t a = T.tok[t].left, b = T.tok[t].right
-    cdef int step
-    for step in range(3):
+    cdef int _step
+    for _step in range(3):
         if a < 0 or b < 0 or a >= t or b >= t:
             return
         prefetch_pair(T, a, b)
@@ -398,9 +398,8 @@ cdef int build_tables(CoreT *T, Py_ssize_t n_tok, const uint8_t *arena, const in
                       Py_ssize_t n_merges, const MergeRec *merge_ids, const int32_t *byte_id,
                       uint8_t *ok, IdMap *by_id, IdMap *core_of, TrieBuild *tb) noexcept nogil:
     """Core numbers, the pair table, which tokens are buildable, then the trie."""
-    cdef Py_ssize_t k, r, i
+    cdef Py_ssize_t k, r
     cdef int32_t a, b, t, x
-    cdef uint64_t key
     for k in range(n_tok):
         if idmap_put(by_id, ids[k], <int32_t> k) < 0:
             return -1
