@@ -336,15 +336,102 @@ cdef extern from *:
     const void *bpe_find(const void *h, size_t hn, const void *n, size_t nn) noexcept nogil
 
 
-cdef bint holds_any(const uint8_t *s, Py_ssize_t n, const uint8_t **names,
-                    const Py_ssize_t *lens, Py_ssize_t k) noexcept nogil:
+cdef extern from *:
+    """
+    /* Whether s[:n] holds one of the k byte strings names[i][:lens[i]]: one
+       memchr pass per distinct first byte; at a hit, the next byte is looked
+       up among those that follow that first byte in a name, and only then
+       are the names compared (a name of one byte: any hit; an empty name is
+       in every text) */
+    static int bpe_holds_any(const unsigned char *s, size_t n,
+                             const unsigned char **names, const Py_ssize_t *lens,
+                             Py_ssize_t k) {
+        unsigned char done[256], next[256];
+        const unsigned char *p, *end = s + n;
+        Py_ssize_t i, j;
+        memset(done, 0, sizeof done);
+        for (i = 0; i < k; i++) {
+            unsigned char b;
+            int one = 0;
+            if (lens[i] == 0)
+                return 1;
+            b = names[i][0];
+            if (done[b])
+                continue;
+            done[b] = 1;
+            memset(next, 0, sizeof next);
+            for (j = i; j < k; j++) {
+                if (lens[j] == 0 || names[j][0] != b)
+                    continue;
+                if (lens[j] == 1)
+                    one = 1;
+                else
+                    next[names[j][1]] = 1;
+            }
+            if (one) {
+                if (n && memchr(s, b, n) != NULL)
+                    return 1;
+                continue;
+            }
+            for (p = s; p < end && (p = (const unsigned char *) memchr(p, b, (size_t) (end - p))) != NULL; p++) {
+                if (p + 1 == end)
+                    break;
+                if (!next[p[1]])
+                    continue;
+                for (j = i; j < k; j++)
+                    if (lens[j] >= 2 && names[j][0] == b && lens[j] <= end - p &&
+                            memcmp(p, names[j], (size_t) lens[j]) == 0)
+                        return 1;
+            }
+        }
+        return 0;
+    }
+    """
+    bint bpe_holds_any(const uint8_t *s, size_t n, const uint8_t **names,
+                       const Py_ssize_t *lens, Py_ssize_t k) noexcept nogil
+
+
+cdef inline bint holds_any(const uint8_t *s, Py_ssize_t n, const uint8_t **names,
+                           const Py_ssize_t *lens, Py_ssize_t k) noexcept nogil:
     """Whether the UTF-8 s[:n] holds one of the k strings (UTF-8 too, so a
-    match is a match of the strs)."""
-    cdef Py_ssize_t i
-    for i in range(k):
-        if lens[i] <= n and bpe_find(s, n, names[i], lens[i]) != NULL:
-            return True
-    return False
+    match is a match of the strs): one memchr pass per distinct first byte
+    (one for all of OpenAI's, which start with "<|"), not one search a name."""
+    return bpe_holds_any(s, <size_t> n, names, lens, k)
+
+
+cdef list stop_names(object stop):
+    """The strs of `stop` as UTF-8 (a lone surrogate kept as its bytes, which
+    no repaired text holds), TypeError for anything else."""
+    return [as_str(name).encode("utf-8", "surrogatepass") for name in stop]
+
+
+cdef bint holds_names(str text, list names) except -1:
+    """Whether `text` holds one of `names` (stop_names): searched in its UTF-8,
+    which CPython keeps with the str for the scan that follows (a lone
+    surrogate: UnicodeEncodeError, as utf8_of)."""
+    cdef Utf8 u
+    cdef Py_ssize_t k = len(names), i
+    cdef bint found
+    cdef const uint8_t **at = <const uint8_t **> malloc((k + 1) * sizeof(uint8_t *))
+    cdef Py_ssize_t *lens = <Py_ssize_t *> malloc((k + 1) * sizeof(Py_ssize_t))
+    u.owned = NULL
+    try:
+        if at == NULL or lens == NULL:
+            raise MemoryError()
+        for i in range(k):
+            at[i] = <const uint8_t *> PyBytes_AS_STRING(names[i])
+            lens[i] = PyBytes_GET_SIZE(names[i])
+        utf8_of(text, &u, True)
+        if u.len < HOLD_GIL_BYTES:
+            found = holds_any(u.data, u.len, at, lens, k)
+        else:
+            with nogil:
+                found = holds_any(u.data, u.len, at, lens, k)
+        return found
+    finally:
+        free(u.owned)
+        free(<void *> at)
+        free(lens)
 
 
 cdef class Core:
@@ -835,8 +922,7 @@ cdef class Core:
         texts = [as_str(text) for text in texts]
         stop = [as_str(name) for name in stop]
         if self.T.which != P_NONE and self.id_objs is not None and SHORTCUTS:
-            # a name with a lone surrogate never matches a repaired text: nor its bytes
-            names = [name.encode("utf-8", "surrogatepass") for name in stop]
+            names = stop_names(stop)
             cache = self.take()
             try:
                 return self.texts_with(texts, cache, names)
@@ -1041,11 +1127,14 @@ cdef class Core:
         finally:
             out.len = 0
 
-    def pack_text(self, text, int itemsize):
+    def pack_text(self, text, int itemsize, stop=()):
         """The ids of encode_text as little-endian unsigned ints of `itemsize`
-        (2 or 4) bytes, through the shared caches: no list, no int objects."""
+        (2 or 4) bytes, through the shared caches: no list, no int objects;
+        None if the (repaired) text holds a str of `stop`, looked for in its
+        UTF-8 before the scan."""
         cdef _Cache cache
         cdef IVec out
+        cdef list names = stop_names(stop)
         if itemsize != 2 and itemsize != 4:
             raise ValueError(f"itemsize must be 2 or 4, not {itemsize}")
         text = self.repaired_first(text)
@@ -1054,9 +1143,14 @@ cdef class Core:
         memset(&cache.c.ids, 0, sizeof(IVec))
         try:
             try:
+                if names and holds_names(text, names):
+                    return None
                 return self.encode_packed(text, itemsize, cache, &out, True)
             except UnicodeEncodeError:   # a surrogate: repaired, then again
-                return self.encode_packed(repaired_wide(text), itemsize, cache, &out, True)
+                text = repaired_wide(text)
+                if names and holds_names(text, names):
+                    return None
+                return self.encode_packed(text, itemsize, cache, &out, True)
         finally:
             if out.cap <= SPARE_IDS:
                 out.len = 0
