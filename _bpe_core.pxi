@@ -74,6 +74,59 @@ cdef Py_ssize_t pack_le(const int32_t *ids, Py_ssize_t n, int itemsize, uint8_t 
     return -1
 
 
+from cpython.buffer cimport PyBuffer_FillInfo
+
+
+cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define BPE_BIG_ENDIAN 1
+    #else
+    #define BPE_BIG_ENDIAN 0
+    #endif
+    """
+    bint BIG_ENDIAN "BPE_BIG_ENDIAN"
+
+
+cdef class _PackedIds:
+    """pack_text's result for a long text: the ids as little-endian uint32 in
+    the buffer the core wrote them to (no copy), read-only through the buffer
+    protocol (numpy.frombuffer, memoryview, bytes())."""
+    cdef IVec v
+
+    def __dealloc__(self):
+        ivec_free(&self.v)
+
+    def __len__(self):
+        return self.v.len * 4
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        PyBuffer_FillInfo(view, self, self.v.data, self.v.len * 4, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+
+cdef _PackedIds packed_in_place(IVec *v):
+    """The ids of `v` as a _PackedIds over v's own buffer (taken: v is left
+    empty), trimmed to its length; each id is a uint32 already (ids are not
+    negative): bytes swapped on a big-endian machine only."""
+    cdef _PackedIds packed = _PackedIds.__new__(_PackedIds)
+    cdef Py_ssize_t i
+    cdef int32_t *trimmed
+    if BIG_ENDIAN:
+        for i in range(v.len):
+            put_le(<uint8_t *> &v.data[i], <uint32_t> v.data[i], 4)
+    if v.len < v.cap:
+        trimmed = <int32_t *> realloc(v.data, (v.len if v.len else 1) * sizeof(int32_t))
+        if trimmed != NULL:
+            v.data = trimmed
+            v.cap = v.len
+    packed.v = v[0]
+    memset(v, 0, sizeof(IVec))
+    return packed
+
+
 cdef class _Ids:
     """Ids in an int32 buffer (encode_prefix's result): a sequence for len(),
     iteration and list(); flatten() reads the buffer without a list."""
@@ -1098,13 +1151,15 @@ cdef class Core:
         from the windows' int32 buffers; its length hint from `estimate`."""
         return _Flatten(windows, estimate)
 
-    cdef bytes encode_packed(self, str text, int itemsize, _Cache cache, IVec *out,
-                             bint keep=False):
+    cdef object encode_packed(self, str text, int itemsize, _Cache cache, IVec *out,
+                              bint keep=False, bint own=False):
         """The ids of encode_text as little-endian unsigned ints of `itemsize`
         (2 or 4) bytes: for a named pattern, scanned and written without the
         GIL, with no list of ids.  `out`: scratch space for the ids, kept by
         the caller from call to call (no allocation per call to grow it).
-        keep: as scan_into's (a packer's chunks are read once: not kept)."""
+        keep: as scan_into's (a packer's chunks are read once: not kept).
+        own: 4-byte ids that outgrew the scratch space the caller keeps come
+        back in out's own buffer, a _PackedIds (out is left empty)."""
         cdef Py_ssize_t bad
         cdef bytes packed
         cdef uint8_t *p
@@ -1117,6 +1172,8 @@ cdef class Core:
                 self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, out, keep)
             except _Overrun:   # a compiled pattern gave up: the regex, with its time limit
                 return _pack_ids(self.pieces_with(self.rx_findall(repaired(text)), cache), itemsize)
+            if own and itemsize == 4 and out.cap > SPARE_IDS:   # it would be freed: no copy
+                return packed_in_place(out)
             packed = PyBytes_FromStringAndSize(NULL, out.len * itemsize)
             p = <uint8_t *> PyBytes_AS_STRING(packed)
             with nogil:
@@ -1131,7 +1188,8 @@ cdef class Core:
         """The ids of encode_text as little-endian unsigned ints of `itemsize`
         (2 or 4) bytes, through the shared caches: no list, no int objects;
         None if the (repaired) text holds a str of `stop`, looked for in its
-        UTF-8 before the scan."""
+        UTF-8 before the scan.  Bytes, or for a long text a read-only buffer
+        over the ids where the scan wrote them (_PackedIds)."""
         cdef _Cache cache
         cdef IVec out
         cdef list names = stop_names(stop)
@@ -1145,12 +1203,12 @@ cdef class Core:
             try:
                 if names and holds_names(text, names):
                     return None
-                return self.encode_packed(text, itemsize, cache, &out, True)
+                return self.encode_packed(text, itemsize, cache, &out, True, True)
             except UnicodeEncodeError:   # a surrogate: repaired, then again
                 text = repaired_wide(text)
                 if names and holds_names(text, names):
                     return None
-                return self.encode_packed(text, itemsize, cache, &out, True)
+                return self.encode_packed(text, itemsize, cache, &out, True, True)
         finally:
             if out.cap <= SPARE_IDS:
                 out.len = 0

@@ -1087,8 +1087,9 @@ class Core:
       itemsize)`` through the core's own caches, or None if the repaired text
       holds one of the strs in `stop` (encode_to_numpy: the compiled core
       looks for them in the text's UTF-8 with one memchr pass per distinct
-      first byte, then writes the packed ids from its buffer, no list, no int
-      objects).
+      first byte, then packs the ids with no list, no int objects; a long
+      text's 4-byte ids come back in the buffer it wrote them to, a read-only
+      bytes-like object: read it with ``bytes()`` or ``numpy.frombuffer``).
     - ``releases_gil``: whether threads encode in parallel (encode_batch and
       encode_files then use threads, else this thread or worker processes).
     - ``pretokenizer``: how this core splits text, "native" (the compiled

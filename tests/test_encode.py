@@ -511,8 +511,15 @@ def test_core_pack_text_stops_at_a_name(mod, pattern):
             if any(name in repaired for name in stop):
                 assert got is None, (text, stop)
             else:
-                assert got == packed, (text, stop)
-        assert core.pack_text(text, 2, ["nope"]) == core.pack_ids(core.encode_text(text), 2)
+                assert bytes(got) == packed, (text, stop)
+        assert bytes(core.pack_text(text, 2, ["nope"])) == core.pack_ids(core.encode_text(text), 2)
+    # more ids than a cache keeps space for: the compiled core hands over its own buffer
+    long = "a b\u00e9 " * 30000 + "\ud800"
+    for itemsize in (2, 4):
+        got = core.pack_text(long, itemsize, ("<|x|>",))
+        assert memoryview(got).readonly and len(got) == memoryview(got).nbytes
+        assert bytes(got) == core.pack_ids(core.encode_text(long), itemsize)
+    assert core.pack_text(long + "<|x|>", 4, ("<|x|>",)) is None
     with pytest.raises(TypeError):
         core.pack_text("a", 4, (5,))
     with pytest.raises(TypeError):
