@@ -1769,6 +1769,11 @@ class _CoreTokenizer:
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         text = self._core.repair(text)
+        if disallowed and self._core_looks(allowed, disallowed):
+            done = self._core.encode_texts((text,), tuple(disallowed))
+            if not done:
+                self._stopped(text, disallowed)
+            return done[0]
         self._check_disallowed(text, disallowed)
         return self._encode_allowed(text, allowed, [])
 
