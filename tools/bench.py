@@ -8,11 +8,16 @@ Rows (the project's performance targets, README.md and docs/speed.md):
   peers               bpe encode_ordinary on gpt2 / cl100k_base / o200k_base x english10.txt,
                       multilingual.txt, code.txt, single thread (pinned to one CPU with
                       sched_setaffinity; FASTOKENS_BPE_THREADS=1), against fastokens, quicktok,
-                      tokie, riptoken and tiktoken: a fresh instance of each library every round
+                      tokie, riptoken, gigatoken (its array's .tolist(): what a caller of a
+                      list pays) and tiktoken: a fresh instance of each library every round
                       (warmed on a short text), libraries alternating round by round, medians of
                       --rounds; the anchor of a row is the fastest peer whose ids equal
                       tiktoken's (the others are listed as "other ids" and not counted);
-                      target: >= 1.3x the anchor (PEER_TARGET)
+                      target: >= 1.3x the anchor (PEER_TARGET).  After each, timed in the same
+                      rounds, an array row: our encode_to_numpy (the vocabulary's special
+                      tokens loaded, tiktoken's default check of the text for them) against
+                      gigatoken's encode (a numpy array natively), with encode_to_numpy's
+                      speed over our encode_ordinary's in a note
   short_calls         (alias short) serving-style calls: 2,000 different texts of 200 and of
                       4,000 characters of english10.txt (slices starting at offsets spread
                       evenly over the file), gpt2 / cl100k_base / o200k_base, against the
@@ -726,9 +731,14 @@ def job_patho_decode(a):
 
 PEER_VOCABS = [("gpt2", "gpt2"), ("cl100k_base", "cl100k"), ("o200k_base", "o200k")]
 PEER_CORPORA = ["english10.txt", "multilingual.txt", "code.txt"]
-PEER_LIBS = ["ours", "fastokens", "quicktok", "tokie", "riptoken", "tiktoken"]
+PEER_LIBS = ["ours", "fastokens", "quicktok", "tokie", "riptoken", "gigatoken", "tiktoken"]
 PEER_MODULES = {"fastokens": "fastokens", "quicktok": "quicktok", "tokie": "tokie",
-                "riptoken": "riptoken", "tiktoken": "tiktoken"}
+                "riptoken": "riptoken", "gigatoken": "gigatoken", "tiktoken": "tiktoken"}
+# The array rows: ours `encode_to_numpy` (the tiktoken call: its default disallowed_special
+# "all" checks the text for the vocabulary's special tokens) against the libraries whose
+# native output is a numpy array of ids; key: the name the array row shows
+ARRAY_LIBS = {"ours": "ours_array", "gigatoken": "gigatoken_array"}
+GIGATOKEN_SCHEMES = {"gpt2": "r50k", "cl100k_base": "cl100k", "o200k_base": "o200k"}
 PEER_WARMUP = "Warm up: it's 12 o'clock, héllo wörld! 123\n"
 PEER_TARGET = 1.3  # the target: ≥ 1.3× the fastest peer with identical ids
 PEER_TARGET_TXT = f"≥ {PEER_TARGET}×"
@@ -766,6 +776,23 @@ def _peer_encoder(lib, a):
         enc = tiktoken.Encoding(name=vocab + "-bench", pat_str=a["pat_str"],
                                 mergeable_ranks=_read_ranks(a["ranks"]), special_tokens={})
         return enc.encode_ordinary
+    if lib == "ours_array":
+        import bpe
+
+        return bpe.Tokenizer.load(a["native_specials"]).encode_to_numpy
+    if lib in ("gigatoken", "gigatoken_array"):
+        import gigatoken
+
+        if a.get("open") or vocab not in GIGATOKEN_SCHEMES:
+            return None  # its pre-tokenizers are named schemes; the open rows' are not checked
+        # the list row as the other peers: no special tokens; the array row with the
+        # encoding's own (gigatoken recognizes them as it encodes, there is no check to skip)
+        tok = gigatoken.Tokenizer.from_tiktoken(
+            a["ranks"], pretokenizer=GIGATOKEN_SCHEMES[vocab],
+            special_tokens=a["specials"] if lib == "gigatoken_array" else {})
+        if lib == "gigatoken_array":
+            return tok.encode   # a numpy array of uint32
+        return lambda text: tok.encode(text).tolist()   # what a caller of a list pays
     if lib == "riptoken":
         import riptoken
 
@@ -848,7 +875,9 @@ def job_peers(a):
             if lib not in status:
                 if ref is None:
                     ref = _reference(a).encode_ordinary(text)
-                status[lib] = "ok" if list(ids) == ref else "other ids"
+                got = ids.tolist() if hasattr(ids, "tolist") else list(ids)
+                status[lib] = "ok" if got == ref else "other ids"
+                del got
             del ids
     return {"mb": nbytes / 1e6, "libs": _lib_summary(libs, times, status)}
 
@@ -897,6 +926,13 @@ def peer_files(ctx, table):
             tok = bpe.Tokenizer.from_tiktoken(str(ranks), pattern=pattern)
         tok.save(str(native))
         tok.save_huggingface(str(hf_json))
+        # the array rows: the encoding's special tokens (gpt2's files hold its own)
+        native_specials, specials = native, tok.special_tokens
+        if vocab != "gpt2":
+            specials = bpe.get_encoding(vocab, path=str(ranks)).special_tokens
+            native_specials = out_dir / (vocab + ".specials.bpe")
+            bpe.Tokenizer.from_tiktoken(str(ranks), pattern=pattern,
+                                        special_tokens=specials).save(str(native_specials))
         files[vocab] = {
             "vocab": vocab,
             "pattern": pattern,
@@ -904,6 +940,8 @@ def peer_files(ctx, table):
             "ranks": str(ranks),
             "native": str(native),
             "hf_json": str(hf_json),
+            "native_specials": str(native_specials),
+            "specials": dict(specials),
         }
     return files
 
@@ -932,11 +970,16 @@ def row_peers(ctx, table):
     """encode_ordinary, single thread, each vocabulary x corpus against the fastest peer
     with identical ids."""
     libs, files, cpu = _peer_setup(ctx, table, "peers")
-    _encode_rows(ctx, table, "peers", libs, files, cpu, ctx.peer_vocabs, "")
+    arrays = {name: lib for name, lib in ARRAY_LIBS.items()
+              if name == "ours" or name in libs}
+    _encode_rows(ctx, table, "peers", libs, files, cpu, ctx.peer_vocabs, "", arrays)
 
 
-def _encode_rows(ctx, table, row, libs, files, cpu, vocabs, how):
-    """One encode_ordinary row a vocabulary x corpus, each from a "peers" worker."""
+def _encode_rows(ctx, table, row, libs, files, cpu, vocabs, how, arrays=None):
+    """One encode_ordinary row a vocabulary x corpus, each from a "peers" worker; with
+    `arrays` (ARRAY_LIBS' items to run), timed in the same rounds, an encode_to_numpy row
+    after it, and encode_to_numpy's speed over encode_ordinary's in a note."""
+    arrays = arrays or {}
     for corpus in ctx.peer_corpora:
         path = utf8_corpus(ctx, table, corpus)
         for vocab in vocabs:
@@ -946,11 +989,27 @@ def _encode_rows(ctx, table, row, libs, files, cpu, vocabs, how):
             _progress(f"{row}: {vocab} on {corpus} ({ctx.peer_rounds} rounds) ...")
             res = run_worker(
                 "peers",
-                dict(files[vocab], path=str(path), libs=libs, rounds=ctx.peer_rounds, cpu=cpu),
+                dict(files[vocab], path=str(path), libs=libs + list(arrays.values()),
+                     rounds=ctx.peer_rounds, cpu=cpu),
                 ctx.timeout,
             )
             _peer_row(table, what, res, libs, ctx.peer_rounds, "MB/s",
                       lambda res, s: res["mb"] / s)
+            if arrays:
+                _array_row(table, vocab, corpus, res, arrays, ctx.peer_rounds)
+
+
+def _array_row(table, vocab, corpus, res, arrays, rounds):
+    """The encode_to_numpy row of a peers worker's result (the array libraries under the
+    names the row shows) and, in a note, encode_to_numpy's speed ÷ encode_ordinary's."""
+    what = f"`encode_to_numpy` {vocab} × {corpus}, 1 thread (numpy arrays)"
+    if res["ok"]:
+        ordinary, array = res["libs"]["ours"], res["libs"][arrays["ours"]]
+        if ordinary["status"] == array["status"] == "ok":
+            table.note(f"{what}: encode_to_numpy ÷ encode_ordinary (speed, medians) "
+                       f"{ordinary['median'] / array['median']:.2f}×")
+        res = dict(res, libs={name: res["libs"][lib] for name, lib in arrays.items()})
+    _peer_row(table, what, res, list(arrays), rounds, "MB/s", lambda res, s: res["mb"] / s)
 
 
 # Llama 3 and Qwen 3 (the open models' vocabularies) with their own patterns: quicktok-v1
@@ -2107,6 +2166,7 @@ def _versions():
         "quicktok-v1",
         "tokie",
         "riptoken",
+        "gigatoken",
     ):
         try:
             out.append(f"{dist} {metadata.version(dist)}")
