@@ -519,6 +519,7 @@ cdef class Core:
     cdef dict specials
     cdef bint seed_ids         # the decoder's tables hold every token exactly (build_decoder):
                                # the flat table's template comes from them
+    cdef tuple last_stop       # (a stop tuple of plain strs, its stop_names): see names_of
 
     releases_gil = True
 
@@ -963,6 +964,24 @@ cdef class Core:
             return repaired(text)
         return text
 
+    cdef list names_of(self, object stop):
+        """stop_names(stop), the answer for the last tuple of plain strs kept:
+        the Tokenizer passes the same disallowed names call after call (the
+        tuples are equal item for item; a str subclass could claim to equal
+        anything, so tuples holding one are not kept)."""
+        cdef tuple last = self.last_stop
+        cdef list names
+        if type(stop) is not tuple:
+            return stop_names(stop)
+        for name in <tuple> stop:
+            if type(name) is not str:
+                return stop_names(stop)
+        if last is not None and stop == last[0]:
+            return last[1]
+        names = stop_names(stop)
+        self.last_stop = (stop, names)
+        return names
+
     def encode_texts(self, texts, stop=()):
         """[encode_text(t) for t in texts] (each text repaired, no special
         tokens) up to the first text holding a str of `stop`, for
@@ -973,9 +992,10 @@ cdef class Core:
         cdef list names
         cdef list done
         texts = [as_str(text) for text in texts]
-        stop = [as_str(name) for name in stop]
+        if type(stop) is not tuple:
+            stop = tuple(stop)
+        names = self.names_of(stop)   # (TypeError for a name that is no str)
         if self.T.which != P_NONE and self.id_objs is not None and SHORTCUTS:
-            names = stop_names(stop)
             cache = self.take()
             try:
                 return self.texts_with(texts, cache, names)
@@ -983,6 +1003,7 @@ cdef class Core:
                 pass   # a compiled pattern gave up on a text: one by one, as below
             finally:
                 self.give(cache)
+        stop = [as_str(name) for name in stop]
         done = []
         for text in texts:
             if any([name in text for name in stop]):
@@ -1192,7 +1213,7 @@ cdef class Core:
         over the ids where the scan wrote them (_PackedIds)."""
         cdef _Cache cache
         cdef IVec out
-        cdef list names = stop_names(stop)
+        cdef list names = self.names_of(stop)
         if itemsize != 2 and itemsize != 4:
             raise ValueError(f"itemsize must be 2 or 4, not {itemsize}")
         text = self.repaired_first(text)

@@ -926,6 +926,9 @@ def _pack_ids(ids, itemsize):
     return packed.tobytes()
 
 
+_U4 = None  # numpy's little-endian uint32, once encode_to_numpy has imported numpy
+
+
 def _stop_names(stop):
     """The strs a core's `stop` holds (the disallowed special tokens), as a
     tuple; TypeError for anything else."""
@@ -2398,8 +2401,11 @@ class _TiktokenMethods:
                 packed = self._core.pack_ids(self._encode_allowed(text, allowed, []), 4)
             else:
                 packed = self._core.pack_text(text, 4)
+        global _U4
+        if _U4 is None:
+            _U4 = numpy.dtype("<u4")
         # read-only, over the packed ids (as tiktoken's over its buffer)
-        return numpy.frombuffer(packed, dtype="<u4")
+        return numpy.frombuffer(packed, _U4)
 
     def _ordinary_tail(self, text, allowed):
         """tiktoken's `_encode_native` + `_increase_last_piece_token_len`: the

@@ -524,6 +524,20 @@ def test_core_pack_text_stops_at_a_name(mod, pattern):
         core.pack_text("a", 4, (5,))
     with pytest.raises(TypeError):
         core.pack_text("a", 4, [b"a"])
+    # the same names call after call, then others that claim to equal them; any iterable
+    class Liar(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    for _ in range(2):
+        assert bytes(core.pack_text("abc", 4, ("zz",))) == core.pack_ids(core.encode_text("abc"), 4)
+        assert core.encode_texts(["abc"], ("zz",)) == [core.encode_text("abc")]
+    assert core.pack_text("abc", 4, (Liar("b"),)) is None
+    assert core.encode_texts(["abc"], (Liar("b"),)) == []
+    assert core.pack_text("abc", 4, iter(["b"])) is None
+    assert core.encode_texts(["a", "b<x>"], (n for n in ["<x>"])) == [core.encode_text("a")]
     # names and texts from a few characters: many near misses, shared first and second bytes
     rng = random.Random(7)
     alphabet = "<<|ab日é"
