@@ -458,10 +458,10 @@ cdef list stop_names(object stop):
     return [as_str(name).encode("utf-8", "surrogatepass") for name in stop]
 
 
-cdef bint holds_names(str text, list names) except -1:
-    """Whether `text` holds one of `names` (stop_names): searched in its UTF-8,
-    which CPython keeps with the str for the scan that follows (a lone
-    surrogate: UnicodeEncodeError, as utf8_of)."""
+cdef bint holds_names(str text, list names, bint keep) except -1:
+    """Whether `text` holds one of `names` (stop_names): searched in its UTF-8
+    (a lone surrogate: UnicodeEncodeError, as utf8_of); `keep`: CPython keeps
+    it with the str, for the native scan that follows."""
     cdef Utf8 u
     cdef Py_ssize_t k = len(names), i
     cdef bint found
@@ -474,7 +474,7 @@ cdef bint holds_names(str text, list names) except -1:
         for i in range(k):
             at[i] = <const uint8_t *> PyBytes_AS_STRING(names[i])
             lens[i] = PyBytes_GET_SIZE(names[i])
-        utf8_of(text, &u, True)
+        utf8_of(text, &u, keep)
         if u.len < HOLD_GIL_BYTES:
             found = holds_any(u.data, u.len, at, lens, k)
         else:
@@ -1222,12 +1222,12 @@ cdef class Core:
         memset(&cache.c.ids, 0, sizeof(IVec))
         try:
             try:
-                if names and holds_names(text, names):
+                if names and holds_names(text, names, self.T.which != P_NONE):
                     return None
                 return self.encode_packed(text, itemsize, cache, &out, True, True)
             except UnicodeEncodeError:   # a surrogate: repaired, then again
                 text = repaired_wide(text)
-                if names and holds_names(text, names):
+                if names and holds_names(text, names, self.T.which != P_NONE):
                     return None
                 return self.encode_packed(text, itemsize, cache, &out, True, True)
         finally:
