@@ -926,9 +926,6 @@ def _pack_ids(ids, itemsize):
     return packed.tobytes()
 
 
-_U4 = None  # numpy's little-endian uint32, once encode_to_numpy has imported numpy
-
-
 def _stop_names(stop):
     """The strs a core's `stop` holds (the disallowed special tokens), as a
     tuple; TypeError for anything else."""
@@ -2194,6 +2191,9 @@ def _int_values(mapping, what):
         bad = next(v for v in mapping.values() if not hasattr(type(v), "__index__"))
         raise TypeError(f"{what} must map to int ids, not {type(bad).__name__}: "
                         f"{_short(bad)}") from None
+
+
+_U4 = None  # numpy's little-endian uint32 dtype, once encode_to_numpy has imported numpy
 
 
 class _TiktokenMethods:
