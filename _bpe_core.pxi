@@ -74,6 +74,59 @@ cdef Py_ssize_t pack_le(const int32_t *ids, Py_ssize_t n, int itemsize, uint8_t 
     return -1
 
 
+from cpython.buffer cimport PyBuffer_FillInfo
+
+
+cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define BPE_BIG_ENDIAN 1
+    #else
+    #define BPE_BIG_ENDIAN 0
+    #endif
+    """
+    bint BIG_ENDIAN "BPE_BIG_ENDIAN"
+
+
+cdef class _PackedIds:
+    """pack_text's result for a long text: the ids as little-endian uint32 in
+    the buffer the core wrote them to (no copy), read-only through the buffer
+    protocol (numpy.frombuffer, memoryview, bytes())."""
+    cdef IVec v
+
+    def __dealloc__(self):
+        ivec_free(&self.v)
+
+    def __len__(self):
+        return self.v.len * 4
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        PyBuffer_FillInfo(view, self, self.v.data, self.v.len * 4, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+
+cdef _PackedIds packed_in_place(IVec *v):
+    """The ids of `v` as a _PackedIds over v's own buffer (taken: v is left
+    empty), trimmed to its length; each id is a uint32 already (ids are not
+    negative): bytes swapped on a big-endian machine only."""
+    cdef _PackedIds packed = _PackedIds.__new__(_PackedIds)
+    cdef Py_ssize_t i
+    cdef int32_t *trimmed
+    if BIG_ENDIAN:
+        for i in range(v.len):
+            put_le(<uint8_t *> &v.data[i], <uint32_t> v.data[i], 4)
+    if v.len < v.cap:
+        trimmed = <int32_t *> realloc(v.data, (v.len if v.len else 1) * sizeof(int32_t))
+        if trimmed != NULL:
+            v.data = trimmed
+            v.cap = v.len
+    packed.v = v[0]
+    memset(v, 0, sizeof(IVec))
+    return packed
+
+
 cdef class _Ids:
     """Ids in an int32 buffer (encode_prefix's result): a sequence for len(),
     iteration and list(); flatten() reads the buffer without a list."""
@@ -336,15 +389,102 @@ cdef extern from *:
     const void *bpe_find(const void *h, size_t hn, const void *n, size_t nn) noexcept nogil
 
 
-cdef bint holds_any(const uint8_t *s, Py_ssize_t n, const uint8_t **names,
-                    const Py_ssize_t *lens, Py_ssize_t k) noexcept nogil:
+cdef extern from *:
+    """
+    /* Whether s[:n] holds one of the k byte strings names[i][:lens[i]]: one
+       memchr pass per distinct first byte; at a hit, the next byte is looked
+       up among those that follow that first byte in a name, and only then
+       are the names compared (a name of one byte: any hit; an empty name is
+       in every text) */
+    static int bpe_holds_any(const unsigned char *s, size_t n,
+                             const unsigned char **names, const Py_ssize_t *lens,
+                             Py_ssize_t k) {
+        unsigned char done[256], next[256];
+        const unsigned char *p, *end = s + n;
+        Py_ssize_t i, j;
+        memset(done, 0, sizeof done);
+        for (i = 0; i < k; i++) {
+            unsigned char b;
+            int one = 0;
+            if (lens[i] == 0)
+                return 1;
+            b = names[i][0];
+            if (done[b])
+                continue;
+            done[b] = 1;
+            memset(next, 0, sizeof next);
+            for (j = i; j < k; j++) {
+                if (lens[j] == 0 || names[j][0] != b)
+                    continue;
+                if (lens[j] == 1)
+                    one = 1;
+                else
+                    next[names[j][1]] = 1;
+            }
+            if (one) {
+                if (n && memchr(s, b, n) != NULL)
+                    return 1;
+                continue;
+            }
+            for (p = s; p < end && (p = (const unsigned char *) memchr(p, b, (size_t) (end - p))) != NULL; p++) {
+                if (p + 1 == end)
+                    break;
+                if (!next[p[1]])
+                    continue;
+                for (j = i; j < k; j++)
+                    if (lens[j] >= 2 && names[j][0] == b && lens[j] <= end - p &&
+                            memcmp(p, names[j], (size_t) lens[j]) == 0)
+                        return 1;
+            }
+        }
+        return 0;
+    }
+    """
+    bint bpe_holds_any(const uint8_t *s, size_t n, const uint8_t **names,
+                       const Py_ssize_t *lens, Py_ssize_t k) noexcept nogil
+
+
+cdef inline bint holds_any(const uint8_t *s, Py_ssize_t n, const uint8_t **names,
+                           const Py_ssize_t *lens, Py_ssize_t k) noexcept nogil:
     """Whether the UTF-8 s[:n] holds one of the k strings (UTF-8 too, so a
-    match is a match of the strs)."""
-    cdef Py_ssize_t i
-    for i in range(k):
-        if lens[i] <= n and bpe_find(s, n, names[i], lens[i]) != NULL:
-            return True
-    return False
+    match is a match of the strs): one memchr pass per distinct first byte
+    (one for all of OpenAI's, which start with "<|"), not one search a name."""
+    return bpe_holds_any(s, <size_t> n, names, lens, k)
+
+
+cdef list stop_names(object stop):
+    """The strs of `stop` as UTF-8 (a lone surrogate kept as its bytes, which
+    no repaired text holds), TypeError for anything else."""
+    return [as_str(name).encode("utf-8", "surrogatepass") for name in stop]
+
+
+cdef bint holds_names(str text, list names, bint keep) except -1:
+    """Whether `text` holds one of `names` (stop_names): searched in its UTF-8
+    (a lone surrogate: UnicodeEncodeError, as utf8_of); `keep`: CPython keeps
+    it with the str, for the native scan that follows."""
+    cdef Utf8 u
+    cdef Py_ssize_t k = len(names), i
+    cdef bint found
+    cdef const uint8_t **at = <const uint8_t **> malloc((k + 1) * sizeof(uint8_t *))
+    cdef Py_ssize_t *lens = <Py_ssize_t *> malloc((k + 1) * sizeof(Py_ssize_t))
+    u.owned = NULL
+    try:
+        if at == NULL or lens == NULL:
+            raise MemoryError()
+        for i in range(k):
+            at[i] = <const uint8_t *> PyBytes_AS_STRING(names[i])
+            lens[i] = PyBytes_GET_SIZE(names[i])
+        utf8_of(text, &u, keep)
+        if u.len < HOLD_GIL_BYTES:
+            found = holds_any(u.data, u.len, at, lens, k)
+        else:
+            with nogil:
+                found = holds_any(u.data, u.len, at, lens, k)
+        return found
+    finally:
+        free(u.owned)
+        free(<void *> at)
+        free(lens)
 
 
 cdef class Core:
@@ -381,6 +521,7 @@ cdef class Core:
     cdef dict specials
     cdef bint seed_ids         # the decoder's tables hold every token exactly (build_decoder):
                                # the flat table's template comes from them
+    cdef tuple last_stop       # (a stop tuple of plain strs, its stop_names): see names_of
 
     releases_gil = True
 
@@ -841,6 +982,24 @@ cdef class Core:
             return repaired(text)
         return text
 
+    cdef list names_of(self, object stop):
+        """stop_names(stop), the answer for the last tuple of plain strs kept:
+        the Tokenizer passes the same disallowed names call after call (the
+        tuples are equal item for item; a str subclass could claim to equal
+        anything, so tuples holding one are not kept)."""
+        cdef tuple last = self.last_stop
+        cdef list names
+        if type(stop) is not tuple:
+            return stop_names(stop)
+        for name in <tuple> stop:
+            if type(name) is not str:
+                return stop_names(stop)
+        if last is not None and stop == last[0]:
+            return last[1]
+        names = stop_names(stop)
+        self.last_stop = (stop, names)
+        return names
+
     def encode_texts(self, texts, stop=()):
         """[encode_text(t) for t in texts] (each text repaired, no special
         tokens) up to the first text holding a str of `stop`, for
@@ -851,11 +1010,11 @@ cdef class Core:
         cdef list names
         cdef list done
         texts = [as_str(text) for text in texts]
-        stop = [as_str(name) for name in stop]
+        if type(stop) is not tuple:
+            stop = tuple(stop)
+        names = self.names_of(stop)   # (TypeError for a name that is no str)
         if self.T.which != P_NONE and self.id_objs is not None and SHORTCUTS \
                 and self.forms is None:   # (stop names are looked for before normalizing)
-            # a name with a lone surrogate never matches a repaired text: nor its bytes
-            names = [name.encode("utf-8", "surrogatepass") for name in stop]
             cache = self.take()
             try:
                 return self.texts_with(texts, cache, names)
@@ -863,6 +1022,7 @@ cdef class Core:
                 pass   # a compiled pattern gave up on a text: one by one, as below
             finally:
                 self.give(cache)
+        stop = [as_str(name) for name in stop]
         done = []
         for text in texts:
             if any([name in text for name in stop]):
@@ -1031,13 +1191,15 @@ cdef class Core:
         from the windows' int32 buffers; its length hint from `estimate`."""
         return _Flatten(windows, estimate)
 
-    cdef bytes encode_packed(self, str text, int itemsize, _Cache cache, IVec *out,
-                             bint keep=False):
+    cdef object encode_packed(self, str text, int itemsize, _Cache cache, IVec *out,
+                              bint keep=False, bint own=False):
         """The ids of encode_text as little-endian unsigned ints of `itemsize`
         (2 or 4) bytes: for a named pattern, scanned and written without the
         GIL, with no list of ids.  `out`: scratch space for the ids, kept by
         the caller from call to call (no allocation per call to grow it).
-        keep: as scan_into's (a packer's chunks are read once: not kept)."""
+        keep: as scan_into's (a packer's chunks are read once: not kept).
+        own: 4-byte ids that outgrew the scratch space the caller keeps come
+        back in out's own buffer, a _PackedIds (out is left empty)."""
         cdef Py_ssize_t bad
         cdef bytes packed
         cdef uint8_t *p
@@ -1050,6 +1212,8 @@ cdef class Core:
                 self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, out, keep)
             except _Overrun:   # a compiled pattern gave up: the regex, with its time limit
                 return _pack_ids(self.pieces_with(self.rx_findall(repaired(text)), cache), itemsize)
+            if own and itemsize == 4 and out.cap > SPARE_IDS:   # it would be freed: no copy
+                return packed_in_place(out)
             packed = PyBytes_FromStringAndSize(NULL, out.len * itemsize)
             p = <uint8_t *> PyBytes_AS_STRING(packed)
             with nogil:
@@ -1060,22 +1224,39 @@ cdef class Core:
         finally:
             out.len = 0
 
-    def pack_text(self, text, int itemsize):
+    def pack_text(self, text, int itemsize, stop=()):
         """The ids of encode_text as little-endian unsigned ints of `itemsize`
-        (2 or 4) bytes, through the shared caches: no list, no int objects."""
+        (2 or 4) bytes, through the shared caches: no list, no int objects;
+        None if the (repaired) text holds a str of `stop`, looked for in its
+        UTF-8 before the scan.  Bytes, or for a long text a read-only buffer
+        over the ids where the scan wrote them (_PackedIds)."""
         cdef _Cache cache
         cdef IVec out
+        cdef list names
+        if type(stop) is not tuple:
+            stop = tuple(stop)
+        names = self.names_of(stop)
         if itemsize != 2 and itemsize != 4:
             raise ValueError(f"itemsize must be 2 or 4, not {itemsize}")
+        if self.forms is not None and names:   # looked for before normalizing
+            raw = repaired(text)
+            if any([name in raw for name in stop]):
+                return None
+            names = []
         text = self.repaired_first(text)
         cache = self.take()
         out = cache.c.ids   # taken: an error leaves the cache without it
         memset(&cache.c.ids, 0, sizeof(IVec))
         try:
             try:
-                return self.encode_packed(text, itemsize, cache, &out, True)
+                if names and holds_names(text, names, self.T.which != P_NONE):
+                    return None
+                return self.encode_packed(text, itemsize, cache, &out, True, True)
             except UnicodeEncodeError:   # a surrogate: repaired, then again
-                return self.encode_packed(repaired_wide(text), itemsize, cache, &out, True)
+                text = repaired_wide(text)
+                if names and holds_names(text, names, self.T.which != P_NONE):
+                    return None
+                return self.encode_packed(text, itemsize, cache, &out, True, True)
         finally:
             if out.cap <= SPARE_IDS:
                 out.len = 0

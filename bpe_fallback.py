@@ -831,6 +831,16 @@ def _pack_ids(ids, itemsize):
     return packed.tobytes()
 
 
+def _stop_names(stop):
+    """The strs a core's `stop` holds (the disallowed special tokens), as a
+    tuple; TypeError for anything else."""
+    stop = tuple(stop)
+    for name in stop:
+        if not isinstance(name, str):
+            raise TypeError(f"expected str, not {type(name).__name__}")
+    return stop
+
+
 _SHORT = 48            # pre-tokens up to this many bytes use _bpe_short
 _CACHE_SIZE = 1 << 16  # pre-token -> ids entries before the cache is cleared
 _CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
@@ -1006,8 +1016,11 @@ class CoreProtocol(_typing.Protocol):
     def packer(self, itemsize: int) -> Callable[[str], bytes]:
         """One thread's function text -> pack_ids(encode_text(text)): encode_files' work."""
 
-    def pack_text(self, text: str, itemsize: int) -> bytes:
-        """pack_ids(encode_text(text), itemsize), no list of ids in C: encode_to_numpy's."""
+    def pack_text(self, text: str, itemsize: int, stop: Iterable[str] = ()) -> Any:
+        """pack_ids(encode_text(text), itemsize), no list of ids in C: encode_to_numpy's;
+        None if the repaired text holds a str of `stop` (the compiled core looks in its
+        UTF-8, one memchr pass per distinct first byte).  A bytes-like object: a long
+        text's 4-byte ids may come back in the buffer the core wrote them to."""
 
     # ---- decoding, and the model it was built from -------------------------
 
@@ -1177,9 +1190,7 @@ class Core:
 
     def encode_texts(self, texts, stop=()):
         out = []
-        for name in stop:
-            if not isinstance(name, str):
-                raise TypeError(f"expected str, not {type(name).__name__}")
+        stop = _stop_names(stop)
         for text in texts:
             if any(name in text for name in stop):
                 break
@@ -1209,8 +1220,12 @@ class Core:
         _pack_ids([], itemsize)  # the same check as the compiled core's, before any text
         return lambda text: _pack_ids(self.encode_text(text), itemsize)
 
-    def pack_text(self, text, itemsize):
-        return _pack_ids(self.encode_text(text), itemsize)
+    def pack_text(self, text, itemsize, stop=()):
+        stop = _stop_names(stop)
+        text = _repair(text)
+        if any(name in text for name in stop):
+            return None
+        return _pack_ids(self.encode_pieces(self._split(text)), itemsize)
 
     def tokens(self):
         return {i: t for t, i in sorted(self._encoder.items(), key=_operator.itemgetter(1))}
@@ -1706,6 +1721,17 @@ class _TokenizerBase:
                     f"disallowed_special=() to encode it as ordinary text"
                 )
 
+    def _core_looks(self, allowed, disallowed):
+        """Whether the core looks for the disallowed names as it encodes (its
+        `stop`): a few of them, and no allowed ones to split by."""
+        return not allowed and len(disallowed) <= self._FEW_SPECIALS
+
+    def _stopped(self, text, disallowed):
+        """Raise the ValueError of a text the core stopped at: it holds a
+        disallowed name."""
+        self._check_disallowed(text, disallowed)
+        raise AssertionError("the core stopped at a text the policy allows")
+
     def _encode_allowed(self, text, allowed, out):
         """Append the ids of `text` to `out`, splitting on the allowed special
         tokens; return the list (a compiled backend may return a new one when
@@ -1734,6 +1760,11 @@ class _TokenizerBase:
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         text = self._core.repair(text)
+        if disallowed and self._core_looks(allowed, disallowed):
+            done = self._core.encode_texts((text,), tuple(disallowed))
+            if not done:
+                self._stopped(text, disallowed)
+            return done[0]
         self._check_disallowed(text, disallowed)
         return self._encode_allowed(text, allowed, [])
 
@@ -1776,8 +1807,7 @@ class _TokenizerBase:
         first item is an index where to stop (another thread failed there)."""
         allowed, disallowed = policy
         repair = self._core.repair
-        # a few disallowed names and no allowed ones: the core looks for them
-        core_looks = not allowed and len(disallowed) <= self._FEW_SPECIALS
+        core_looks = self._core_looks(allowed, disallowed)
         ready, failed = [], None
         for i in range(start, end):
             if stop is not None and i >= stop[0]:
@@ -1801,10 +1831,9 @@ class _TokenizerBase:
             return start, e
         if len(done) < len(ready):  # that text holds a disallowed special token
             try:
-                self._check_disallowed(ready[len(done)], disallowed)
+                self._stopped(ready[len(done)], disallowed)
             except ValueError as e:
                 return start + len(done), e
-            raise AssertionError("encode_texts stopped at a text the policy allows")
         return failed
 
     def _encode_batch_in_threads(self, texts, threads, policy):
@@ -2154,6 +2183,9 @@ def _int_values(mapping, what):
                         f"{_short(bad)}") from None
 
 
+_U4 = None  # numpy's little-endian uint32 dtype, once encode_to_numpy has imported numpy
+
+
 class _TiktokenMethods:
     """Every public method and property of tiktoken.Encoding (0.14) with the
     same names, arguments, results and errors, built on encode / encode_batch /
@@ -2331,21 +2363,30 @@ class _TiktokenMethods:
         >>> Tokenizer.from_merges([(b"h", b"i")]).encode_to_numpy("hi!")
         array([256,  33], dtype=uint32)
         """
-        # the text and the policy are checked first, as tiktoken does
+        # the policy and the text are checked before numpy is needed, as tiktoken does
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        text = self._core.repair(text)
-        self._check_disallowed(text, disallowed)
         try:
             import numpy
         except ImportError:
+            self._check_disallowed(self._core.repair(text), disallowed)
             raise ImportError("encode_to_numpy needs numpy: pip install numpy "
                               "(or use encode, which returns a list)") from None
-        if allowed and self._special_re(allowed).search(text):
-            packed = self._core.pack_ids(self._encode_allowed(text, allowed, []), 4)
+        if self._core_looks(allowed, disallowed):
+            packed = self._core.pack_text(text, 4, tuple(disallowed))
+            if packed is None:
+                self._stopped(self._core.repair(text), disallowed)
         else:
-            packed = self._core.pack_text(text, 4)
+            text = self._core.repair(text)
+            self._check_disallowed(text, disallowed)
+            if allowed and self._special_re(allowed).search(text):
+                packed = self._core.pack_ids(self._encode_allowed(text, allowed, []), 4)
+            else:
+                packed = self._core.pack_text(text, 4)
+        global _U4
+        if _U4 is None:
+            _U4 = numpy.dtype("<u4")
         # read-only, over the packed ids (as tiktoken's over its buffer)
-        return numpy.frombuffer(packed, dtype="<u4")
+        return numpy.frombuffer(packed, _U4)
 
     def _ordinary_tail(self, text, allowed):
         """tiktoken's `_encode_native` + `_increase_last_piece_token_len`: the

@@ -459,6 +459,12 @@ def _until(texts, stop):
     return done
 
 
+STOP_TEXTS = ["plain text", "a<|x|", "a < b <|x|> 日 日本", "é日本 x" * 50, "", "<b",
+              "x" * 5000 + "<|x|>", "tail", "日本", "<|x|>", "end"]
+STOPS = [("<|x|>",), ("日本",), ("<b", "<|x|>"), ("é",), ("\ud800",), ("",),
+         ("tail", "end", "<", "z", "y", "q", "w", "v"), ("|x|" + "<" * 20,)]
+
+
 @pytest.mark.parametrize("pattern", ["gpt2", r"\w+|\W"])
 def test_core_encode_texts_stops_at_a_name(mod, pattern):
     """encode_texts(texts, stop) encodes the texts before the first that holds one of the
@@ -467,10 +473,7 @@ def test_core_encode_texts_stops_at_a_name(mod, pattern):
     from helpers import GPT2_MERGES, GPT2_VOCAB
 
     core = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES, pattern=pattern).core
-    texts = ["plain text", "a<|x|", "a < b <|x|> 日 日本", "é日本 x" * 50, "", "<b",
-             "x" * 5000 + "<|x|>", "tail", "日本", "<|x|>", "end"]
-    stops = [("<|x|>",), ("日本",), ("<b", "<|x|>"), ("é",), ("\ud800",), ("",),
-             ("tail", "end", "<", "z", "y", "q", "w", "v"), ("|x|" + "<" * 20,)]
+    texts, stops = STOP_TEXTS, STOPS
     for bad in ([5], ["a", b"abc"], ["a", None]):
         with pytest.raises(TypeError):
             core.encode_texts(bad)
@@ -489,6 +492,60 @@ def test_core_encode_texts_stops_at_a_name(mod, pattern):
         assert core.encode_texts(texts[::-1], stop) == [
             core.encode_text(t) for t in _until(texts[::-1], stop)
         ], stop
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", r"\w+|\W"])
+def test_core_pack_text_stops_at_a_name(mod, pattern):
+    """pack_text(text, itemsize, stop): None if the repaired text holds one of the names
+    (one byte or many, sharing first bytes or not, wherever it sits), else the packed ids
+    of encode_text."""
+    from helpers import GPT2_MERGES, GPT2_VOCAB
+
+    core = mod.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES, pattern=pattern).core
+    stops = STOPS + [(), ("<a", "<|x|", "b <|"), ("日", "é日"), ("<|y|>", "x" * 5001)]
+    for text in STOP_TEXTS + ["a\ud800<|x|>", "x\ud800", "<", "|x|>"]:
+        packed = core.pack_ids(core.encode_text(text), 4)
+        repaired = fix_surrogates(text)
+        for stop in stops + [("\ufffd",), ("<|x", "\ufffd")]:
+            got = core.pack_text(text, 4, stop)
+            if any(name in repaired for name in stop):
+                assert got is None, (text, stop)
+            else:
+                assert bytes(got) == packed, (text, stop)
+        assert bytes(core.pack_text(text, 2, ["nope"])) == core.pack_ids(core.encode_text(text), 2)
+    # more ids than a cache keeps space for: the compiled core hands over its own buffer
+    long = "a b\u00e9 " * 30000 + "\ud800"
+    for itemsize in (2, 4):
+        got = core.pack_text(long, itemsize, ("<|x|>",))
+        assert memoryview(got).readonly and len(got) == memoryview(got).nbytes
+        assert bytes(got) == core.pack_ids(core.encode_text(long), itemsize)
+    assert core.pack_text(long + "<|x|>", 4, ("<|x|>",)) is None
+    with pytest.raises(TypeError):
+        core.pack_text("a", 4, (5,))
+    with pytest.raises(TypeError):
+        core.pack_text("a", 4, [b"a"])
+    # the same names call after call, then others that claim to equal them; any iterable
+    class Liar(str):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = str.__hash__
+
+    for _ in range(2):
+        assert bytes(core.pack_text("abc", 4, ("zz",))) == core.pack_ids(core.encode_text("abc"), 4)
+        assert core.encode_texts(["abc"], ("zz",)) == [core.encode_text("abc")]
+    assert core.pack_text("abc", 4, (Liar("b"),)) is None
+    assert core.encode_texts(["abc"], (Liar("b"),)) == []
+    assert core.pack_text("abc", 4, iter(["b"])) is None
+    assert core.encode_texts(["a", "b<x>"], (n for n in ["<x>"])) == [core.encode_text("a")]
+    # names and texts from a few characters: many near misses, shared first and second bytes
+    rng = random.Random(7)
+    alphabet = "<<|ab日é"
+    for _ in range(300):
+        text = "".join(rng.choices(alphabet, k=rng.randrange(12)))
+        stop = ["".join(rng.choices(alphabet, k=rng.randrange(1, 4)))
+                for _ in range(rng.randrange(1, 4))]
+        assert (core.pack_text(text, 4, stop) is None) == any(n in text for n in stop), (text, stop)
 
 
 @pytest.mark.parametrize("num_threads", [1, 2])

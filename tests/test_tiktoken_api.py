@@ -470,6 +470,38 @@ def test_disallowed_error_names_the_token(ours):
             call("a <|endofprompt|> b")
 
 
+@pytest.mark.parametrize("many", [False, True], ids=["few", "many"])
+def test_specials_of_any_first_character(mod, many):
+    """Special tokens that start with different characters (one of one character, some
+    sharing a first byte or two), few or more than the core looks for itself: encode,
+    encode_to_numpy and encode_batch raise, split or pass them through as tiktoken does,
+    wherever they sit in the text."""
+    from naive import GPT2_PATTERN
+
+    names = ["<s>", "<|x|>", "[INST]", "é日", "\n\nQ:", "Z"]
+    if many:
+        names += [f"<|n{k}|>" for k in range(6)] + ["<s2>"]
+    specials = {name: 50257 + i for i, name in enumerate(names)}
+    enc = tiktoken.Encoding("any-first", pat_str=GPT2_PATTERN, mergeable_ranks=gpt2_ranks(),
+                            special_tokens=specials)
+    tok = mod.Encoding("any-first", pat_str=GPT2_PATTERN, mergeable_ranks=gpt2_ranks(),
+                       special_tokens=specials)
+    texts = ["", "plain text", "<s", "a <s> b", "<|x|", "[INST] hi", "[INS]", "é", "aé日",
+             "x\n\nQ:", "\n\nQ", "zZ", "y" * 3000 + "<s>", "<s>" + "y" * 3000, "< s|>[é\n",
+             "<|n3|>", "<s2>", "a\u00e9\u65e5"]
+    policies = [dict(), dict(allowed_special="all"), dict(disallowed_special=()),
+                dict(allowed_special={"<s>", "Z"}), dict(disallowed_special={"[INST]"}),
+                dict(allowed_special={"<|x|>"}, disallowed_special={"é日", "Z"})]
+    for text in texts:
+        for policy in policies:
+            want = outcome(enc.encode, text, **policy)
+            assert outcome(tok.encode, text, **policy) == want, (text, policy)
+            arr = outcome(tok.encode_to_numpy, text, **policy)
+            assert (arr if isinstance(arr, Raised) else arr.tolist()) == want, (text, policy)
+            assert outcome(tok.encode_batch, ["ok", text], **policy) == outcome(
+                enc.encode_batch, ["ok", text], **policy), (text, policy)
+
+
 def test_unknown_allowed_names_are_ignored(ours, oracle):
     # as tiktoken: a name that is no special token allows nothing (langchain's splitters pass
     # some); the real special tokens stay disallowed unless named
@@ -653,13 +685,18 @@ def test_name_survives_pickling(ours, mod):
 
 
 def test_encode_to_numpy_without_numpy(mod):
-    """Without numpy, only encode_to_numpy fails: an ImportError that says what to install."""
+    """Without numpy, only encode_to_numpy fails: an ImportError that says what to install
+    (after the text's own ValueError, as tiktoken checks the text first)."""
     code = f"""
 import sys
 sys.modules["numpy"] = None  # import numpy -> ImportError
 import {mod.__name__} as m
-tok = m.Tokenizer.from_merges([(b"h", b"i")])
+tok = m.Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
 assert tok.encode("hi") == [256]
+try:
+    tok.encode_to_numpy("hi<s>")
+except ValueError as e:
+    assert "<s>" in str(e), e
 try:
     tok.encode_to_numpy("hi")
 except ImportError as e:

@@ -301,8 +301,9 @@ def test_normalizers_then_one_split_scan_natively(mod, base_json, tmp_path):
         assert tok.encode(text) == want
         assert tok.encode_to_numpy(text).tolist() == want
     assert tok.encode_batch(texts) == [hf.encode(t).ids for t in texts]
-    with pytest.raises(ValueError, match="endoftext"):
-        tok.encode_batch(["ok", "<|endoftext|>\u0338"])
+    for call in (tok.encode, tok.encode_to_numpy, lambda t: tok.encode_batch(["ok", t])):
+        with pytest.raises(ValueError, match="endoftext"):
+            call("<|endoftext|>\u0338")
 
 
 @pytest.mark.parametrize("field,value,says", [
