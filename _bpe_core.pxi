@@ -362,35 +362,6 @@ _install_flat_next()
 cdef extern from *:
     """
     #include <string.h>
-    /* memmem (linear in the C libraries that have it: glibc and musl, which
-       Python.h's _GNU_SOURCE declares it in, macOS, the BSDs); elsewhere a
-       memchr + memcmp loop */
-    static const void *bpe_find(const void *h, size_t hn, const void *n, size_t nn) {
-    #if defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || \
-        defined(__NetBSD__) || defined(__OpenBSD__)
-        return memmem(h, hn, n, nn);
-    #else
-        const unsigned char *s = (const unsigned char *) h, *p;
-        size_t at = 0;
-        if (nn == 0)
-            return h;
-        while (hn - at >= nn) {
-            p = (const unsigned char *) memchr(s + at, *(const unsigned char *) n, hn - at - nn + 1);
-            if (p == NULL)
-                return NULL;
-            if (memcmp(p, n, nn) == 0)
-                return p;
-            at = (size_t) (p - s) + 1;
-        }
-        return NULL;
-    #endif
-    }
-    """
-    const void *bpe_find(const void *h, size_t hn, const void *n, size_t nn) noexcept nogil
-
-
-cdef extern from *:
-    """
     /* Whether s[:n] holds one of the k byte strings names[i][:lens[i]]: one
        memchr pass per distinct first byte; at a hit, the next byte is looked
        up among those that follow that first byte in a name, and only then
