@@ -16,6 +16,24 @@ typedef struct {          /* the classes of 64 bytes: bit j is byte j */
     uint64_t lo, up, d, sp, nl, wn, a, sl, hi;
 } bs_cls;
 
+/* What each bitmap holds, once for every width: each classifier defines
+   BS_IN(lo, hi) (a byte in [lo, hi]), BS_EQ(x), BS_OR, BS_ANDNOT(a, b)
+   (b and not a) and BS_PUT(field, mask) (the mask's bytes into the field's
+   bits) over its vector, and passes its type and the bytes' high bits. */
+#define BS_CLASSES(vec_, high_) do {                                   \
+        vec_ nl_ = BS_OR(BS_EQ(10), BS_EQ(13));                      \
+        vec_ sp_ = BS_EQ(32);                                        \
+        BS_PUT(lo, BS_IN(97, 122));                                  \
+        BS_PUT(up, BS_IN(65, 90));                                   \
+        BS_PUT(d, BS_IN(48, 57));                                    \
+        BS_PUT(sp, sp_);                                             \
+        BS_PUT(nl, nl_);                                             \
+        BS_PUT(wn, BS_OR(sp_, BS_ANDNOT(nl_, BS_IN(9, 13))));        \
+        BS_PUT(a, BS_EQ(39));                                        \
+        BS_PUT(sl, BS_EQ(47));                                       \
+        BS_PUT(hi, high_);                                           \
+    } while (0)
+
 #ifdef BS_X86
 static void bs_classify_sse2(const uint8_t *p, bs_cls *c) {
     int k;
@@ -25,20 +43,14 @@ static void bs_classify_sse2(const uint8_t *p, bs_cls *c) {
         #define BS_IN(lo_, hi_) _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(lo_ - 1)), \
                                                _mm_cmplt_epi8(v, _mm_set1_epi8(hi_ + 1)))
         #define BS_EQ(x_) _mm_cmpeq_epi8(v, _mm_set1_epi8(x_))
+        #define BS_OR _mm_or_si128
+        #define BS_ANDNOT _mm_andnot_si128
         #define BS_PUT(f_, m_) c->f_ |= (uint64_t)(uint16_t)_mm_movemask_epi8(m_) << (16 * k)
-        __m128i nl = _mm_or_si128(BS_EQ(10), BS_EQ(13));
-        __m128i sp = BS_EQ(32);
-        BS_PUT(lo, BS_IN(97, 122));
-        BS_PUT(up, BS_IN(65, 90));
-        BS_PUT(d, BS_IN(48, 57));
-        BS_PUT(sp, sp);
-        BS_PUT(nl, nl);
-        BS_PUT(wn, _mm_or_si128(sp, _mm_andnot_si128(nl, BS_IN(9, 13))));
-        BS_PUT(a, BS_EQ(39));
-        BS_PUT(sl, BS_EQ(47));
-        BS_PUT(hi, v);
+        BS_CLASSES(__m128i, v);
         #undef BS_IN
         #undef BS_EQ
+        #undef BS_OR
+        #undef BS_ANDNOT
         #undef BS_PUT
     }
 }
@@ -52,20 +64,14 @@ static void bs_classify_avx2(const uint8_t *p, bs_cls *c) {
         #define BS_IN(lo_, hi_) _mm256_and_si256(_mm256_cmpgt_epi8(v, _mm256_set1_epi8(lo_ - 1)), \
                                                   _mm256_cmpgt_epi8(_mm256_set1_epi8(hi_ + 1), v))
         #define BS_EQ(x_) _mm256_cmpeq_epi8(v, _mm256_set1_epi8(x_))
+        #define BS_OR _mm256_or_si256
+        #define BS_ANDNOT _mm256_andnot_si256
         #define BS_PUT(f_, m_) c->f_ |= (uint64_t)(uint32_t)_mm256_movemask_epi8(m_) << (32 * k)
-        __m256i nl = _mm256_or_si256(BS_EQ(10), BS_EQ(13));
-        __m256i sp = BS_EQ(32);
-        BS_PUT(lo, BS_IN(97, 122));
-        BS_PUT(up, BS_IN(65, 90));
-        BS_PUT(d, BS_IN(48, 57));
-        BS_PUT(sp, sp);
-        BS_PUT(nl, nl);
-        BS_PUT(wn, _mm256_or_si256(sp, _mm256_andnot_si256(nl, BS_IN(9, 13))));
-        BS_PUT(a, BS_EQ(39));
-        BS_PUT(sl, BS_EQ(47));
-        BS_PUT(hi, v);
+        BS_CLASSES(__m256i, v);
         #undef BS_IN
         #undef BS_EQ
+        #undef BS_OR
+        #undef BS_ANDNOT
         #undef BS_PUT
     }
 }
@@ -84,20 +90,20 @@ static void bs_classify_swar(const uint8_t *p, bs_cls *c) {
     int k;
     memset(c, 0, sizeof(*c));
     for (k = 0; k < 8; k++) {
-        uint64_t x, nl, sp;
+        uint64_t x;
         memcpy(&x, p + 8 * k, 8);
         x = bpe_le64(x);
-        nl = bs_in8(x, 10, 10) | bs_in8(x, 13, 13);
-        sp = bs_in8(x, 32, 32);
-        c->lo |= bs_gather(bs_in8(x, 97, 122)) << (8 * k);
-        c->up |= bs_gather(bs_in8(x, 65, 90)) << (8 * k);
-        c->d |= bs_gather(bs_in8(x, 48, 57)) << (8 * k);
-        c->sp |= bs_gather(sp) << (8 * k);
-        c->nl |= bs_gather(nl) << (8 * k);
-        c->wn |= bs_gather(sp | (bs_in8(x, 9, 13) & ~nl)) << (8 * k);
-        c->a |= bs_gather(bs_in8(x, 39, 39)) << (8 * k);
-        c->sl |= bs_gather(bs_in8(x, 47, 47)) << (8 * k);
-        c->hi |= bs_gather(x & 0x8080808080808080ULL) << (8 * k);
+        #define BS_IN(lo_, hi_) bs_in8(x, lo_, hi_)
+        #define BS_EQ(x_) bs_in8(x, x_, x_)
+        #define BS_OR(a_, b_) ((a_) | (b_))
+        #define BS_ANDNOT(a_, b_) (~(a_) & (b_))
+        #define BS_PUT(f_, m_) c->f_ |= bs_gather(m_) << (8 * k)
+        BS_CLASSES(uint64_t, x & 0x8080808080808080ULL);
+        #undef BS_IN
+        #undef BS_EQ
+        #undef BS_OR
+        #undef BS_ANDNOT
+        #undef BS_PUT
     }
 }
 
