@@ -31,7 +31,8 @@ cdef inline bint is_cl(int which) noexcept nogil:
     return which == P_CL100K or (which >= P_CL3 and which <= P_CL1E)
 
 cdef inline int cl_digits(int which) noexcept nogil:
-    """The longest run of digits one pre-token of cl100k's scanner takes."""
+    """The longest run of digits one pre-token of cl100k's scanner takes (and
+    of o200k's: 3)."""
     if which == P_CL1 or which == P_CL1E:
         return 1
     if which == P_CL2 or which == P_CL2E:
@@ -322,7 +323,7 @@ cdef inline Py_ssize_t digits_punct_space(const uint8_t *s, Py_ssize_t i, Py_ssi
     white-space rules."""
     cdef Py_ssize_t k
     cdef uint32_t x
-    cdef int count, most = 3 if which == P_O200K else cl_digits(which)
+    cdef int count, most = cl_digits(which)   # (3 for o200k)
     cdef bint o200k = which == P_O200K
     if f & F_N:
         k = i + w
