@@ -13,7 +13,8 @@
 # with its last ones), checked against the pre-token's actual bytes.  Then no
 # merge crosses c's edges before c is whole, c's own merges happen as they
 # would alone, and every merge with c as a part ranks after them (a merge's
-# parts come before it), so the merges, and the ids, are the same.  A CJK
+# parts come before it; where merges are irregular, a character for which
+# that fails is no atom), so the merges, and the ids, are the same.  A CJK
 # run then merges from its characters: a fifth of the merge steps
 # (o200k x multilingual.txt, the pre-tokens of more than 15 bytes).
 

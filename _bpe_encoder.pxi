@@ -461,16 +461,19 @@ cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, 
     MID_MAX bytes by the whole-token rule (a walk down the trie), else
     merge_small; other text of up to ATOM_BYTES by encode_atoms; the
     rest, or what has too many symbols, by the trie encoder, else the rank
-    merge.  Irregular merges: the whole-token rule, then merge_small up to
-    MID_MAX bytes, the atoms, the rank merge beyond.  (The atoms hold for any
-    merges merged by lowest rank: a character's bytes merge among themselves
-    alone unless a token holds part of it, which the fragments block.)"""
+    merge.  Irregular merges: ASCII (or any text, without atoms) of up to
+    MID_MAX bytes as above, other text by the atoms, the whole-token rule and
+    the rank merge beyond.  (The atoms hold for any merges merged by lowest
+    rank: a character's bytes merge among themselves alone unless a token
+    holds part of it, which the fragments block; for irregular merges,
+    build_atoms leaves out a character that a merge joins before it is
+    whole.)"""
     cdef int err
     cdef int32_t ids[MID_MAX]
     cdef int32_t length = 0, tok
     cdef Py_ssize_t cnt
     cdef bint ascii = n <= ATOM_BYTES and is_ascii(s, n)
-    if (ascii or T.irregular) and n <= MID_MAX:
+    if (ascii or (T.irregular and T.atoms == NULL)) and n <= MID_MAX:
         longest_whole(T, s, n, &length, &tok)
         if tok >= 0:
             return ivec_push(out, tok)

@@ -525,13 +525,20 @@ cdef int build_atoms(CoreT *T, const uint8_t *buf, const int64_t *off, const int
     cdef uint32_t cp
     cdef int32_t hc[257]
     cdef int32_t tc[257]
+    cdef int32_t *first_use = NULL
     if A == NULL:
         return -1
     T.atoms = NULL
+    if T.canon != NULL:   # irregular merges: an atom must be whole before its first use
+        first_use = first_uses(T)
+        if first_use == NULL:
+            atoms_free(A)
+            return -1
     A.of = <int32_t *> malloc(65536 * sizeof(int32_t))
     A.head_bits = <uint64_t *> calloc(PAIR_WORDS, sizeof(uint64_t))
     A.tail_bits = <uint64_t *> calloc(PAIR_WORDS, sizeof(uint64_t))
     if A.of == NULL or A.head_bits == NULL or A.tail_bits == NULL:
+        free(first_use)
         atoms_free(A)
         return -1
     memset(A.of, 0xFF, 65536 * sizeof(int32_t))
@@ -563,6 +570,7 @@ cdef int build_atoms(CoreT *T, const uint8_t *buf, const int64_t *off, const int
     A.tails = <Frag *> malloc((nt + 1) * sizeof(Frag))
     A.bytes = <uint8_t *> malloc(total + 1)
     if A.heads == NULL or A.tails == NULL or A.bytes == NULL or A.longs == NULL:
+        free(first_use)
         atoms_free(A)
         return -1
     A.head_at[0] = A.tail_at[0] = 0
@@ -612,10 +620,45 @@ cdef int build_atoms(CoreT *T, const uint8_t *buf, const int64_t *off, const int
             sym[j] = b[j]
         if merge_syms(T, sym, L) != 1 or T.t_id[sym[0]] != k:
             continue
+        if first_use != NULL and <uint32_t> first_use[sym[0]] <= last_inner(T, b, L):
+            continue   # a merge with it as a part can come before it is whole
         if A.of[cp] < 0:
             A.of[cp] = <int32_t> sym[0]
+    free(first_use)
     T.atoms = A
     return 0
+
+
+cdef int32_t *first_uses(const CoreT *T) noexcept nogil:
+    """Irregular merges: for each core number, the first merge that has it as
+    a part (n_core: none); NULL when the merges are regular (a merge's parts
+    always come before it) or no memory (then build_atoms fails)."""
+    cdef int32_t *first = <int32_t *> malloc(T.n_core * sizeof(int32_t))
+    cdef Py_ssize_t t
+    if first == NULL:
+        return NULL
+    for t in range(T.n_core):
+        first[t] = <int32_t> T.n_core
+    for t in range(T.n_core - 1, 255, -1):   # the latest first: the earliest stays
+        if T.tok[t].left >= 0:
+            first[T.tok[t].left] = <int32_t> t
+        if T.tok[t].right >= 0:
+            first[T.tok[t].right] = <int32_t> t
+    return first
+
+
+cdef uint32_t last_inner(const CoreT *T, const uint8_t *b, Py_ssize_t L) noexcept nogil:
+    """The latest of the merges that join a character's L (2 or 3) bytes, in
+    the order merging by rank takes them (merge_syms has made it one token)."""
+    cdef uint32_t r01 = pair_rank_filtered(T, b[0], b[1]), r12, x
+    if L == 2:
+        return r01
+    r12 = pair_rank_filtered(T, b[1], b[2])
+    if r01 <= r12:
+        x = <uint32_t> T.canon[r01]
+        return max(r01, pair_rank_filtered(T, x, b[2]))
+    x = <uint32_t> T.canon[r12]
+    return max(r12, pair_rank_filtered(T, b[0], x))
 
 
 # ---- the flat table's template (_bpe_scan.pxi) ---------------------------

@@ -129,6 +129,41 @@ def test_rank_table_with_irregular_tokens_equals_tiktoken(mod, table):
             assert tok.decode_single_token_bytes(i) == t
 
 
+@pytest.mark.parametrize("repeat", [1, 5, 20])
+def test_a_character_a_cheaper_token_joins_is_merged_from_its_bytes(mod, repeat):
+    # "éa" ranks below "é": tiktoken makes "ab" before "é" is whole, so "éa" never forms.
+    # Starting the merge from "é" as one symbol would make "éa" first.
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({"éa".encode(): 256, b"ab": 257, "é".encode(): 258})
+    enc = tiktoken.Encoding("t", pat_str=LLAMA3, mergeable_ranks=ranks, special_tokens={})
+    tok = mod.Encoding("t", pat_str=LLAMA3, mergeable_ranks=ranks, special_tokens={})
+    text = "éab" * repeat   # one pre-token of 4, 20 and 80 bytes
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text) == [258, 257] * repeat
+
+
+@st.composite
+def any_rank_table(draw):
+    """A rank table tiktoken accepts: the 256 bytes, then é and joins of tokens over a, b,
+    space and é, ranked in any order (a token may rank below its parts)."""
+    tokens = [b"a", b"b", b" ", "é".encode()]
+    for _ in range(draw(st.integers(1, 30))):
+        a, b = draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens))
+        if a + b not in tokens and len(a + b) <= 8:
+            tokens.append(a + b)
+    order = draw(st.permutations(tokens[3:]))
+    return {bytes([b]): b for b in range(256)} | {t: 256 + k for k, t in enumerate(order)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(ranks=any_rank_table(), texts=st.lists(st.text("abé ", max_size=120), min_size=1,
+                                               max_size=4))
+def test_any_rank_table_equals_tiktoken(mod, ranks, texts):
+    enc = tiktoken.Encoding("t", pat_str=LLAMA3, mergeable_ranks=ranks, special_tokens={})
+    tok = mod.Encoding("t", pat_str=LLAMA3, mergeable_ranks=ranks, special_tokens={})
+    for text in texts:
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text
+
+
 def test_irregular_table_round_trips_through_every_format_that_holds_it(mod, table, tmp_path):
     ranks, enc, texts = table
     tok = mod.Encoding("appended", pat_str=LLAMA3, mergeable_ranks=ranks,
