@@ -157,11 +157,23 @@ def any_rank_table(draw):
 @settings(max_examples=300, deadline=None)
 @given(ranks=any_rank_table(), texts=st.lists(st.text("abé ", max_size=120), min_size=1,
                                                max_size=4))
-def test_any_rank_table_equals_tiktoken(mod, ranks, texts):
+def test_any_rank_table_equals_tiktoken(mod, ranks, texts, tmp_path_factory):
     enc = tiktoken.Encoding("t", pat_str=LLAMA3, mergeable_ranks=ranks, special_tokens={})
     tok = mod.Encoding("t", pat_str=LLAMA3, mergeable_ranks=ranks, special_tokens={})
     for text in texts:
         assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text
+    # and every format that holds such a table gives the same ids
+    where = tmp_path_factory.mktemp("ranks")
+    tok.save(where / "t.bpe")
+    tok.save_tiktoken(where / "t.tiktoken")
+    tok.save_huggingface(where / "t.json")
+    hf = tokenizers.Tokenizer.from_file(str(where / "t.json"))
+    again = [mod.Tokenizer.load(where / "t.bpe"), mod.Tokenizer.from_huggingface(where / "t.json"),
+             mod.Tokenizer.from_tiktoken(where / "t.tiktoken", pattern=LLAMA3)]
+    for text in texts:
+        want = enc.encode_ordinary(text)
+        assert hf.encode(text, add_special_tokens=False).ids == want, text
+        assert [t.encode_ordinary(text) for t in again] == [want] * 3, text
 
 
 def test_irregular_table_round_trips_through_every_format_that_holds_it(mod, table, tmp_path):
