@@ -287,15 +287,15 @@ class Tokenizer:
     def __hash__(self) -> int: ...
 
     # tiktoken.Encoding's API
-    def __new__(
-        cls,
+    def __init__(
+        self,
         name: str | None = None,
         *,
         pat_str: str | None = None,
         mergeable_ranks: Mapping[bytes, int] | None = None,
         special_tokens: Mapping[str, int] | None = None,
         explicit_n_vocab: int | None = None,
-    ) -> Tokenizer: ...
+    ) -> None: ...
     @property
     def name(self) -> str: ...
     @name.setter

@@ -1428,7 +1428,7 @@ class _TokenizerBase:
     public class, Tokenizer (after the extras, below), is this class and the
     extras' mixins; its docstring tells how an instance is made."""
 
-    # ---- construction: every instance is made by _from_core or _sharing ---
+    # ---- construction: every instance's state comes from _from_core ------
 
     @classmethod
     def _from_core(cls, pattern, core, specials):
@@ -7610,14 +7610,16 @@ class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork):
     # builds its core (core_class(...)); or a core's C reader builds the core
     # straight from a file (_from_model, _load_plain).  Either way _from_core
     # makes the instance: the one place a Tokenizer's state is set.
-    # Tokenizer(...) below is from_tiktoken under tiktoken's arguments; the
-    # registry (get_encoding) and unpickling hand out _sharing copies of a model
-    # this process has built.  There is no __init__: nothing else sets state.
+    # Tokenizer(...) below is from_tiktoken under tiktoken's arguments, whose
+    # state the new instance adopts (as a subclass's __init__ may call it through
+    # super(), as tiktoken's allows); the registry (get_encoding) and unpickling
+    # hand out _sharing copies of a model this process has built.
 
-    def __new__(cls, name=None, *, pat_str=None, mergeable_ranks=None, special_tokens=None,
-                explicit_n_vocab=None):
+    def __init__(self, name=None, *, pat_str=None, mergeable_ranks=None, special_tokens=None,
+                 explicit_n_vocab=None):
         """tiktoken's constructor, ``Encoding(name, *, pat_str, mergeable_ranks,
         special_tokens, explicit_n_vocab=None)`` (``Encoding`` is this class).
+        A subclass may call it from its own ``__init__`` through ``super()``.
 
         >>> ranks = {bytes([b]): b for b in range(256)}
         >>> ranks[b"hi"] = 256
@@ -7626,8 +7628,9 @@ class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork):
         >>> enc.encode("hi<s>", allowed_special="all"), enc.name
         ([256, 257], 'mine')
         """
-        return cls._from_encoding_args(name, pat_str, mergeable_ranks, special_tokens,
-                                       explicit_n_vocab)
+        built = type(self)._from_encoding_args(name, pat_str, mergeable_ranks, special_tokens,
+                                               explicit_n_vocab)
+        self.__dict__.update(built.__dict__)
 
 
 Encoding = Tokenizer  # tiktoken's name for it: Encoding(name, *, pat_str, ...)

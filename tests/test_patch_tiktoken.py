@@ -95,6 +95,20 @@ def test_patch_puts_the_api_under_tiktokens_names(mod, patched):
     assert sys.modules["tiktoken"] is tk
 
 
+def test_a_subclass_of_the_patched_encoding(mod, patched):
+    import tiktoken as tk
+
+    class Mine(tk.Encoding):
+        def __init__(self):
+            base = tk.get_encoding("gpt2")
+            super().__init__("mine", pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks,
+                             special_tokens={})
+
+    mine = Mine()
+    assert isinstance(mine, mod.Tokenizer) and mine.name == "mine"
+    assert mine.encode("hello world") == mod.get_encoding("gpt2").encode("hello world")
+
+
 def test_unpatch_restores_tiktoken(mod, cache, monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
     real = sys.modules["tiktoken"]

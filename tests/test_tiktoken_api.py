@@ -641,6 +641,36 @@ def test_bad_arguments(ours):
             call()
 
 
+def subclass_of(base):
+    """A subclass of an Encoding class that builds itself in its own __init__, as programs
+    subclass tiktoken's (a constructor of other arguments, super().__init__ inside)."""
+    class Mine(base):
+        def __init__(self, extra):
+            ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+            super().__init__("mine", pat_str=r"\S+|\s+", mergeable_ranks=ranks,
+                             special_tokens={"<e>": 257})
+            self.extra = extra
+
+        def shout(self, text):
+            return self.encode(text.upper())
+    return Mine
+
+
+def test_a_subclass_builds_itself_as_tiktokens_does(mod):
+    ours, theirs = subclass_of(mod.Encoding)(7), subclass_of(tiktoken.Encoding)(7)
+    for enc in (ours, theirs):
+        assert enc.extra == 7 and enc.name == "mine" and enc.n_vocab == 258
+    assert isinstance(ours, mod.Tokenizer)
+    for text in ["abab <e>", "ab\n ba", ""]:
+        want = theirs.encode(text, allowed_special="all")
+        assert ours.encode(text, allowed_special="all") == want
+    assert ours.shout("xab") == theirs.shout("xab")
+    with pytest.raises(TypeError, match="make a Tokenizer with"):
+        mod.Encoding()
+    with pytest.raises(TypeError, match="pat_str"):
+        mod.Encoding("x")
+
+
 def test_eot_token_missing_is_keyerror(mod):
     tok = mod.Tokenizer.from_merges([], special_tokens=["<s>"])
     with pytest.raises(KeyError):
