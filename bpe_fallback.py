@@ -1487,6 +1487,11 @@ class _TokenizerBase:
         return cls._from_core(pattern, cls.core_class.from_model(pattern, model, specials),
                               specials)
 
+    # Every other attribute an instance may set on itself is declared on the class
+    # (a _FromCore copy above or below, a cache a method fills, what the registry
+    # marks), so that __init__ can tell the model's state from a subclass's own.
+    _special_ids = _sorted_token_bytes = _state = _sha256 = _registered = None
+
     _findall = _FromCore(lambda tok: pretokenizer(tok._pattern))
     _tokens = _FromCore(lambda tok: tok._core.tokens())
     _merges = _FromCore(lambda tok: [(tok._tokens[a], tok._tokens[b]) for a, b in tok._rank_pair])
@@ -7630,7 +7635,12 @@ class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork):
         """
         built = type(self)._from_encoding_args(name, pat_str, mergeable_ranks, special_tokens,
                                                explicit_n_vocab)
-        self.__dict__.update(built.__dict__)
+        # called again (as tiktoken's may be): nothing of the old model stays, neither
+        # its state nor what was made from it; a subclass's own attributes do
+        mine = vars(self)
+        for key in [k for k in mine if k in vars(built) or hasattr(Tokenizer, k)]:
+            del mine[key]
+        mine.update(vars(built))
 
 
 Encoding = Tokenizer  # tiktoken's name for it: Encoding(name, *, pat_str, ...)
