@@ -2224,6 +2224,10 @@ class _TiktokenMethods:
         # ids as tiktoken takes them: any integer (numpy's too), not a bool or a float
         mergeable_ranks, special_tokens = (_int_values(d, what) for d, what in (
             (mergeable_ranks, "mergeable_ranks"), (special_tokens, "special_tokens")))
+        if explicit_n_vocab is not None and (isinstance(explicit_n_vocab, bool)
+                                             or not hasattr(explicit_n_vocab, "__index__")):
+            raise TypeError(f"explicit_n_vocab must be an int, not "
+                            f"{type(explicit_n_vocab).__name__}: {_short(explicit_n_vocab)}")
         if explicit_n_vocab:  # tiktoken's check (an assert there)
             top = max(max(mergeable_ranks.values()), max(special_tokens.values(), default=0))
             if (len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab
