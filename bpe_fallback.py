@@ -1687,21 +1687,14 @@ class _TokenizerBase:
         if allowed_special == "all":
             allowed = frozenset(specials)
         else:
-            if isinstance(allowed_special, str):
-                raise TypeError('allowed_special must be "all" or a set of str')
-            allowed = frozenset(allowed_special)
+            allowed = _name_set(allowed_special, "allowed_special", 'must be "all" or a set of str')
             if not allowed <= specials.keys():  # tiktoken ignores the others
                 allowed = frozenset(allowed.intersection(specials))
         if disallowed_special == "all":
             disallowed = frozenset(specials) - allowed
         else:
-            if isinstance(disallowed_special, str):
-                raise TypeError('disallowed_special must be "all" or a collection of str')
-            disallowed = frozenset(disallowed_special)
-            for name in disallowed:
-                if not isinstance(name, str):
-                    raise TypeError("disallowed_special must hold str, not "
-                                    f"{type(name).__name__}: {name!r}")
+            disallowed = _name_set(disallowed_special, "disallowed_special",
+                                   'must be "all" or a collection of str')
         return allowed, disallowed
 
     def _special_re(self, names):
@@ -2189,6 +2182,18 @@ def _int_values(mapping, what):
 
 
 _U4 = None  # numpy's little-endian uint32 dtype, once encode_to_numpy has imported numpy
+
+
+def _name_set(names, what, must):
+    """allowed_special's or disallowed_special's names (not "all") as a
+    frozenset of str; TypeError naming the argument for anything else."""
+    if isinstance(names, str) or not isinstance(names, _abc.Iterable):
+        raise TypeError(f"{what} {must}, not {type(names).__name__}")
+    names = frozenset(names)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{what} must hold str, not {type(name).__name__}: {name!r}")
+    return names
 
 
 class _TiktokenMethods:
