@@ -3383,16 +3383,20 @@ def _encoding_class(base):
 
 
 def _reduce_patched(self):
-    base = type(self).__bases__[0]
+    """An instance of tiktoken.core.Encoding pickles as its Tokenizer class's
+    do, and one of a subclass of it (a program's) as that subclass."""
+    cls = type(self)
+    encoding = next(c for c in cls.__mro__ if c.__dict__.get("__reduce__") is _reduce_patched)
+    base = encoding.__bases__[0]
     function, args = base.__reduce__(self)
-    return (_unpickle_patched, (base, function, args[1:]))
+    return (_unpickle_patched, (base, function, args[1:], None if cls is encoding else cls))
 
 
-def _unpickle_patched(base, function, args):
+def _unpickle_patched(base, function, args, cls=None):
     with _REGISTRY_LOCK:
         if not _PATCHED_ONCE:
             patch_tiktoken(base)
-    return function(_encoding_class(base), *args)
+    return function(_encoding_class(base) if cls is None else cls, *args)
 
 
 def _tiktoken_modules(base):
