@@ -1444,14 +1444,23 @@ class _TokenizerBase:
         self._core = core
         return self
 
+    _CORE_STATE = frozenset(("_pattern", "_specials", "_all_specials", "_special_res", "_core"))
+
+    @classmethod
+    def _own_state(cls, tok):
+        """The keys of tok's dict that are the library's: what _from_core sets,
+        and every name declared on the class (the model's copies and caches, a
+        name); the others are a subclass's own attributes."""
+        return [k for k in tok.__dict__ if k in cls._CORE_STATE or hasattr(Tokenizer, k)]
+
     @classmethod
     def _sharing(cls, tok):
         """A new instance of `cls` (whose core_class is tok's) holding tok's
         model: the same core and every table tok has built so far, name and
-        all.  The registry and unpickling hand these out: one model per
-        process."""
+        all, but none of a subclass's own attributes.  The registry and
+        unpickling hand these out: one model per process."""
         new = object.__new__(cls)
-        new.__dict__.update(tok.__dict__)
+        new.__dict__.update({k: tok.__dict__[k] for k in cls._own_state(tok)})
         return new
 
     @classmethod
@@ -3154,7 +3163,17 @@ def _unpickle_model(cls, key, blob, name):
     new = cls._sharing(tok)
     if name != cls._name:
         new._name = name
+    else:   # (tok, the first of this model pickled here, may have had another)
+        new.__dict__.pop("_name", None)
     return new
+
+
+def _forget_built(tok):
+    """Take tok out of the models unpickling shares (its model is to change)."""
+    with _BUILT_LOCK:
+        built = _built()
+        for key in [k for k, t in built.items() if t is tok]:
+            del built[key]
 
 
 def _unpickle_registered(cls, name, sha256, source, label):
@@ -7649,11 +7668,12 @@ class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork):
         built = type(self)._from_encoding_args(name, pat_str, mergeable_ranks, special_tokens,
                                                explicit_n_vocab)
         # called again (as tiktoken's may be): nothing of the old model stays, neither
-        # its state nor what was made from it; a subclass's own attributes do
-        mine = vars(self)
-        for key in [k for k in mine if k in vars(built) or hasattr(Tokenizer, k)]:
-            del mine[key]
-        mine.update(vars(built))
+        # its state nor what was made from it, nor the old model's place among the
+        # models unpickling shares; a subclass's own attributes do stay
+        _forget_built(self)
+        for key in self._own_state(self):
+            del self.__dict__[key]
+        self.__dict__.update(built.__dict__)
 
 
 Encoding = Tokenizer  # tiktoken's name for it: Encoding(name, *, pat_str, ...)

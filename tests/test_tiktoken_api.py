@@ -702,6 +702,29 @@ def test_calling_init_again_replaces_the_whole_model(mod):
     assert seen(again(mod.get_encoding("gpt2", path=GPT2_VOCAB))) == seen(want)
 
 
+def test_unpickling_shares_a_model_not_another_instance(mod, monkeypatch):
+    # unpickling hands out the model this process already has, from the first instance of
+    # it pickled here: none of that instance's own attributes or name, and not its model
+    # once __init__ has replaced it
+    ranks = {bytes([b]): b for b in range(256)} | {b"hi": 256}
+    other = {bytes([b]): b for b in range(256)} | {b"xy": 256}
+
+    class Mine(mod.Encoding):
+        pass
+
+    Mine.__qualname__ = "PicklableMine"   # pickled by reference, as a class of a module is
+    monkeypatch.setattr(sys.modules[__name__], "PicklableMine", Mine, raising=False)
+    first = Mine("first", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    first.extra = 1
+    pickle.dumps(first)
+    plain = mod.Encoding("bpe", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    again = pickle.loads(pickle.dumps(plain))
+    assert (type(again), again.name, hasattr(again, "extra")) == (mod.Encoding, "bpe", False)
+    first.__init__("first", pat_str=r"\S+|\s+", mergeable_ranks=other, special_tokens={})
+    assert pickle.loads(pickle.dumps(plain)).encode("hi xy") == plain.encode("hi xy")
+    assert pickle.loads(pickle.dumps(first)).encode("hi xy") == first.encode("hi xy")
+
+
 def test_what_an_instance_sets_on_itself_is_declared_on_its_class(mod, tmp_path):
     # how __init__ tells the model's state from a subclass's own attributes
     tok = mod.Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
