@@ -1449,9 +1449,11 @@ class _TokenizerBase:
     @classmethod
     def _own_state(cls, tok):
         """The keys of tok's dict that are the library's: what _from_core sets,
-        and every name declared on the class (the model's copies and caches, a
-        name); the others are a subclass's own attributes."""
-        return [k for k in tok.__dict__ if k in cls._CORE_STATE or hasattr(Tokenizer, k)]
+        and every private name declared on the class (the model's copies and
+        caches, a name); the others (an `encode` a program wraps, say) are a
+        subclass's or a program's own."""
+        return [k for k in tok.__dict__ if k in cls._CORE_STATE
+                or (k[:1] == "_" and hasattr(Tokenizer, k))]
 
     @classmethod
     def _sharing(cls, tok):

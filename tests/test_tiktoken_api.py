@@ -715,11 +715,12 @@ def test_unpickling_shares_a_model_not_another_instance(mod, monkeypatch):
     Mine.__qualname__ = "PicklableMine"   # pickled by reference, as a class of a module is
     monkeypatch.setattr(sys.modules[__name__], "PicklableMine", Mine, raising=False)
     first = Mine("first", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
-    first.extra = 1
+    first.extra, first.encode_ordinary = 1, len   # a program's own attributes
     pickle.dumps(first)
     plain = mod.Encoding("bpe", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
     again = pickle.loads(pickle.dumps(plain))
     assert (type(again), again.name, hasattr(again, "extra")) == (mod.Encoding, "bpe", False)
+    assert again.encode_ordinary("hi") == [256]
     first.__init__("first", pat_str=r"\S+|\s+", mergeable_ranks=other, special_tokens={})
     assert pickle.loads(pickle.dumps(plain)).encode("hi xy") == plain.encode("hi xy")
     assert pickle.loads(pickle.dumps(first)).encode("hi xy") == first.encode("hi xy")
