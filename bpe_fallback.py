@@ -1444,14 +1444,25 @@ class _TokenizerBase:
         self._core = core
         return self
 
+    _CORE_STATE = frozenset(("_pattern", "_specials", "_all_specials", "_special_res", "_core"))
+
+    @classmethod
+    def _own_state(cls, tok):
+        """The keys of tok's dict that are the library's: what _from_core sets,
+        and every private name declared on the class (the model's copies and
+        caches, a name); the others (an `encode` a program wraps, say) are a
+        subclass's or a program's own."""
+        return [k for k in tok.__dict__ if k in cls._CORE_STATE
+                or (k[:1] == "_" and hasattr(Tokenizer, k))]
+
     @classmethod
     def _sharing(cls, tok):
         """A new instance of `cls` (whose core_class is tok's) holding tok's
         model: the same core and every table tok has built so far, name and
-        all.  The registry and unpickling hand these out: one model per
-        process."""
+        all, but none of a subclass's own attributes.  The registry and
+        unpickling hand these out: one model per process."""
         new = object.__new__(cls)
-        new.__dict__.update(tok.__dict__)
+        new.__dict__.update({k: tok.__dict__[k] for k in cls._own_state(tok)})
         return new
 
     @classmethod
@@ -1486,6 +1497,11 @@ class _TokenizerBase:
         _check_special_ids(specials, model.has_id)
         return cls._from_core(pattern, cls.core_class.from_model(pattern, model, specials),
                               specials)
+
+    # Every other attribute an instance may set on itself is declared on the class
+    # (a _FromCore copy above or below, a cache a method fills, what the registry
+    # marks), so that __init__ can tell the model's state from a subclass's own.
+    _special_ids = _sorted_token_bytes = _state = _sha256 = _registered = None
 
     _findall = _FromCore(lambda tok: pretokenizer(tok._pattern))
     _tokens = _FromCore(lambda tok: tok._core.tokens())
@@ -1682,21 +1698,14 @@ class _TokenizerBase:
         if allowed_special == "all":
             allowed = frozenset(specials)
         else:
-            if isinstance(allowed_special, str):
-                raise TypeError('allowed_special must be "all" or a set of str')
-            allowed = frozenset(allowed_special)
+            allowed = _name_set(allowed_special, "allowed_special", 'must be "all" or a set of str')
             if not allowed <= specials.keys():  # tiktoken ignores the others
                 allowed = frozenset(allowed.intersection(specials))
         if disallowed_special == "all":
             disallowed = frozenset(specials) - allowed
         else:
-            if isinstance(disallowed_special, str):
-                raise TypeError('disallowed_special must be "all" or a collection of str')
-            disallowed = frozenset(disallowed_special)
-            for name in disallowed:
-                if not isinstance(name, str):
-                    raise TypeError("disallowed_special must hold str, not "
-                                    f"{type(name).__name__}: {name!r}")
+            disallowed = _name_set(disallowed_special, "disallowed_special",
+                                   'must be "all" or a collection of str')
         return allowed, disallowed
 
     def _special_re(self, names):
@@ -2186,6 +2195,18 @@ def _int_values(mapping, what):
 _U4 = None  # numpy's little-endian uint32 dtype, once encode_to_numpy has imported numpy
 
 
+def _name_set(names, what, must):
+    """allowed_special's or disallowed_special's names (not "all") as a
+    frozenset of str; TypeError naming the argument for anything else."""
+    if isinstance(names, str) or not isinstance(names, _abc.Iterable):
+        raise TypeError(f"{what} {must}, not {type(names).__name__}")
+    names = frozenset(names)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{what} must hold str, not {type(name).__name__}: {name!r}")
+    return names
+
+
 class _TiktokenMethods:
     """Every public method and property of tiktoken.Encoding (0.14) with the
     same names, arguments, results and errors, built on encode / encode_batch /
@@ -2219,6 +2240,10 @@ class _TiktokenMethods:
         # ids as tiktoken takes them: any integer (numpy's too), not a bool or a float
         mergeable_ranks, special_tokens = (_int_values(d, what) for d, what in (
             (mergeable_ranks, "mergeable_ranks"), (special_tokens, "special_tokens")))
+        if explicit_n_vocab is not None and (isinstance(explicit_n_vocab, bool)
+                                             or not hasattr(explicit_n_vocab, "__index__")):
+            raise TypeError(f"explicit_n_vocab must be an int, not "
+                            f"{type(explicit_n_vocab).__name__}: {_short(explicit_n_vocab)}")
         if explicit_n_vocab:  # tiktoken's check (an assert there)
             top = max(max(mergeable_ranks.values()), max(special_tokens.values(), default=0))
             if (len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab
@@ -3140,7 +3165,17 @@ def _unpickle_model(cls, key, blob, name):
     new = cls._sharing(tok)
     if name != cls._name:
         new._name = name
+    else:   # (tok, the first of this model pickled here, may have had another)
+        new.__dict__.pop("_name", None)
     return new
+
+
+def _forget_built(tok):
+    """Take tok out of the models unpickling shares (its model is to change)."""
+    with _BUILT_LOCK:
+        built = _built()
+        for key in [k for k, t in built.items() if t is tok]:
+            del built[key]
 
 
 def _unpickle_registered(cls, name, sha256, source, label):
@@ -3369,16 +3404,20 @@ def _encoding_class(base):
 
 
 def _reduce_patched(self):
-    base = type(self).__bases__[0]
+    """An instance of tiktoken.core.Encoding pickles as its Tokenizer class's
+    do, and one of a subclass of it (a program's) as that subclass."""
+    cls = type(self)
+    encoding = next(c for c in cls.__mro__ if c.__dict__.get("__reduce__") is _reduce_patched)
+    base = encoding.__bases__[0]
     function, args = base.__reduce__(self)
-    return (_unpickle_patched, (base, function, args[1:]))
+    return (_unpickle_patched, (base, function, args[1:], None if cls is encoding else cls))
 
 
-def _unpickle_patched(base, function, args):
+def _unpickle_patched(base, function, args, cls=None):
     with _REGISTRY_LOCK:
         if not _PATCHED_ONCE:
             patch_tiktoken(base)
-    return function(_encoding_class(base), *args)
+    return function(_encoding_class(base) if cls is None else cls, *args)
 
 
 def _tiktoken_modules(base):
@@ -7630,6 +7669,12 @@ class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork):
         """
         built = type(self)._from_encoding_args(name, pat_str, mergeable_ranks, special_tokens,
                                                explicit_n_vocab)
+        # called again (as tiktoken's may be): nothing of the old model stays, neither
+        # its state nor what was made from it, nor the old model's place among the
+        # models unpickling shares; a subclass's own attributes do stay
+        _forget_built(self)
+        for key in self._own_state(self):
+            del self.__dict__[key]
         self.__dict__.update(built.__dict__)
 
 

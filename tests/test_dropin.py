@@ -446,6 +446,9 @@ def test_the_encoding_constructor_checks_its_arguments(mod):
         mod.Encoding("small", explicit_n_vocab=300, **args)
     with pytest.raises(TypeError):  # keyword-only, as tiktoken's
         mod.Encoding("small", r50k_pat_str, small, {})
+    for bad in ["258", 258.0, True]:  # tiktoken: AssertionError, or 258.0 taken as 258
+        with pytest.raises(TypeError, match="explicit_n_vocab must be an int"):
+            mod.Encoding("small", explicit_n_vocab=bad, **args)
     with pytest.raises(TypeError, match="train"):  # no arguments: how to make one
         mod.Tokenizer()
     with pytest.raises(ValueError):  # "hi" without "h" and "i" could never be made

@@ -138,11 +138,15 @@ def test_default_policy_sees_repaired_text(mod):
 
 
 @pytest.mark.parametrize("bad", [{1}, [b"<s>"], ("<s>", None)])
-def test_disallowed_special_holds_str(mod, bad):
-    """A disallowed_special that holds anything but str is a TypeError naming it."""
+@pytest.mark.parametrize("arg", ["allowed_special", "disallowed_special"])
+def test_special_policy_holds_str(mod, bad, arg):
+    """An allowed_special or disallowed_special that holds anything but str is a
+    TypeError naming it (tiktoken: a TypeError of set arithmetic, or none)."""
     tok = mod.Tokenizer.train("ab ab ab", 256 + 3 + 1, special_tokens=["<s>"])
-    with pytest.raises(TypeError, match="disallowed_special must hold str"):
-        tok.encode("x <s>", disallowed_special=bad)
+    with pytest.raises(TypeError, match=f"{arg} must hold str"):
+        tok.encode("x <s>", **{arg: bad})
+    with pytest.raises(TypeError, match=f"{arg} must be \"all\" or a .* of str, not NoneType"):
+        tok.encode_to_numpy("x", **{arg: None})
 
 
 def regex_escape(text):

@@ -14,6 +14,7 @@
 """
 
 import base64
+import copy
 import gzip
 import hashlib
 import importlib.util
@@ -107,6 +108,28 @@ def test_a_subclass_of_the_patched_encoding(mod, patched):
     mine = Mine()
     assert isinstance(mine, mod.Tokenizer) and mine.name == "mine"
     assert mine.encode("hello world") == mod.get_encoding("gpt2").encode("hello world")
+
+
+def test_a_subclass_of_the_patched_encoding_pickles_and_copies_as_itself(mod, patched,
+                                                                          monkeypatch):
+    import tiktoken as tk
+
+    class Mine(tk.Encoding):
+        def __init__(self, extra):
+            super().__init__("mine", pat_str=r"\S+|\s+", special_tokens={"<e>": 257},
+                             mergeable_ranks={bytes([b]): b for b in range(256)} | {b"ab": 256})
+            self.extra = extra
+
+    # pickled by reference, as a class of a module is
+    Mine.__qualname__ = "PatchedSubclass"
+    monkeypatch.setattr(sys.modules[__name__], "PatchedSubclass", Mine, raising=False)
+    mine = Mine(7)
+    for again in (pickle.loads(pickle.dumps(mine)), copy.copy(mine), copy.deepcopy(mine)):
+        assert type(again) is Mine and again.name == "mine"
+        assert again.encode("abab <e>", allowed_special="all") == [256, 256, 32, 257]
+    plain = tk.Encoding("plain", pat_str=r"\S+", mergeable_ranks=mine._mergeable_ranks,
+                        special_tokens={})
+    assert type(copy.copy(plain)) is tk.Encoding
 
 
 def test_unpatch_restores_tiktoken(mod, cache, monkeypatch):

@@ -671,6 +671,73 @@ def test_a_subclass_builds_itself_as_tiktokens_does(mod):
         mod.Encoding("x")
 
 
+def test_calling_init_again_replaces_the_whole_model(mod):
+    # nothing read or cached from the first model (sizes, specials, tables, the pickled
+    # state, a registry name) may outlive it: the instance is then as a new one of the
+    # second (tiktoken's own keeps its special_tokens_set, so the oracle is a new one)
+    first = {bytes([b]): b for b in range(256)} | {b"hi": 256, b"ab": 257}
+    second = dict(pat_str=r"\S+|\s+", special_tokens={"<t>": 257},
+                  mergeable_ranks={bytes([b]): b for b in range(256)} | {b"xy": 256})
+
+    def again(enc):
+        enc.encode("hi <s>", allowed_special="all"), enc.decode([256, 300])
+        enc.n_vocab, enc.max_token_value, enc._mergeable_ranks, pickle.dumps(enc)
+        enc.is_special_token(300), enc.token_byte_values()
+        enc.extra = 1   # a subclass's own attribute stays
+        enc.__init__("b", **second)
+        return enc
+
+    def seen(enc):
+        return (enc.name, enc.extra, enc.n_vocab, enc.max_token_value, enc.special_tokens_set,
+                enc._mergeable_ranks, enc.decode_bytes([256, 257]),
+                enc.encode("hi xy <t>", allowed_special="all"), enc.token_byte_values(),
+                pickle.loads(pickle.dumps(enc)).encode("hi xy <t>", allowed_special="all"))
+
+    want = tiktoken.Encoding("b", **second)
+    want.extra = 1
+    ours = again(mod.Encoding("a", pat_str=r"\w+|\s+|.", mergeable_ranks=first,
+                              special_tokens={"<s>": 300}))
+    assert seen(ours) == seen(want)
+    assert not ours.is_special_token(300) and ours.is_special_token(257)
+    assert seen(again(mod.get_encoding("gpt2", path=GPT2_VOCAB))) == seen(want)
+
+
+def test_unpickling_shares_a_model_not_another_instance(mod, monkeypatch):
+    # unpickling hands out the model this process already has, from the first instance of
+    # it pickled here: none of that instance's own attributes or name, and not its model
+    # once __init__ has replaced it
+    ranks = {bytes([b]): b for b in range(256)} | {b"hi": 256}
+    other = {bytes([b]): b for b in range(256)} | {b"xy": 256}
+
+    class Mine(mod.Encoding):
+        pass
+
+    Mine.__qualname__ = "PicklableMine"   # pickled by reference, as a class of a module is
+    monkeypatch.setattr(sys.modules[__name__], "PicklableMine", Mine, raising=False)
+    first = Mine("first", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    first.extra, first.encode_ordinary = 1, len   # a program's own attributes
+    pickle.dumps(first)
+    plain = mod.Encoding("bpe", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    again = pickle.loads(pickle.dumps(plain))
+    assert (type(again), again.name, hasattr(again, "extra")) == (mod.Encoding, "bpe", False)
+    assert again.encode_ordinary("hi") == [256]
+    first.__init__("first", pat_str=r"\S+|\s+", mergeable_ranks=other, special_tokens={})
+    assert pickle.loads(pickle.dumps(plain)).encode("hi xy") == plain.encode("hi xy")
+    assert pickle.loads(pickle.dumps(first)).encode("hi xy") == first.encode("hi xy")
+
+
+def test_what_an_instance_sets_on_itself_is_declared_on_its_class(mod, tmp_path):
+    # how __init__ tells the model's state from a subclass's own attributes
+    tok = mod.Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+    made = set(vars(tok))
+    tok.encode("hi <s>", allowed_special="all"), tok.decode([256, 257]), tok.encode_bytes(b"hi")
+    tok.encode_with_unstable("h"), tok.token_byte_values(), tok.is_special_token(257)
+    tok.n_vocab, tok.vocab, tok.merges, tok._mergeable_ranks, hash(tok), tok == tok
+    tok.encode_files([], tmp_path / "out"), pickle.loads(pickle.dumps(tok)), tok.name
+    tok.save(tmp_path / "t.bpe"), tok.save_tiktoken(tmp_path / "t.tiktoken")
+    assert [k for k in vars(tok) if k not in made and not hasattr(mod.Tokenizer, k)] == []
+
+
 def test_eot_token_missing_is_keyerror(mod):
     tok = mod.Tokenizer.from_merges([], special_tokens=["<s>"])
     with pytest.raises(KeyError):

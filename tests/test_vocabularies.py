@@ -143,9 +143,14 @@ def test_a_character_a_cheaper_token_joins_is_merged_from_its_bytes(mod, repeat)
 
 @st.composite
 def any_rank_table(draw):
-    """A rank table tiktoken accepts: the 256 bytes, then é and joins of tokens over a, b,
-    space and é, ranked in any order (a token may rank below its parts)."""
-    tokens = [b"a", b"b", b" ", "é".encode()]
+    """A rank table tiktoken accepts: the 256 bytes, then é, 中, 😀, some of their bytes
+    (a token may hold part of a character) and joins of tokens over these, a, b and space,
+    ranked in any order (a token may rank below its parts)."""
+    chars = [c.encode() for c in "é中😀"]
+    parts = draw(st.lists(st.sampled_from([c[:k] for c in chars for k in range(2, len(c))]
+                                          + [c[k:] for c in chars for k in range(1, len(c) - 1)]),
+                          max_size=3, unique=True))
+    tokens = [b"a", b"b", b" ", *chars, *parts]
     for _ in range(draw(st.integers(1, 30))):
         a, b = draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens))
         if a + b not in tokens and len(a + b) <= 8:
@@ -155,7 +160,7 @@ def any_rank_table(draw):
 
 
 @settings(max_examples=300, deadline=None)
-@given(ranks=any_rank_table(), texts=st.lists(st.text("abé ", max_size=120), min_size=1,
+@given(ranks=any_rank_table(), texts=st.lists(st.text("abé中😀 ", max_size=120), min_size=1,
                                                max_size=4))
 def test_any_rank_table_equals_tiktoken(mod, ranks, texts, tmp_path_factory):
     enc = tiktoken.Encoding("t", pat_str=LLAMA3, mergeable_ranks=ranks, special_tokens={})
