@@ -727,15 +727,16 @@ def test_unpickling_shares_a_model_not_another_instance(mod, monkeypatch):
 
 
 def test_what_an_instance_sets_on_itself_is_declared_on_its_class(mod, tmp_path):
-    # how __init__ tells the model's state from a subclass's own attributes
-    tok = mod.Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
-    made = set(vars(tok))
-    tok.encode("hi <s>", allowed_special="all"), tok.decode([256, 257]), tok.encode_bytes(b"hi")
-    tok.encode_with_unstable("h"), tok.token_byte_values(), tok.is_special_token(257)
-    tok.n_vocab, tok.vocab, tok.merges, tok._mergeable_ranks, hash(tok), tok == tok
-    tok.encode_files([], tmp_path / "out"), pickle.loads(pickle.dumps(tok)), tok.name
-    tok.save(tmp_path / "t.bpe"), tok.save_tiktoken(tmp_path / "t.tiktoken")
-    assert [k for k in vars(tok) if k not in made and not hasattr(mod.Tokenizer, k)] == []
+    # how __init__ tells the model's state from a subclass's own attributes (enc: the
+    # tiktoken names, _mergeable_ranks among them, are read as programs read them)
+    enc = mod.Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
+    made = set(vars(enc))
+    enc.encode("hi <s>", allowed_special="all"), enc.decode([256, 257]), enc.encode_bytes(b"hi")
+    enc.encode_with_unstable("h"), enc.token_byte_values(), enc.is_special_token(257)
+    enc.n_vocab, enc.vocab, enc.merges, enc._mergeable_ranks, hash(enc), enc == enc
+    enc.encode_files([], tmp_path / "out"), pickle.loads(pickle.dumps(enc)), enc.name
+    enc.save(tmp_path / "t.bpe"), enc.save_tiktoken(tmp_path / "t.tiktoken")
+    assert [k for k in vars(enc) if k not in made and not hasattr(mod.Tokenizer, k)] == []
 
 
 def test_eot_token_missing_is_keyerror(mod):
