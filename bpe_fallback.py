@@ -2040,7 +2040,8 @@ class _TokenizerBase:
         for i in ids:
             if isinstance(i, bool) or not hasattr(i, "__index__"):
                 raise TypeError(f"token ids must be ints, not {type(i).__name__}: {i!r}")
-            i = i.__index__()
+            # an int subclass is its value (int's own __index__: not an override's)
+            i = int.__index__(i) if isinstance(i, int) else _operator.index(i)
             if i not in self._decoder:
                 raise UnknownTokenError(f"unknown token id {i}")
             clean.append(i)

@@ -797,6 +797,24 @@ def test_numpy_ids_are_ids(ours):
     assert tok.decode_with_offsets(ids) == ("hello world", [0, 5])
 
 
+def test_an_int_subclass_id_is_its_value(pair):
+    """An id of an int subclass (an IntEnum, a wrapper with its own __index__) decodes
+    as the int it is, as in tiktoken."""
+    tok, enc = pair
+
+    class Odd(int):
+        def __index__(self):
+            return 64
+
+        __int__ = __index__
+
+    ids = [Odd(enc.encode_single_token("hello")), Odd(enc.eot_token)]
+    assert tok.decode(ids) == enc.decode(ids)
+    assert tok.decode_tokens_bytes(ids) == enc.decode_tokens_bytes(ids)
+    assert tok.decode_with_offsets(ids) == enc.decode_with_offsets(ids)
+    assert tok.decode_single_token_bytes(ids[0]) == enc.decode_single_token_bytes(ids[0])
+
+
 @pytest.mark.slow
 def test_threads_give_the_same_ids(ours, oracle):
     tok, enc = ours("o200k_base"), oracle("o200k_base")
