@@ -450,6 +450,33 @@ def _check_int(name, value, low):
     if value < low:
         raise ValueError(f"{name} must be at least {low}, got {value}")
     return value
+
+
+def _thread_count(num_threads):
+    """A batch method's `num_threads`: None, or a plain int >= 1 (an integer
+    type such as numpy's is read as its int, as tiktoken takes it; not a bool)."""
+    if num_threads is None:
+        return None
+    if not isinstance(num_threads, int):
+        try:
+            num_threads = _operator.index(num_threads)
+        except TypeError:
+            pass  # _check_int names the type
+    return _check_int("num_threads", num_threads, 1)
+
+
+def _id_list(ids, name):
+    """A sequence of token ids as a new list; TypeError naming `name` for a
+    str, bytes or anything not iterable (the ids themselves are checked later)."""
+    if not isinstance(ids, (str, bytes)):
+        try:
+            return list(ids)
+        except TypeError:
+            if hasattr(ids, "__iter__") or hasattr(ids, "__getitem__"):
+                raise  # an iterable's own TypeError, raised as it ran
+    raise TypeError(f"{name} must be a sequence of int, not {type(ids).__name__}")
+
+
 def _short(value, limit=60):
     """repr(value), cut to about `limit` characters for error messages."""
     text = repr(value)
@@ -1787,10 +1814,9 @@ class _TokenizerBase:
         >>> tok.encode_batch(["hi", "ih"], num_threads=2)
         [[256], [105, 104]]
         """
-        if num_threads is not None:
-            _check_int("num_threads", num_threads, 1)
-        if isinstance(texts, str):
-            raise TypeError("encode_batch expects a list of str, not a str")
+        num_threads = _thread_count(num_threads)
+        if isinstance(texts, (str, bytes)):
+            raise TypeError(f"encode_batch expects a list of str, not {type(texts).__name__}")
         texts = list(texts)
         if not texts:
             return []
@@ -2014,7 +2040,8 @@ class _TokenizerBase:
         for i in ids:
             if isinstance(i, bool) or not hasattr(i, "__index__"):
                 raise TypeError(f"token ids must be ints, not {type(i).__name__}: {i!r}")
-            i = i.__index__()
+            # an int subclass is its value (int's own __index__: not an override's)
+            i = int.__index__(i) if isinstance(i, int) else _operator.index(i)
             if i not in self._decoder:
                 raise UnknownTokenError(f"unknown token id {i}")
             clean.append(i)
@@ -2026,9 +2053,7 @@ class _TokenizerBase:
         >>> Tokenizer.from_merges([(b"h", b"i")]).decode_bytes([256, 33])
         b'hi!'
         """
-        if isinstance(ids, (str, bytes)):
-            raise TypeError(f"ids must be a sequence of int, not {type(ids).__name__}")
-        ids = ids if type(ids) is list else list(ids)
+        ids = ids if type(ids) is list else _id_list(ids, "ids")
         out = self._core.decode_bytes(ids)
         if out is None:  # not all plain ints of the vocabulary
             out = self._core.decode_bytes(self._checked_ids(ids))  # raises, or numpy ints made int
@@ -2579,9 +2604,7 @@ class _TiktokenMethods:
         >>> Tokenizer.from_merges([(b"h", b"i")]).decode_tokens_bytes([256, 33])
         [b'hi', b'!']
         """
-        if isinstance(tokens, (str, bytes)):
-            raise TypeError(f"tokens must be a sequence of int, not {type(tokens).__name__}")
-        ids = list(tokens)
+        ids = _id_list(tokens, "tokens")
         if set(map(type, ids)) - {int}:
             ids = self._checked_ids(ids)
         try:
@@ -2624,9 +2647,8 @@ class _TiktokenMethods:
         >>> Tokenizer.from_merges([(b"h", b"i")]).decode_bytes_batch([[256], [33]])
         [b'hi', b'!']
         """
-        if num_threads is not None:
-            _check_int("num_threads", num_threads, 1)
-        if isinstance(batch, (str, bytes)):
+        _thread_count(num_threads)
+        if isinstance(batch, (str, bytes)) or not hasattr(batch, "__iter__"):
             raise TypeError("batch must be a sequence of sequences of int, not "
                             f"{type(batch).__name__}")
         return list(map(self.decode_bytes, batch))

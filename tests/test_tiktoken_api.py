@@ -641,6 +641,46 @@ def test_bad_arguments(ours):
             call()
 
 
+def test_thread_counts_of_integer_types_as_tiktoken(ours, oracle):
+    np = pytest.importorskip("numpy")
+    tok, enc = ours("gpt2"), oracle("gpt2")
+    texts = ["hello world", " again"]
+    for n in (np.int64(2), np.uint8(1)):  # what len(...) or a config file may give as numpy
+        assert tok.encode_batch(texts, num_threads=n) == enc.encode_batch(texts, num_threads=n)
+        assert (tok.encode_ordinary_batch(texts, num_threads=n)
+                == enc.encode_ordinary_batch(texts, num_threads=n))
+        assert tok.decode_batch([[31373]], num_threads=n) == ["hello"]
+    for bad, exc in ((np.bool_(True), TypeError), (np.int64(0), ValueError), (2.0, TypeError)):
+        with pytest.raises(exc, match="num_threads"):
+            tok.encode_batch(texts, num_threads=bad)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda tok: tok.decode(None), "ids"),
+    (lambda tok: tok.decode(5), "ids"),
+    (lambda tok: tok.decode_bytes(31373), "ids"),
+    (lambda tok: tok.decode_tokens_bytes(None), "tokens"),
+    (lambda tok: tok.decode_with_offsets(7), "tokens"),
+    (lambda tok: tok.decode_batch(None), "batch"),
+    (lambda tok: tok.decode_batch([[31373], None]), "ids"),
+    (lambda tok: tok.decode_bytes_batch([1, 2]), "ids"),
+    (lambda tok: tok.encode_batch(b"hello"), "list of str"),
+])
+def test_a_wrong_container_is_named(ours, call, name):
+    """Ids or texts that are not a sequence: a TypeError naming the argument, not
+    Python's "'NoneType' object is not iterable" (or the ids of a bytes' ints)."""
+    with pytest.raises(TypeError, match=name):
+        call(ours("gpt2"))
+
+
+def test_an_iterables_own_error_is_not_renamed(ours):
+    def ids():
+        yield 31373
+        raise TypeError("from the generator")
+    with pytest.raises(TypeError, match="from the generator"):
+        ours("gpt2").decode(ids())
+
+
 def subclass_of(base):
     """A subclass of an Encoding class that builds itself in its own __init__, as programs
     subclass tiktoken's (a constructor of other arguments, super().__init__ inside)."""
@@ -755,6 +795,24 @@ def test_numpy_ids_are_ids(ours):
     assert tok.decode_single_token_bytes(ids[0]) == b"hello"
     assert tok.is_special_token(np.int64(tok.eot_token))
     assert tok.decode_with_offsets(ids) == ("hello world", [0, 5])
+
+
+def test_an_int_subclass_id_is_its_value(pair):
+    """An id of an int subclass (an IntEnum, a wrapper with its own __index__) decodes
+    as the int it is, as in tiktoken."""
+    tok, enc = pair
+
+    class Odd(int):
+        def __index__(self):
+            return 64
+
+        __int__ = __index__
+
+    ids = [Odd(enc.encode_single_token("hello")), Odd(enc.eot_token)]
+    assert tok.decode(ids) == enc.decode(ids)
+    assert tok.decode_tokens_bytes(ids) == enc.decode_tokens_bytes(ids)
+    assert tok.decode_with_offsets(ids) == enc.decode_with_offsets(ids)
+    assert tok.decode_single_token_bytes(ids[0]) == enc.decode_single_token_bytes(ids[0])
 
 
 @pytest.mark.slow
