@@ -489,6 +489,29 @@ def _short(value, limit=60):
 _NONE_ALLOWED = frozenset()   # the default allowed_special (told apart by identity)
 
 
+class _Unset:
+    """The default of an argument that may come under tiktoken's keyword instead."""
+
+    def __repr__(self):
+        return "<required>"
+
+
+_UNSET = _Unset()
+
+
+def _either(method, name, value, alias, alias_value):
+    """The argument `name` of `method`, given positionally or by name, or
+    under tiktoken's keyword `alias` (decode(tokens=...), encode_batch(text=...)),
+    so that code written for tiktoken.Encoding runs unchanged."""
+    if alias_value is _UNSET:
+        if value is _UNSET:
+            raise TypeError(f"{method}() missing its argument {name!r}")
+        return value
+    if value is not _UNSET:
+        raise TypeError(f"{method}() got both {name!r} and {alias!r}")
+    return alias_value
+
+
 def _repair(text):
     """Replace lone surrogates by U+FFFD (as tiktoken does); check the type.
     A str subclass (numpy.str_, ...) is read as the plain str it holds."""
@@ -1804,16 +1827,19 @@ class _TokenizerBase:
         self._check_disallowed(text, disallowed)
         return self._encode_allowed(text, allowed, [])
 
-    def encode_batch(self, texts, *, num_threads=None, allowed_special=_NONE_ALLOWED,
-                     disallowed_special="all"):
+    def encode_batch(self, texts=_UNSET, *, num_threads=None, allowed_special=_NONE_ALLOWED,
+                     disallowed_special="all", text=_UNSET):
         """``[encode(t) for t in texts]``, on `num_threads` threads (default:
         the number of CPUs, never more) where the core encodes without the GIL
-        (the compiled one), else in this thread.
+        (the compiled one), else in this thread.  ``text=``: tiktoken's
+        keyword for the texts.
 
         >>> tok = Tokenizer.from_merges([(b"h", b"i")])
         >>> tok.encode_batch(["hi", "ih"], num_threads=2)
         [[256], [105, 104]]
         """
+        if texts is _UNSET or text is not _UNSET:
+            texts = _either("encode_batch", "texts", texts, "text", text)
         num_threads = _thread_count(num_threads)
         if isinstance(texts, (str, bytes)):
             raise TypeError(f"encode_batch expects a list of str, not {type(texts).__name__}")
@@ -2047,25 +2073,30 @@ class _TokenizerBase:
             clean.append(i)
         return clean
 
-    def decode_bytes(self, ids):
-        """The bytes of a sequence of ids.
+    def decode_bytes(self, ids=_UNSET, *, tokens=_UNSET):
+        """The bytes of a sequence of ids (``tokens=``: tiktoken's keyword).
 
         >>> Tokenizer.from_merges([(b"h", b"i")]).decode_bytes([256, 33])
         b'hi!'
         """
+        if ids is _UNSET or tokens is not _UNSET:
+            ids = _either("decode_bytes", "ids", ids, "tokens", tokens)
         ids = ids if type(ids) is list else _id_list(ids, "ids")
         out = self._core.decode_bytes(ids)
         if out is None:  # not all plain ints of the vocabulary
             out = self._core.decode_bytes(self._checked_ids(ids))  # raises, or numpy ints made int
         return out
 
-    def decode(self, ids, errors="replace"):
+    def decode(self, ids=_UNSET, errors="replace", *, tokens=_UNSET):
         """Decode ids to text; invalid UTF-8 (a token split mid-character) is
-        handled by `errors` (default: replaced by U+FFFD).
+        handled by `errors` (default: replaced by U+FFFD).  ``tokens=``:
+        tiktoken's keyword for the ids.
 
         >>> Tokenizer.from_merges([(b"h", b"i")]).decode([256, 33])
         'hi!'
         """
+        if ids is _UNSET or tokens is not _UNSET:
+            ids = _either("decode", "ids", ids, "tokens", tokens)
         return self.decode_bytes(ids).decode("utf-8", errors)
 
     def token_bytes(self, token_id):
@@ -2525,7 +2556,9 @@ class _TiktokenMethods:
         ids.extend([i] if i is not None else self._bpe_bytes(rest))
         return ids
 
-    _encode_bytes = encode_bytes  # tiktoken's name (its own tests call it)
+    def _encode_bytes(self, text):
+        """encode_bytes under tiktoken's name and argument (its own tests call it)."""
+        return self.encode_bytes(text)
 
     def encode_with_unstable(self, text, *, allowed_special=_NONE_ALLOWED,
                              disallowed_special="all"):

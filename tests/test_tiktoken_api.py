@@ -9,6 +9,7 @@ the files' sha256 itself. Ours come from `get_encoding(name, path=tests/data/...
 import base64
 import gzip
 import hashlib
+import inspect
 import itertools
 import os
 import pickle
@@ -777,6 +778,29 @@ def test_what_an_instance_sets_on_itself_is_declared_on_its_class(mod, tmp_path)
     enc.encode_files([], tmp_path / "out"), pickle.loads(pickle.dumps(enc)), enc.name
     enc.save(tmp_path / "t.bpe"), enc.save_tiktoken(tmp_path / "t.tiktoken")
     assert [k for k in vars(enc) if k not in made and not hasattr(mod.Tokenizer, k)] == []
+
+
+def test_every_tiktoken_argument_is_taken_by_its_name(pair):
+    # code written for tiktoken passes arguments by tiktoken's names: decode(tokens=...)
+    ours, theirs = pair
+    for name in dir(tiktoken.Encoding):
+        method = getattr(tiktoken.Encoding, name)
+        if name.startswith("__") or not inspect.isfunction(method) or (
+                name.startswith("_") and not hasattr(ours, name)):   # its own internals
+            continue
+        for param in list(inspect.signature(method).parameters.values())[1:]:
+            if param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+                taken = inspect.signature(getattr(ours, name)).parameters
+                assert param.name in taken, (name, param.name)
+    ids = theirs.encode("hello world")
+    assert ours.decode(tokens=ids) == theirs.decode(tokens=ids) == "hello world"
+    assert ours.decode(tokens=ids, errors="strict") == "hello world"
+    assert ours.decode_bytes(tokens=ids) == theirs.decode_bytes(tokens=ids)
+    assert ours.encode_batch(text=["a b", "c"]) == theirs.encode_batch(text=["a b", "c"])
+    for call in (lambda: ours.decode(), lambda: ours.decode(ids, tokens=ids),
+                 lambda: ours.encode_batch(["a"], text=["a"]), lambda: ours.decode_bytes()):
+        with pytest.raises(TypeError):
+            call()
 
 
 def test_eot_token_missing_is_keyerror(mod):
