@@ -465,16 +465,17 @@ def _thread_count(num_threads):
     return _check_int("num_threads", num_threads, 1)
 
 
-def _id_list(ids, name):
-    """A sequence of token ids as a new list; TypeError naming `name` for a
-    str, bytes or anything not iterable (the ids themselves are checked later)."""
-    if not isinstance(ids, (str, bytes)):
+def _as_list(items, must):
+    """A batch's texts or a sequence of ids as a new list; for a str, bytes or
+    anything not iterable, TypeError "<must>, not <its type>" (an iterable's
+    own TypeError, raised as it runs, comes through as it is)."""
+    if not isinstance(items, (str, bytes)):
         try:
-            return list(ids)
+            return list(items)
         except TypeError:
-            if hasattr(ids, "__iter__") or hasattr(ids, "__getitem__"):
-                raise  # an iterable's own TypeError, raised as it ran
-    raise TypeError(f"{name} must be a sequence of int, not {type(ids).__name__}")
+            if hasattr(items, "__iter__") or hasattr(items, "__getitem__"):
+                raise
+    raise TypeError(f"{must}, not {type(items).__name__}")
 
 
 def _short(value, limit=60):
@@ -1841,9 +1842,7 @@ class _TokenizerBase:
         if texts is _UNSET or text is not _UNSET:
             texts = _either("encode_batch", "texts", texts, "text", text)
         num_threads = _thread_count(num_threads)
-        if isinstance(texts, (str, bytes)):
-            raise TypeError(f"encode_batch expects a list of str, not {type(texts).__name__}")
-        texts = list(texts)
+        texts = _as_list(texts, "encode_batch expects a list of str")
         if not texts:
             return []
         cpus = _os.cpu_count() or 1
@@ -2081,7 +2080,7 @@ class _TokenizerBase:
         """
         if ids is _UNSET or tokens is not _UNSET:
             ids = _either("decode_bytes", "ids", ids, "tokens", tokens)
-        ids = ids if type(ids) is list else _id_list(ids, "ids")
+        ids = ids if type(ids) is list else _as_list(ids, "ids must be a sequence of int")
         out = self._core.decode_bytes(ids)
         if out is None:  # not all plain ints of the vocabulary
             out = self._core.decode_bytes(self._checked_ids(ids))  # raises, or numpy ints made int
@@ -2434,8 +2433,7 @@ class _TiktokenMethods:
         >>> tok.encode_ordinary_batch(["hi", "<s>"])
         [[256], [60, 115, 62]]
         """
-        if isinstance(text, str):
-            raise TypeError("encode_ordinary_batch expects a list of str, not a str")
+        text = _as_list(text, "encode_ordinary_batch expects a list of str")
         return self.encode_batch(text, num_threads=num_threads, disallowed_special=())
 
     def encode_to_numpy(self, text, *, allowed_special=_NONE_ALLOWED, disallowed_special="all"):
@@ -2637,7 +2635,7 @@ class _TiktokenMethods:
         >>> Tokenizer.from_merges([(b"h", b"i")]).decode_tokens_bytes([256, 33])
         [b'hi', b'!']
         """
-        ids = _id_list(tokens, "tokens")
+        ids = _as_list(tokens, "tokens must be a sequence of int")
         if set(map(type, ids)) - {int}:
             ids = self._checked_ids(ids)
         try:

@@ -666,6 +666,9 @@ def test_thread_counts_of_integer_types_as_tiktoken(ours, oracle):
     (lambda tok: tok.decode_batch([[31373], None]), "ids"),
     (lambda tok: tok.decode_bytes_batch([1, 2]), "ids"),
     (lambda tok: tok.encode_batch(b"hello"), "list of str"),
+    (lambda tok: tok.encode_batch(None), "encode_batch expects a list of str"),
+    (lambda tok: tok.encode_ordinary_batch(None), "encode_ordinary_batch expects a list"),
+    (lambda tok: tok.encode_ordinary_batch(7), "encode_ordinary_batch expects a list"),
 ])
 def test_a_wrong_container_is_named(ours, call, name):
     """Ids or texts that are not a sequence: a TypeError naming the argument, not
