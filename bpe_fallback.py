@@ -2253,9 +2253,7 @@ _U4 = None  # numpy's little-endian uint32 dtype, once encode_to_numpy has impor
 def _name_set(names, what, must):
     """allowed_special's or disallowed_special's names (not "all") as a
     frozenset of str; TypeError naming the argument for anything else."""
-    if isinstance(names, str) or not isinstance(names, _abc.Iterable):
-        raise TypeError(f"{what} {must}, not {type(names).__name__}")
-    names = frozenset(names)
+    names = frozenset(_as_list(names, f"{what} {must}"))
     for name in names:
         if not isinstance(name, str):
             raise TypeError(f"{what} must hold str, not {type(name).__name__}: {name!r}")
@@ -2679,9 +2677,7 @@ class _TiktokenMethods:
         [b'hi', b'!']
         """
         _thread_count(num_threads)
-        if isinstance(batch, (str, bytes)) or not hasattr(batch, "__iter__"):
-            raise TypeError("batch must be a sequence of sequences of int, not "
-                            f"{type(batch).__name__}")
+        batch = _as_list(batch, "batch must be a sequence of sequences of int")
         return list(map(self.decode_bytes, batch))
 
     def token_byte_values(self):
