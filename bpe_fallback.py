@@ -1496,6 +1496,9 @@ class _TokenizerBase:
         return self
 
     _CORE_STATE = frozenset(("_pattern", "_specials", "_all_specials", "_special_res", "_core"))
+    # the private names the library's classes declare: set where the public class is
+    # composed (Tokenizer), so a subclass's own private attributes are not among them
+    _library_names = frozenset()
 
     @classmethod
     def _own_state(cls, tok):
@@ -1504,7 +1507,7 @@ class _TokenizerBase:
         caches, a name); the others (an `encode` a program wraps, say) are a
         subclass's or a program's own."""
         return [k for k in tok.__dict__ if k in cls._CORE_STATE
-                or (k[:1] == "_" and hasattr(Tokenizer, k))]
+                or (k[:1] == "_" and k in cls._library_names)]
 
     @classmethod
     def _sharing(cls, tok):
@@ -2170,7 +2173,7 @@ class _TokenizerBase:
         return (self._pattern, self._tokens, self._merges, self._specials)
 
     def __eq__(self, other):
-        if not isinstance(other, Tokenizer):
+        if not isinstance(other, _TokenizerBase):
             return NotImplemented
         return self._model() == other._model()
 
@@ -3465,7 +3468,7 @@ def _reduce_patched(self):
 def _unpickle_patched(base, function, args, cls=None):
     with _REGISTRY_LOCK:
         if not _PATCHED_ONCE:
-            patch_tiktoken(base)
+            _patch(base)
     return function(_encoding_class(base) if cls is None else cls, *args)
 
 
@@ -3554,6 +3557,11 @@ def patch_tiktoken(tokenizer_class=None):
     base = Tokenizer if tokenizer_class is None else tokenizer_class
     if not (isinstance(base, type) and issubclass(base, Tokenizer)):
         raise TypeError(f"tokenizer_class must be a Tokenizer class, not {base!r}")
+    _patch(base)
+
+
+def _patch(base):
+    """patch_tiktoken with `base`, a Tokenizer class."""
     with _REGISTRY_LOCK:
         if _PATCH.get("class") is base:
             return
@@ -6697,8 +6705,9 @@ def _encode_task(tok, options):
     return header, [blob]
 
 
-def _worker_setup(header, blobs):
-    """In a worker: job header -> (reply header, reply blobs), for the task."""
+def _worker_setup(header, blobs, tokenizer_class):
+    """In a worker: the task's setup message -> a function of a job (the job's
+    reply header and blobs); `tokenizer_class` makes an encode task's model."""
     if header["task"] == "count":
         options = _CountOptions(header["pattern"], tuple(header["specials"]),
                                 header["text_field"])
@@ -6709,7 +6718,7 @@ def _worker_setup(header, blobs):
             return {"counts": counter.pack()}, []
 
         return count
-    tok = _unpickle_model(Tokenizer, header["key"], blobs[0], header["name"])
+    tok = _unpickle_model(tokenizer_class, header["key"], blobs[0], header["name"])
     o = header["options"]
     options = _EncodeOptions(**dict(o, allowed=frozenset(o["allowed"]),
                                     disallowed=frozenset(o["disallowed"])))
@@ -6721,9 +6730,10 @@ def _worker_setup(header, blobs):
     return encode
 
 
-def _worker_main():
-    """A worker process: set up by the first message, then one reply per job
-    message until standard input ends.  Ctrl-C is left to the parent."""
+def _worker_main(setup, tokenizer_class):
+    """A worker process: set up by the first message (`setup(header, blobs,
+    tokenizer_class)` gives the task), then one reply per job message until
+    standard input ends.  Ctrl-C is left to the parent."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -6733,7 +6743,7 @@ def _worker_main():
     _sys.stdout = _sys.stderr
     try:
         header, blobs = _recv(source)
-        task = _worker_setup(header, blobs)
+        task = setup(header, blobs, tokenizer_class)
     except EOFError:
         return
     _send(sink, {"ready": True})
@@ -6788,7 +6798,7 @@ class _WorkerPool:
         self.broken = None
         self.procs, self.threads = [], []
         code = (f"import sys; sys.path[:0] = {[p for p in _sys.path if isinstance(p, str)]!r}; "
-                f"import {__name__} as m; m._worker_main()")
+                f"import {__name__} as m; m._worker_main(m._worker_setup, m.Tokenizer)")
         args = [_sys.executable, *subprocess._args_from_interpreter_flags(), "-c", code]
         try:
             for i in range(workers):
@@ -7727,6 +7737,8 @@ class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork):
         self.__dict__.update(built.__dict__)
 
 
+Tokenizer._library_names = frozenset(
+    name for c in Tokenizer.__mro__ for name in vars(c) if name[:1] == "_")
 Encoding = Tokenizer  # tiktoken's name for it: Encoding(name, *, pat_str, ...)
 count_pretokens = Tokenizer.count_pretokens
 
