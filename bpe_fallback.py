@@ -2269,6 +2269,9 @@ class _TiktokenMethods:
     raises TypeError instead of being encoded one character at a time."""
 
     _name = "bpe"
+    # True on a model made from tiktoken's ranks (tiktoken's constructor, get_encoding):
+    # its ids are ranks, so tiktoken's Encoding rebuilds it from them (see _reduce_patched)
+    _from_ranks_exactly = None
 
     @classmethod
     def _from_encoding_args(cls, name, pat_str, mergeable_ranks, special_tokens,
@@ -2305,7 +2308,7 @@ class _TiktokenMethods:
                                  f"{len(mergeable_ranks)} mergeable and {len(special_tokens)} "
                                  f"special tokens, the largest id {top}")
         tok = cls.from_tiktoken(mergeable_ranks, pattern=pat_str, special_tokens=special_tokens)
-        tok._name = name
+        tok._name, tok._from_ranks_exactly = name, True
         return tok
 
     # the attributes programs read from an Encoding (tiktoken's README copies them)
@@ -2700,6 +2703,7 @@ class _TiktokenMethods:
         def build(pattern, specials, ranks, source=None):
             tok = cls._from_ranks(pattern, ranks, "ranks", specials)
             tok._name, tok._registered = name, (name, pin, None)
+            tok._from_ranks_exactly = True
             return tok
 
         if path is None:  # tiktoken's cache or a download, under the registry's lock: once
@@ -3438,26 +3442,64 @@ _PATCHED_ONCE = []      # [True] once this process (or its parent before a fork)
 def _encoding_class(base):
     """The class tiktoken.core.Encoding is while patched: `base` (a Tokenizer
     class) under tiktoken's name, which is where a patched process finds it.
-    It pickles as `base` does, and brings the patch: a process that unpickles
-    one and has never patched is patched (a spawned worker imports tiktoken
-    the way its parent does)."""
+    It pickles as tiktoken's Encoding does (see _reduce_patched) and reads
+    tiktoken's pickles (_setstate_patched).  Sent to a worker process by
+    multiprocessing, it pickles as `base` does and brings the patch: a
+    process that unpickles one and has never patched is patched (a spawned
+    worker imports tiktoken the way its parent does)."""
     with _REGISTRY_LOCK:
         cls = _ENCODING_CLASSES.get(base)
         if cls is None:
+            from multiprocessing.reduction import ForkingPickler
+
             cls = _ENCODING_CLASSES[base] = type(base)("Encoding", (base,), {
                 "__module__": "tiktoken.core", "__qualname__": "Encoding",
                 "__doc__": f"tiktoken.core.Encoding while {base.__module__}.patch_tiktoken() is "
                            f"in effect: {base.__module__}.Tokenizer under tiktoken's name.",
-                "__reduce__": _reduce_patched})
+                "__reduce__": _reduce_patched, "__setstate__": _setstate_patched,
+                "__copy__": _copy_patched, "__deepcopy__": _copy_patched})
+            ForkingPickler.register(cls, _reduce_bringing_the_patch)
         return cls
 
 
-def _reduce_patched(self):
-    """An instance of tiktoken.core.Encoding pickles as its Tokenizer class's
-    do, and one of a subclass of it (a program's) as that subclass."""
-    cls = type(self)
+def _patched_classes(cls):
+    """(the tiktoken.core.Encoding class among cls's bases, its Tokenizer class)."""
     encoding = next(c for c in cls.__mro__ if c.__dict__.get("__reduce__") is _reduce_patched)
-    base = encoding.__bases__[0]
+    return encoding, encoding.__bases__[0]
+
+
+def _reduce_patched(self):
+    """An instance of tiktoken.core.Encoding pickles as tiktoken's does, so that
+    a process with tiktoken alone reads it: tiktoken.core.Encoding and
+    tiktoken's state, the name of an encoding of the registry (from
+    get_encoding), else the constructor's arguments.  That is while the patch
+    is in effect and the model was made from tiktoken's ranks (tiktoken's
+    constructor or get_encoding: ids that are ranks, which tiktoken rebuilds
+    exactly).  Any other (a program's subclass, a model from another
+    constructor, after unpatch_tiktoken) pickles as its Tokenizer class does."""
+    cls = type(self)
+    encoding, base = _patched_classes(cls)
+    if (cls is encoding and self._from_ranks_exactly
+            and getattr(_sys.modules.get("tiktoken.core"), "Encoding", None) is cls):
+        import copyreg
+
+        registered = self.__dict__.get("_registered")
+        with _REGISTRY_LOCK:
+            by_name = _REGISTRY.get((cls, self.name)) is self
+        if by_name or (registered is not None and registered[0] == self.name):
+            return (copyreg.__newobj__, (cls,), self.name)
+        return (copyreg.__newobj__, (cls,), {
+            "name": self.name, "pat_str": self._pat_str, "mergeable_ranks": self._mergeable_ranks,
+            "special_tokens": self._special_tokens})
+    return _reduce_bringing_the_patch(self)
+
+
+def _reduce_bringing_the_patch(self):
+    """An instance of tiktoken.core.Encoding pickled as its Tokenizer class's
+    are, and one of a subclass of it (a program's) as that subclass; the
+    process that unpickles it is patched, if it never was."""
+    cls = type(self)
+    encoding, base = _patched_classes(cls)
     function, args = base.__reduce__(self)
     return (_unpickle_patched, (base, function, args[1:], None if cls is encoding else cls))
 
@@ -3467,6 +3509,54 @@ def _unpickle_patched(base, function, args, cls=None):
         if not _PATCHED_ONCE:
             patch_tiktoken(base)
     return function(_encoding_class(base) if cls is None else cls, *args)
+
+
+def _copy_patched(self, memo=None):
+    """copy.copy and copy.deepcopy: a new instance sharing the model (not
+    rebuilt from tiktoken's state)."""
+    function, args = _reduce_bringing_the_patch(self)
+    return function(*args)
+
+
+def _setstate_patched(self, state):
+    """Read tiktoken's pickle of an Encoding (what its __getstate__ gives): the
+    name of a registered encoding, or the constructor's arguments (passed to
+    __init__, as tiktoken does)."""
+    if isinstance(state, str):
+        encoding, _ = _patched_classes(type(self))
+        enc = encoding.get_encoding(state)
+        _forget_built(self)
+        for key in self._own_state(self):
+            del self.__dict__[key]
+        self.__dict__.update({k: enc.__dict__[k] for k in self._own_state(enc)})
+    elif isinstance(state, dict):
+        self.__init__(**state)
+    else:
+        raise TypeError(f"a pickled tiktoken Encoding's state is an encoding's name or a dict "
+                        f"of its constructor's arguments, not {type(state).__name__}")
+
+
+class _RegistryEncodings(_abc.Mapping):
+    """tiktoken.registry.ENCODINGS while patched: name -> the encoding
+    get_encoding has made, of `cls` (tiktoken's Encoding.__getstate__ reads it
+    to pickle a registered encoding by name)."""
+
+    def __init__(self, cls):
+        self._cls = cls
+
+    def __getitem__(self, name):
+        with _REGISTRY_LOCK:
+            tok = _REGISTRY.get((self._cls, name))
+        if tok is None:
+            raise KeyError(name)
+        return tok
+
+    def __iter__(self):
+        with _REGISTRY_LOCK:
+            return iter([n for c, n in _REGISTRY if c is self._cls])
+
+    def __len__(self):
+        return len(list(iter(self)))
 
 
 def _tiktoken_modules(base):
@@ -3515,6 +3605,7 @@ def _tiktoken_modules(base):
         "model": module("tiktoken.model", f"tiktoken.model, {where}", **models,
                         **{k: api[k] for k in ("encoding_for_model", "encoding_name_for_model")}),
         "registry": module("tiktoken.registry", f"tiktoken.registry, {where}",
+                           ENCODINGS=_RegistryEncodings(cls),
                            **{k: api[k] for k in ("get_encoding", "list_encoding_names")}),
         "load": module("tiktoken.load", f"tiktoken.load, {where}", **load),
     }
