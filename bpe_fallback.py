@@ -1774,12 +1774,17 @@ class _TokenizerBase:
                 if not any(head in text for head in {name[:2] for name in disallowed}):
                     return
             m = self._special_re(disallowed).search(text, start, concurrent=True)
-            if m:
+            if m:  # tiktoken's words (programs written for it show them to their users)
+                token = m.group()
                 raise ValueError(
-                    f"text contains the disallowed special token {m.group()!r}; pass "
-                    f"allowed_special={{{m.group()!r}}} to encode it as a special token, or "
-                    f"disallowed_special=() to encode it as ordinary text"
-                )
+                    f"Encountered text corresponding to disallowed special token {token!r}.\n"
+                    f"If you want this text to be encoded as a special token, pass it to "
+                    f"`allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+                    f"If you want this text to be encoded as normal text, disable the check for "
+                    f"this token by passing `disallowed_special=(enc.special_tokens_set - "
+                    f"{{{token!r}}})`.\n"
+                    f"To disable this check for all special tokens, pass "
+                    f"`disallowed_special=()`.\n")
 
     def _core_looks(self, allowed, disallowed):
         """Whether the core looks for the disallowed names as it encodes (its
@@ -2835,6 +2840,18 @@ def _ranks_of(data, where):
     return text, digest
 
 
+def _unknown_encoding(name, known):
+    """get_encoding's ValueError for a name no encoding has: tiktoken's first
+    two lines, then the names it could have been."""
+    import pkgutil
+
+    plugins = ["tiktoken_ext.openai_public"] + [
+        m.name for m in pkgutil.iter_modules(list(_tiktoken_ext_folders()), "tiktoken_ext.")
+        if m.name != "tiktoken_ext.openai_public"]
+    return ValueError(f"Unknown encoding {name}.\nPlugins found: {plugins}\n"
+                      f"Known encodings: {', '.join(known)}")
+
+
 def _registry_ranks(name, path):
     """(pattern, specials, ranks, source) of one of tiktoken's encodings: the
     ranks (as _read_ranks gives them) read from `path` (source: the file
@@ -2844,7 +2861,7 @@ def _registry_ranks(name, path):
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
     if name not in _ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}; known: {', '.join(_ENCODINGS)}")
+        raise _unknown_encoding(name, _ENCODINGS)
     pattern, specials, (file, sha256) = _ENCODINGS[name]
     pattern = PATTERNS[pattern]
     url = _OPENAI_BLOB + file
@@ -2995,7 +3012,9 @@ def get_encoding(name, path=None):
     >>> get_encoding("o200k")
     Traceback (most recent call last):
     ...
-    ValueError: unknown encoding 'o200k'; known: gpt2, r50k_base, p50k_base, p50k_edit, ...
+    ValueError: Unknown encoding o200k.
+    Plugins found: ['tiktoken_ext.openai_public']
+    Known encodings: gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base, ...
     >>> get_encoding("cl100k_base", path="no/such/cl100k_base.tiktoken")
     Traceback (most recent call last):
     ...
@@ -3050,7 +3069,7 @@ def encoding_name_for_model(model_name):
         if model_name.startswith(prefix):
             return name
     raise KeyError(f"Could not automatically map {model_name} to a tokeniser. Please use "
-                   f"`get_encoding` to explicitly get the tokeniser you expect.")
+                   f"`tiktoken.get_encoding` to explicitly get the tokeniser you expect.")
 
 
 def encoding_for_model(model_name):
@@ -3309,7 +3328,7 @@ def _plugin_encoding(cls, name, path):
     tiktoken builds it, ``Encoding(**constructor())``, once per process."""
     constructor = _plugins()[1].get(name)
     if constructor is None:
-        raise ValueError(f"unknown encoding {name!r}; known: {', '.join(list_encoding_names())}")
+        raise _unknown_encoding(name, list_encoding_names())
     if path is not None:
         raise ValueError(f"encoding {name!r} comes from a tiktoken plugin, which reads its own "
                          f"files: get_encoding({name!r}) takes no path")
@@ -7858,6 +7877,7 @@ def _cli_parser():
     e = _cli_encode_parser(sub)
     _cli_decode_parser(sub)
     _cli_info_parser(sub)
+    _cli_run_parser(sub)
     for c in (t, e):
         c.add_argument("-q", "--quiet", action="store_true",
                        help="no summary, no automatic progress")
@@ -8011,6 +8031,9 @@ def main(argv=None):
     >>> main(["train", out + ".txt", "--vocab-size", "lots"])  # one line on stderr
     2
     """
+    args = _sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["run"]:  # the command's own arguments, warnings and errors
+        return _cli_run(args[1:])
     status, message = 1, None
     with _warnings.catch_warnings():
         def show(message, category, filename, lineno, file=None, line=None):
@@ -8415,7 +8438,9 @@ def _cli_encode(args, mod):
         except ValueError as e:
             if "disallowed special token" not in str(e):
                 raise
-            found = str(e).split(";")[0]
+            # (the first line of the message, tiktoken's: "... special token '<|x|>'.")
+            token = str(e).splitlines()[0].partition("disallowed special token ")[2][:-1]
+            found = f"text contains the disallowed special token {token}"
             raise ValueError(f"{found}: pass --allowed-special TOKEN (or all) to encode it as "
                              f"the special token, or --ordinary to encode it as text") from None
         took = _time.perf_counter() - start
@@ -8543,6 +8568,114 @@ def _cli_info(args, mod):
     for key, value in rows:
         print(f"{key:<12} {value}")
     return 0
+
+
+_RUN_USAGE = "usage: bpe run COMMAND [ARGS...] | bpe run -m MODULE [ARGS...]"
+_RUN_HELP = """Run a program written for tiktoken on this library, unchanged: COMMAND (a
+console script of this Python's packages, else a Python script on PATH or at a
+path) or MODULE (as python -m), in this process after patch_tiktoken(), with
+ARGS.  The exit status is the program's; a command not found exits 127."""
+
+
+def _cli_run_parser(sub):
+    """`bpe run` in `bpe --help`; _cli_run reads its own arguments."""
+    return sub.add_parser(
+        "run", help="run a command written for tiktoken on this library",
+        description=_RUN_HELP, usage=_RUN_USAGE[len("usage: "):])
+
+
+def _cli_run(argv):
+    """``bpe run COMMAND ARGS...``: the program COMMAND, unchanged, on this
+    library under tiktoken's names.  COMMAND is a console script of this
+    Python's packages (its entry point), else a Python script on PATH or at a
+    path; ``-m MODULE`` a module, as ``python -m``.  It runs in this process
+    after patch_tiktoken(), with sys.argv set, and its exit status is bpe's
+    (SystemExit's, an entry point's return value, 1 after an uncaught
+    exception with Python's traceback).  Not found: one line, status 127."""
+    def fail(message, code):
+        _sys.stderr.write(f"bpe: error: {message}\n")
+        return code
+
+    if not argv or argv[0] in ("-h", "--help"):
+        _sys.stdout.write(f"{_RUN_USAGE}\n\n{_RUN_HELP}\n")
+        return 0 if argv else 2
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            return fail(f"-m needs a module name ({_RUN_USAGE})", 2)
+        run, where, args = _run_module(argv[1]), argv[1], argv[2:]
+    else:
+        run, where = _run_target(argv[0])
+        if run is None:
+            return fail(where, 127)
+        args = argv[1:]
+    try:
+        mod = _cli_backend()
+    except _Usage as e:
+        return fail(str(e), e.code)
+    mod.patch_tiktoken()
+    _sys.argv[:] = [where, *args]
+    try:
+        raise SystemExit(run())
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        _sys.stderr.write(f"{e.code}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BaseException:  # noqa: BLE001 - the command's own error, as Python shows it
+        import traceback
+
+        traceback.print_exc()
+        return 1
+
+
+def _run_module(name):
+    def run():
+        import runpy
+
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
+
+    return run
+
+
+def _run_script(path):
+    def run():
+        import runpy
+
+        _sys.path[0:1] = [_os.path.dirname(_os.path.abspath(path))]  # as `python PATH` does
+        runpy.run_path(path, run_name="__main__")
+
+    return run
+
+
+def _run_target(name):
+    """(a function running command `name`, the path or name it runs as), or
+    (None, why there is no such command)."""
+    import shutil
+
+    if _os.sep in name or (_os.altsep and _os.altsep in name):
+        if not _os.path.isfile(name):
+            return None, f"{name}: no such file"
+        return _run_script(name), name
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group="console_scripts") if ep.name == name]
+    if found:  # the wrapper pip writes: sys.exit(entry_point())
+        return (lambda: found[0].load()()), shutil.which(name) or name
+    path = shutil.which(name)
+    if path is None:
+        return None, (f"{name}: command not found (neither a console script of this Python's "
+                      f"packages nor a program on PATH)")
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(256)
+    except OSError as e:
+        return None, f"{path}: {_cli_error_text(e)}"
+    if not (head.startswith(b"#!") and b"python" in head):
+        return None, (f"{path} is not a Python script: bpe run runs Python programs in this "
+                      f"process, where the patch applies")
+    return _run_script(path), path
 
 
 if __name__ == "__main__":
