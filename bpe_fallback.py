@@ -3520,14 +3520,18 @@ def _reduce_bringing_the_patch(self):
     cls = type(self)
     encoding, base = _patched_classes(cls)
     function, args = base.__reduce__(self)
-    return (_unpickle_patched, (base, function, args[1:], None if cls is encoding else cls))
+    return (_unpickle_patched, (base, function, args[1:], None if cls is encoding else cls,
+                                self._from_ranks_exactly))
 
 
-def _unpickle_patched(base, function, args, cls=None):
+def _unpickle_patched(base, function, args, cls=None, from_ranks_exactly=None):
     with _REGISTRY_LOCK:
         if not _PATCHED_ONCE:
             patch_tiktoken(base)
-    return function(_encoding_class(base) if cls is None else cls, *args)
+    tok = function(_encoding_class(base) if cls is None else cls, *args)
+    if from_ranks_exactly:  # (the worker pickles it as tiktoken's, as its parent did)
+        tok._from_ranks_exactly = True
+    return tok
 
 
 def _copy_patched(self, memo=None):
