@@ -1777,12 +1777,17 @@ class _TokenizerBase:
                 if not any(head in text for head in {name[:2] for name in disallowed}):
                     return
             m = self._special_re(disallowed).search(text, start, concurrent=True)
-            if m:
+            if m:  # tiktoken's words (programs written for it show them to their users)
+                token = m.group()
                 raise ValueError(
-                    f"text contains the disallowed special token {m.group()!r}; pass "
-                    f"allowed_special={{{m.group()!r}}} to encode it as a special token, or "
-                    f"disallowed_special=() to encode it as ordinary text"
-                )
+                    f"Encountered text corresponding to disallowed special token {token!r}.\n"
+                    f"If you want this text to be encoded as a special token, pass it to "
+                    f"`allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+                    f"If you want this text to be encoded as normal text, disable the check for "
+                    f"this token by passing `disallowed_special=(enc.special_tokens_set - "
+                    f"{{{token!r}}})`.\n"
+                    f"To disable this check for all special tokens, pass "
+                    f"`disallowed_special=()`.\n")
 
     def _core_looks(self, allowed, disallowed):
         """Whether the core looks for the disallowed names as it encodes (its
@@ -2272,6 +2277,9 @@ class _TiktokenMethods:
     raises TypeError instead of being encoded one character at a time."""
 
     _name = "bpe"
+    # True on a model made from tiktoken's ranks (tiktoken's constructor, get_encoding):
+    # its ids are ranks, so tiktoken's Encoding rebuilds it from them (see _reduce_patched)
+    _from_ranks_exactly = None
 
     @classmethod
     def _from_encoding_args(cls, name, pat_str, mergeable_ranks, special_tokens,
@@ -2308,7 +2316,7 @@ class _TiktokenMethods:
                                  f"{len(mergeable_ranks)} mergeable and {len(special_tokens)} "
                                  f"special tokens, the largest id {top}")
         tok = cls.from_tiktoken(mergeable_ranks, pattern=pat_str, special_tokens=special_tokens)
-        tok._name = name
+        tok._name, tok._from_ranks_exactly = name, True
         return tok
 
     # the attributes programs read from an Encoding (tiktoken's README copies them)
@@ -2703,6 +2711,7 @@ class _TiktokenMethods:
         def build(pattern, specials, ranks, source=None):
             tok = cls._from_ranks(pattern, ranks, "ranks", specials)
             tok._name, tok._registered = name, (name, pin, None)
+            tok._from_ranks_exactly = True
             return tok
 
         if path is None:  # tiktoken's cache or a download, under the registry's lock: once
@@ -2834,6 +2843,18 @@ def _ranks_of(data, where):
     return text, digest
 
 
+def _unknown_encoding(name, known):
+    """get_encoding's ValueError for a name no encoding has: tiktoken's first
+    two lines, then the names it could have been."""
+    import pkgutil
+
+    plugins = ["tiktoken_ext.openai_public"] + [
+        m.name for m in pkgutil.iter_modules(list(_tiktoken_ext_folders()), "tiktoken_ext.")
+        if m.name != "tiktoken_ext.openai_public"]
+    return ValueError(f"Unknown encoding {name}.\nPlugins found: {plugins}\n"
+                      f"Known encodings: {', '.join(known)}")
+
+
 def _registry_ranks(name, path):
     """(pattern, specials, ranks, source) of one of tiktoken's encodings: the
     ranks (as _read_ranks gives them) read from `path` (source: the file
@@ -2843,7 +2864,7 @@ def _registry_ranks(name, path):
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}")
     if name not in _ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}; known: {', '.join(_ENCODINGS)}")
+        raise _unknown_encoding(name, _ENCODINGS)
     pattern, specials, (file, sha256) = _ENCODINGS[name]
     pattern = PATTERNS[pattern]
     url = _OPENAI_BLOB + file
@@ -2994,7 +3015,9 @@ def get_encoding(name, path=None):
     >>> get_encoding("o200k")
     Traceback (most recent call last):
     ...
-    ValueError: unknown encoding 'o200k'; known: gpt2, r50k_base, p50k_base, p50k_edit, ...
+    ValueError: Unknown encoding o200k.
+    Plugins found: ['tiktoken_ext.openai_public']
+    Known encodings: gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base, ...
     >>> get_encoding("cl100k_base", path="no/such/cl100k_base.tiktoken")
     Traceback (most recent call last):
     ...
@@ -3049,7 +3072,7 @@ def encoding_name_for_model(model_name):
         if model_name.startswith(prefix):
             return name
     raise KeyError(f"Could not automatically map {model_name} to a tokeniser. Please use "
-                   f"`get_encoding` to explicitly get the tokeniser you expect.")
+                   f"`tiktoken.get_encoding` to explicitly get the tokeniser you expect.")
 
 
 def encoding_for_model(model_name):
@@ -3308,7 +3331,7 @@ def _plugin_encoding(cls, name, path):
     tiktoken builds it, ``Encoding(**constructor())``, once per process."""
     constructor = _plugins()[1].get(name)
     if constructor is None:
-        raise ValueError(f"unknown encoding {name!r}; known: {', '.join(list_encoding_names())}")
+        raise _unknown_encoding(name, list_encoding_names())
     if path is not None:
         raise ValueError(f"encoding {name!r} comes from a tiktoken plugin, which reads its own "
                          f"files: get_encoding({name!r}) takes no path")
@@ -3441,35 +3464,125 @@ _PATCHED_ONCE = []      # [True] once this process (or its parent before a fork)
 def _encoding_class(base):
     """The class tiktoken.core.Encoding is while patched: `base` (a Tokenizer
     class) under tiktoken's name, which is where a patched process finds it.
-    It pickles as `base` does, and brings the patch: a process that unpickles
-    one and has never patched is patched (a spawned worker imports tiktoken
-    the way its parent does)."""
+    It pickles as tiktoken's Encoding does (see _reduce_patched) and reads
+    tiktoken's pickles (_setstate_patched).  Sent to a worker process by
+    multiprocessing, it pickles as `base` does and brings the patch: a
+    process that unpickles one and has never patched is patched (a spawned
+    worker imports tiktoken the way its parent does)."""
     with _REGISTRY_LOCK:
         cls = _ENCODING_CLASSES.get(base)
         if cls is None:
+            from multiprocessing.reduction import ForkingPickler
+
             cls = _ENCODING_CLASSES[base] = type(base)("Encoding", (base,), {
                 "__module__": "tiktoken.core", "__qualname__": "Encoding",
                 "__doc__": f"tiktoken.core.Encoding while {base.__module__}.patch_tiktoken() is "
                            f"in effect: {base.__module__}.Tokenizer under tiktoken's name.",
-                "__reduce__": _reduce_patched})
+                "__reduce__": _reduce_patched, "__setstate__": _setstate_patched,
+                "__copy__": _copy_patched, "__deepcopy__": _copy_patched})
+            ForkingPickler.register(cls, _reduce_bringing_the_patch)
         return cls
 
 
-def _reduce_patched(self):
-    """An instance of tiktoken.core.Encoding pickles as its Tokenizer class's
-    do, and one of a subclass of it (a program's) as that subclass."""
-    cls = type(self)
+def _patched_classes(cls):
+    """(the tiktoken.core.Encoding class among cls's bases, its Tokenizer class)."""
     encoding = next(c for c in cls.__mro__ if c.__dict__.get("__reduce__") is _reduce_patched)
-    base = encoding.__bases__[0]
+    return encoding, encoding.__bases__[0]
+
+
+def _reduce_patched(self):
+    """An instance of tiktoken.core.Encoding pickles as tiktoken's does, so that
+    a process with tiktoken alone reads it: tiktoken.core.Encoding and
+    tiktoken's state, the name of an encoding of the registry (from
+    get_encoding), else the constructor's arguments.  That is while the patch
+    is in effect and the model was made from tiktoken's ranks (tiktoken's
+    constructor or get_encoding: ids that are ranks, which tiktoken rebuilds
+    exactly).  Any other (a program's subclass, a model from another
+    constructor, after unpatch_tiktoken) pickles as its Tokenizer class does."""
+    cls = type(self)
+    encoding, base = _patched_classes(cls)
+    if (cls is encoding and self._from_ranks_exactly
+            and getattr(_sys.modules.get("tiktoken.core"), "Encoding", None) is cls):
+        import copyreg
+
+        registered = self.__dict__.get("_registered")
+        with _REGISTRY_LOCK:
+            by_name = _REGISTRY.get((cls, self.name)) is self
+        if by_name or (registered is not None and registered[0] == self.name):
+            return (copyreg.__newobj__, (cls,), self.name)
+        return (copyreg.__newobj__, (cls,), {
+            "name": self.name, "pat_str": self._pat_str, "mergeable_ranks": self._mergeable_ranks,
+            "special_tokens": self._special_tokens})
+    return _reduce_bringing_the_patch(self)
+
+
+def _reduce_bringing_the_patch(self):
+    """An instance of tiktoken.core.Encoding pickled as its Tokenizer class's
+    are, and one of a subclass of it (a program's) as that subclass; the
+    process that unpickles it is patched, if it never was."""
+    cls = type(self)
+    encoding, base = _patched_classes(cls)
     function, args = base.__reduce__(self)
-    return (_unpickle_patched, (base, function, args[1:], None if cls is encoding else cls))
+    return (_unpickle_patched, (base, function, args[1:], None if cls is encoding else cls,
+                                self._from_ranks_exactly))
 
 
-def _unpickle_patched(base, function, args, cls=None):
+def _unpickle_patched(base, function, args, cls=None, from_ranks_exactly=None):
     with _REGISTRY_LOCK:
         if not _PATCHED_ONCE:
             _patch(base)
-    return function(_encoding_class(base) if cls is None else cls, *args)
+    tok = function(_encoding_class(base) if cls is None else cls, *args)
+    if from_ranks_exactly:  # (the worker pickles it as tiktoken's, as its parent did)
+        tok._from_ranks_exactly = True
+    return tok
+
+
+def _copy_patched(self, memo=None):
+    """copy.copy and copy.deepcopy: a new instance sharing the model (not
+    rebuilt from tiktoken's state)."""
+    function, args = _reduce_bringing_the_patch(self)
+    return function(*args)
+
+
+def _setstate_patched(self, state):
+    """Read tiktoken's pickle of an Encoding (what its __getstate__ gives): the
+    name of a registered encoding, or the constructor's arguments (passed to
+    __init__, as tiktoken does)."""
+    if isinstance(state, str):
+        encoding, _ = _patched_classes(type(self))
+        enc = encoding.get_encoding(state)
+        _forget_built(self)
+        for key in self._own_state(self):
+            del self.__dict__[key]
+        self.__dict__.update({k: enc.__dict__[k] for k in self._own_state(enc)})
+    elif isinstance(state, dict):
+        self.__init__(**state)
+    else:
+        raise TypeError(f"a pickled tiktoken Encoding's state is an encoding's name or a dict "
+                        f"of its constructor's arguments, not {type(state).__name__}")
+
+
+class _RegistryEncodings(_abc.Mapping):
+    """tiktoken.registry.ENCODINGS while patched: name -> the encoding
+    get_encoding has made, of `cls` (tiktoken's Encoding.__getstate__ reads it
+    to pickle a registered encoding by name)."""
+
+    def __init__(self, cls):
+        self._cls = cls
+
+    def __getitem__(self, name):
+        with _REGISTRY_LOCK:
+            tok = _REGISTRY.get((self._cls, name))
+        if tok is None:
+            raise KeyError(name)
+        return tok
+
+    def __iter__(self):
+        with _REGISTRY_LOCK:
+            return iter([n for c, n in _REGISTRY if c is self._cls])
+
+    def __len__(self):
+        return len(list(iter(self)))
 
 
 def _tiktoken_modules(base):
@@ -3518,6 +3631,7 @@ def _tiktoken_modules(base):
         "model": module("tiktoken.model", f"tiktoken.model, {where}", **models,
                         **{k: api[k] for k in ("encoding_for_model", "encoding_name_for_model")}),
         "registry": module("tiktoken.registry", f"tiktoken.registry, {where}",
+                           ENCODINGS=_RegistryEncodings(cls),
                            **{k: api[k] for k in ("get_encoding", "list_encoding_names")}),
         "load": module("tiktoken.load", f"tiktoken.load, {where}", **load),
     }
@@ -7779,6 +7893,7 @@ def _cli_parser():
     e = _cli_encode_parser(sub)
     _cli_decode_parser(sub)
     _cli_info_parser(sub)
+    _cli_run_parser(sub)
     for c in (t, e):
         c.add_argument("-q", "--quiet", action="store_true",
                        help="no summary, no automatic progress")
@@ -7932,6 +8047,9 @@ def main(argv=None):
     >>> main(["train", out + ".txt", "--vocab-size", "lots"])  # one line on stderr
     2
     """
+    args = _sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["run"]:  # the command's own arguments, warnings and errors
+        return _cli_run(args[1:])
     status, message = 1, None
     with _warnings.catch_warnings():
         def show(message, category, filename, lineno, file=None, line=None):
@@ -8336,7 +8454,9 @@ def _cli_encode(args, mod):
         except ValueError as e:
             if "disallowed special token" not in str(e):
                 raise
-            found = str(e).split(";")[0]
+            # (the first line of the message, tiktoken's: "... special token '<|x|>'.")
+            token = str(e).splitlines()[0].partition("disallowed special token ")[2][:-1]
+            found = f"text contains the disallowed special token {token}"
             raise ValueError(f"{found}: pass --allowed-special TOKEN (or all) to encode it as "
                              f"the special token, or --ordinary to encode it as text") from None
         took = _time.perf_counter() - start
@@ -8464,6 +8584,114 @@ def _cli_info(args, mod):
     for key, value in rows:
         print(f"{key:<12} {value}")
     return 0
+
+
+_RUN_USAGE = "usage: bpe run COMMAND [ARGS...] | bpe run -m MODULE [ARGS...]"
+_RUN_HELP = """Run a program written for tiktoken on this library, unchanged: COMMAND (a
+console script of this Python's packages, else a Python script on PATH or at a
+path) or MODULE (as python -m), in this process after patch_tiktoken(), with
+ARGS.  The exit status is the program's; a command not found exits 127."""
+
+
+def _cli_run_parser(sub):
+    """`bpe run` in `bpe --help`; _cli_run reads its own arguments."""
+    return sub.add_parser(
+        "run", help="run a command written for tiktoken on this library",
+        description=_RUN_HELP, usage=_RUN_USAGE[len("usage: "):])
+
+
+def _cli_run(argv):
+    """``bpe run COMMAND ARGS...``: the program COMMAND, unchanged, on this
+    library under tiktoken's names.  COMMAND is a console script of this
+    Python's packages (its entry point), else a Python script on PATH or at a
+    path; ``-m MODULE`` a module, as ``python -m``.  It runs in this process
+    after patch_tiktoken(), with sys.argv set, and its exit status is bpe's
+    (SystemExit's, an entry point's return value, 1 after an uncaught
+    exception with Python's traceback).  Not found: one line, status 127."""
+    def fail(message, code):
+        _sys.stderr.write(f"bpe: error: {message}\n")
+        return code
+
+    if not argv or argv[0] in ("-h", "--help"):
+        _sys.stdout.write(f"{_RUN_USAGE}\n\n{_RUN_HELP}\n")
+        return 0 if argv else 2
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            return fail(f"-m needs a module name ({_RUN_USAGE})", 2)
+        run, where, args = _run_module(argv[1]), argv[1], argv[2:]
+    else:
+        run, where = _run_target(argv[0])
+        if run is None:
+            return fail(where, 127)
+        args = argv[1:]
+    try:
+        mod = _cli_backend()
+    except _Usage as e:
+        return fail(str(e), e.code)
+    mod.patch_tiktoken()
+    _sys.argv[:] = [where, *args]
+    try:
+        raise SystemExit(run())
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        _sys.stderr.write(f"{e.code}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BaseException:  # noqa: BLE001 - the command's own error, as Python shows it
+        import traceback
+
+        traceback.print_exc()
+        return 1
+
+
+def _run_module(name):
+    def run():
+        import runpy
+
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
+
+    return run
+
+
+def _run_script(path):
+    def run():
+        import runpy
+
+        _sys.path[0:1] = [_os.path.dirname(_os.path.abspath(path))]  # as `python PATH` does
+        runpy.run_path(path, run_name="__main__")
+
+    return run
+
+
+def _run_target(name):
+    """(a function running command `name`, the path or name it runs as), or
+    (None, why there is no such command)."""
+    import shutil
+
+    if _os.sep in name or (_os.altsep and _os.altsep in name):
+        if not _os.path.isfile(name):
+            return None, f"{name}: no such file"
+        return _run_script(name), name
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group="console_scripts") if ep.name == name]
+    if found:  # the wrapper pip writes: sys.exit(entry_point())
+        return (lambda: found[0].load()()), shutil.which(name) or name
+    path = shutil.which(name)
+    if path is None:
+        return None, (f"{name}: command not found (neither a console script of this Python's "
+                      f"packages nor a program on PATH)")
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(256)
+    except OSError as e:
+        return None, f"{path}: {_cli_error_text(e)}"
+    if not (head.startswith(b"#!") and b"python" in head):
+        return None, (f"{path} is not a Python script: bpe run runs Python programs in this "
+                      f"process, where the patch applies")
+    return _run_script(path), path
 
 
 if __name__ == "__main__":

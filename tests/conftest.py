@@ -109,6 +109,12 @@ QUICK_CASES = {
     "test_encode_long_text_matches_tiktoken": None,
     "test_fork_while_another_thread_builds": 2,
     "test_threads_do_not_share_a_time_budget": None,
+    "test_pickles_go_both_ways_between_tiktoken_and_the_patch": "bpe",
+    "test_tiktoken_state_shapes": "bpe",
+    "test_bpe_run_gives_what_tiktoken_gives": "bpe-entry point-disallowed",
+    "test_bpe_run_passes_errors_and_statuses_through": "bpe",
+    "test_a_command_not_found_is_one_line": "bpe-no-such-command-here",
+    "test_the_cli_keeps_its_one_line": "bpe",
 }
 # parameter values whose cases are `slow`: OpenAI's large vocabularies
 SLOW_VALUES = {"cl100k_base", "o200k_base"}
