@@ -602,32 +602,48 @@ def _desc_key(token):
 
 _INVERT = bytes(range(255, -1, -1))
 
+# How training breaks a tie between pairs of the same count: "bytes" (the
+# default) takes the greatest (left_bytes, right_bytes); "rustbpe" takes the
+# smallest (left_id, right_id), as rustbpe (nanochat's trainer) does.
+_TIE_BREAKS = ("bytes", "rustbpe")
 
-def _check_learn_options(n_merges, min_frequency, max_token_bytes):
+
+def _check_tie_break(tie_break):
+    if not isinstance(tie_break, str):
+        raise TypeError(f"tie_break must be a str, not {type(tie_break).__name__}")
+    if tie_break not in _TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(map(repr, _TIE_BREAKS))}, "
+                         f"not {tie_break!r}")
+
+
+def _check_learn_options(n_merges, min_frequency, max_token_bytes, tie_break="bytes"):
     """The options of a core's ``learn_merges``, checked (both cores call it
     first, as the Tokenizer's _train_options checks its own): ``n_merges`` an
     int in [0, 2**31 - 256] (a cap: training stops where the pairs run out),
     ``min_frequency`` an int >= 0,
-    ``max_token_bytes`` None or an int >= 1."""
+    ``max_token_bytes`` None or an int >= 1, ``tie_break`` one of _TIE_BREAKS."""
     _check_int("n_merges", n_merges, 0)
     if n_merges > _MAX_ID - 256:
         raise ValueError(f"n_merges {n_merges} would need ids of 2**31 or more (ids are int32)")
     _check_int("min_frequency", min_frequency, 0)
     if max_token_bytes is not None:
         _check_int("max_token_bytes", max_token_bytes, 1)
+    _check_tie_break(tie_break)
 
 
-def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None, consume=True):
+def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None, consume=True,
+                  tie_break="bytes"):
     """The merge loop: `counts` maps pre-token bytes -> count (or is a
     counter of this core).  Returns the merges as pairs of ids (0..255 are
     bytes, 256 + k the k-th merge).  With `consume`, it empties `counts` (the
     caller's own) once it has copied them.
     `progress`: None or a callable (phase, done, total), told "pretokens",
-    then "merge" every 256 merges and at the end.
+    then "merge" every 256 merges and at the end.  `tie_break`: see
+    _TIE_BREAKS.
 
     Three steps, named as in the compiled core: _load_words, then
     _next_pair and _apply_merge until n_merges or no pair is left."""
-    _check_learn_options(n_merges, min_frequency, max_token_bytes)
+    _check_learn_options(n_merges, min_frequency, max_token_bytes, tie_break)
     if isinstance(counts, _Counter):
         counter, counts = counts, counts.to_dict()
         if consume:
@@ -635,7 +651,7 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
     if progress is not None:
         progress("pretokens", len(counts), len(counts))
     limit = max_token_bytes if max_token_bytes is not None else float("inf")
-    words = _load_words(counts, consume, min_frequency, limit)
+    words = _load_words(counts, consume, min_frequency, limit, tie_break == "rustbpe")
     n_merges = min(n_merges, words.n_symbols - words.n_words)  # each merge takes out a symbol
     merges = []
     if progress is not None:
@@ -659,18 +675,21 @@ class _Words:
     pre-token's count); each pair keeps its count and the positions where it
     starts, so a merge touches only its own occurrences (a 500 KB pre-token is
     no worse than many short ones).  A heap with lazy invalidation picks the
-    next pair by (count, greatest bytes)."""
+    next pair by (count, greatest bytes), or with `by_id` (count, smallest
+    ids): each token's key in `keys` sorts in that order."""
 
     __slots__ = ("sym", "nxt", "prv", "weight", "pairs", "heap", "tokens", "keys",
-                 "min_frequency", "limit", "n_symbols", "n_words")
+                 "min_frequency", "limit", "n_symbols", "n_words", "by_id")
 
 
-def _load_words(counts, consume, min_frequency, limit):
+def _load_words(counts, consume, min_frequency, limit, by_id=False):
     """Pre-token counts -> the symbol arrays, each pair's count and
-    positions, and the heap of the pairs that may be merged (a _Words)."""
+    positions, and the heap of the pairs that may be merged (a _Words).
+    `by_id`: ties go to the smallest pair of ids (rustbpe's rule)."""
     w = _Words()
     w.tokens = [bytes([i]) for i in range(256)]
-    w.keys = keys = [_desc_key(t) for t in w.tokens]
+    w.by_id = by_id
+    w.keys = keys = list(range(256)) if by_id else [_desc_key(t) for t in w.tokens]
     w.sym, w.nxt, w.prv, w.weight = sym, nxt, prv, weight = [], [], [], []
     pairs = {}  # (a, b) -> [count, the positions where it starts (some stale)...]
     pairs_total = n_words = 0
@@ -710,7 +729,8 @@ def _load_words(counts, consume, min_frequency, limit):
 
 
 def _next_pair(w):
-    """Pop the pair with the highest count (ties: the greatest bytes), skipping
+    """Pop the pair with the highest count (ties: the greatest bytes, or with
+    w.by_id the smallest ids), skipping
     stale heap entries; None when no pair is left or the best one is below
     min_frequency (training stops)."""
     heap, get, keys = w.heap, w.pairs.get, w.keys
@@ -740,7 +760,7 @@ def _apply_merge(w, a, b):
     get = pairs.get
     new = len(tokens)
     tokens.append(tokens[a] + tokens[b])
-    w.keys.append(_desc_key(tokens[new]))
+    w.keys.append(new if w.by_id else _desc_key(tokens[new]))
     positions = get((a, b))[1:]
     positions.sort()
     born = []  # the pairs this merge makes
@@ -1109,7 +1129,7 @@ class CoreProtocol(_typing.Protocol):
     def learn_merges(counts: dict[bytes, int] | Any, n_merges: int, min_frequency: int,
                      max_token_bytes: int | None,
                      progress: Callable[[str, int, int], Any] | None = None,
-                     consume: bool = True) -> list[tuple[int, int]]:
+                     consume: bool = True, tie_break: str = "bytes") -> list[tuple[int, int]]:
         """The merge loop (the training rule) over counts: the merges as pairs of ids."""
 
     @staticmethod
@@ -1128,7 +1148,7 @@ class CoreProtocol(_typing.Protocol):
 
     @staticmethod
     def check_learn_options(n_merges: int, min_frequency: int,
-                            max_token_bytes: int | None) -> None:
+                            max_token_bytes: int | None, tie_break: str = "bytes") -> None:
         """What learn_merges checks first on its options, in both cores."""
 
 
@@ -1599,7 +1619,9 @@ class _TokenizerBase:
         return counter.to_dict()
 
     @staticmethod
-    def _train_options(vocab_size, pattern, special_tokens, min_frequency, max_token_bytes):
+    def _train_options(vocab_size, pattern, special_tokens, min_frequency, max_token_bytes,
+                       tie_break="bytes"):
+        _check_tie_break(tie_break)
         pattern = resolve_pattern(pattern)
         specials = _check_specials(special_tokens)
         _check_int("vocab_size", vocab_size, 256 + len(specials))
@@ -1613,39 +1635,47 @@ class _TokenizerBase:
 
     @classmethod
     def _train_counts(cls, counts, vocab_size, pattern, specials, min_frequency, max_token_bytes,
-                      progress, consume=True):
+                      progress, consume=True, tie_break="bytes"):
         n_merges = vocab_size - 256 - len(specials)
         merge_ids = cls.core_class.learn_merges(counts, n_merges, min_frequency, max_token_bytes,
-                                                _reporter(progress), consume)
+                                                _reporter(progress), consume, tie_break)
         return cls._from_trained(pattern, merge_ids, specials)
 
     @classmethod
     def train(cls, corpus, vocab_size, *, pattern="gpt2", special_tokens=(), min_frequency=2,
-              max_token_bytes=None, progress=False):
+              max_token_bytes=None, progress=False, tie_break="bytes"):
         """Train on a str, or an iterable of str documents (streamed; a
         pre-token never spans two documents).
+
+        ``tie_break``: which of the pairs of the highest count is merged:
+        ``"bytes"`` (the default), the greatest ``(left_bytes, right_bytes)``;
+        ``"rustbpe"``, the smallest ``(left_id, right_id)``, rustbpe's rule
+        (with ``min_frequency=1``, rustbpe's merges exactly).
 
         >>> tok = Tokenizer.train(["hello hello", "hello world"], 258)
         >>> tok.merges
         [(b'l', b'o'), (b'l', b'lo')]
+        >>> Tokenizer.train(["hello hello", "hello world"], 258, tie_break="rustbpe").merges
+        [(b'e', b'l'), (b'h', b'el')]
         """
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
-                                               max_token_bytes)
+                                               max_token_bytes, tie_break)
         progress = _reporter(progress)
         counts = cls.count_pretokens(corpus, pattern=pattern, special_tokens=specials)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
-                                 max_token_bytes, progress)
+                                 max_token_bytes, progress, tie_break=tie_break)
 
     @classmethod
     def train_from_counts(cls, counts, vocab_size, *, pattern="gpt2", special_tokens=(),
-                          min_frequency=2, max_token_bytes=None, progress=False):
+                          min_frequency=2, max_token_bytes=None, progress=False,
+                          tie_break="bytes"):
         """Train on pre-token counts (bytes or str -> int), from any source.
 
         >>> Tokenizer.train_from_counts({"abab": 3, b"ab": 1}, 257).merges
         [(b'a', b'b')]
         """
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
-                                               max_token_bytes)
+                                               max_token_bytes, tie_break)
         if not isinstance(counts, _abc.Mapping):
             raise TypeError(f"counts must be a mapping of pre-token (bytes or str) -> int, "
                             f"not {type(counts).__name__}")
@@ -1655,7 +1685,8 @@ class _TokenizerBase:
             # already bytes -> int: the merge loop reads them as they are, without a
             # normalized copy (tens of millions of pre-tokens stay one dict)
             return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
-                                     max_token_bytes, progress, consume=False)
+                                     max_token_bytes, progress, consume=False,
+                                     tie_break=tie_break)
         clean = {}
         for word, n in counts.items():
             if isinstance(word, str):
@@ -1669,7 +1700,7 @@ class _TokenizerBase:
             if n and word:
                 clean[word] = clean.get(word, 0) + n
         return cls._train_counts(clean, vocab_size, pattern, specials, min_frequency,
-                                 max_token_bytes, progress)
+                                 max_token_bytes, progress, tie_break=tie_break)
 
     # ---- building from parts ---------------------------------------------
 
@@ -7595,7 +7626,7 @@ class _CorpusWork:
     @classmethod
     def train_files(cls, paths, vocab_size, *, workers=None, chunk_size=None, pattern="gpt2",
                     special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False,
-                    jsonl=None, text_field="text"):
+                    jsonl=None, text_field="text", tie_break="bytes"):
         """Train on UTF-8 files: large files are read in chunks cut where no
         pre-token can change and counted by `workers` workers (default: the
         CPUs): threads of this process with the compiled core, worker
@@ -7606,14 +7637,15 @@ class _CorpusWork:
         ``jsonl=True``: every file is JSON lines, each record's `text_field`
         one document (the merges of ``train(texts)``).  A ``.jsonl`` or
         ``.ndjson`` file read as text (the default, ``jsonl=None``) warns;
-        ``jsonl=False`` reads it as text quietly."""
+        ``jsonl=False`` reads it as text quietly.  ``tie_break``: as for
+        ``train``."""
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
-                                               max_token_bytes)
+                                               max_token_bytes, tie_break)
         progress = _reporter(progress)
         counts = _count_files(cls.core_class, paths, _CountOptions(pattern, specials, text_field),
                               workers, chunk_size, progress, jsonl)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
-                                 max_token_bytes, progress)
+                                 max_token_bytes, progress, tie_break=tie_break)
 
     def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
                      allowed_special=_NONE_ALLOWED, disallowed_special="all", workers=None,
@@ -7791,6 +7823,9 @@ def _cli_train_parser(sub):
     t.add_argument("--min-frequency", type=int, default=2, metavar="N",
                    help="stop when the best pair occurs fewer than N times (default 2)")
     t.add_argument("--max-token-bytes", type=int, metavar="N", help="never learn a longer token")
+    t.add_argument("--tie-break", choices=list(_TIE_BREAKS), default="bytes",
+                   help="which of the most frequent pairs to merge: bytes (default), the greatest "
+                        "pair of bytes; rustbpe, the smallest pair of ids (rustbpe's, nanochat's)")
     t.add_argument("--workers", type=int, metavar="N",
                    help="counting workers (default: the CPUs): threads with the compiled core, "
                         "processes with the pure-Python one")
@@ -8086,7 +8121,8 @@ def _cli_train(args, mod):
                _os.path.join(out, "merges.txt")]}.get(args.format, [out])
     _check_output(out, args.inputs + args.eval, directory=args.format == "gpt2", outputs=written)
     options = dict(pattern=args.pattern, special_tokens=args.special,
-                   min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes)
+                   min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes,
+                   tie_break=args.tie_break)
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
     workers = args.workers or _os.cpu_count() or 1
     phases = _Phases(_show_progress(args))
