@@ -8022,8 +8022,8 @@ def _cli_encode_parser(sub):
                         "threads with the compiled core, processes with the pure-Python one")
     e.add_argument("--val-fraction", type=float, metavar="F",
                    help="write about this fraction of the documents (whole ones, chosen by a "
-                        "seeded hash of their text) to a second array beside OUT: train.bin -> "
-                        "val.bin, else OUT.val.bin")
+                        "seeded hash of their text; one document: its last F of ids) to a "
+                        "second array beside OUT: train.bin -> val.bin, else OUT.val.bin")
     e.add_argument("--seed", type=int, default=0, metavar="S",
                    help="with --val-fraction: the seed of the choice (default 0)")
     return e
