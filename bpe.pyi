@@ -162,8 +162,8 @@ class CoreProtocol(Protocol):
                     merges: list[tuple[int, int, int]] | None, specials: dict[str, int],
                     is_token: Callable[[int], bool] | None = None) -> None: ...
     @staticmethod
-    def check_learn_options(n_merges: int, min_frequency: int,
-                            max_token_bytes: int | None, tie_break: _TieBreak = "bytes") -> None: ...
+    def check_learn_options(n_merges: int, min_frequency: int, max_token_bytes: int | None,
+                            tie_break: _TieBreak = "bytes") -> None: ...
 
 # the compiled core: every member is CoreProtocol's
 @disjoint_base
