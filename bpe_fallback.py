@@ -7601,6 +7601,8 @@ def _split_sides(fds, written, itemsize, val_fraction, seed, outs):
     (n0, docs0, _), (n1, docs1, _) = written
     total = n0 + n1
     train, val = outs
+    if not total:
+        raise ValueError(f"val_fraction {val_fraction}: the corpus has no ids to split")
     if len(docs0) + len(docs1) <= 1 and not (n0 and n1):
         keep = int(total * (1 - val_fraction))
         if not 0 < keep < total:
