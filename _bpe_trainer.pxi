@@ -60,6 +60,7 @@ cdef struct Trainer:
     HeapItem *heap
     Py_ssize_t hlen
     Py_ssize_t hcap
+    bint by_id          # ties: the smallest pair of ids (rustbpe's), else the greatest bytes
 
 
 cdef inline bint is_start(const Trainer *t, Py_ssize_t p) noexcept nogil:
@@ -131,10 +132,15 @@ cdef inline int cmp_tok(const Trainer *t, int32_t x, int32_t y) noexcept nogil:
     return (lx > ly) - (lx < ly)
 
 cdef inline bint before(const Trainer *t, HeapItem u, HeapItem v) noexcept nogil:
-    """True if u is chosen before v: more count, then the greater bytes."""
+    """True if u is chosen before v: more count, then the greater bytes (or
+    with by_id the smaller ids)."""
     cdef int r
     if u.count != v.count:
         return u.count > v.count
+    if t.by_id:
+        if t.ab[u.pair].a != t.ab[v.pair].a:
+            return t.ab[u.pair].a < t.ab[v.pair].a
+        return t.ab[u.pair].b < t.ab[v.pair].b
     r = cmp_tok(t, t.ab[u.pair].a, t.ab[v.pair].a)
     if r == 0:
         r = cmp_tok(t, t.ab[u.pair].b, t.ab[v.pair].b)
@@ -647,18 +653,19 @@ cdef int apply_merge(Trainer *t, int32_t pair, int32_t step, int64_t limit,
 
 
 def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None,
-                  bint consume=True):
-    _py.Core.check_learn_options(n_merges, min_frequency, max_token_bytes)
-    return _learn_checked(counts, n_merges, min_frequency, max_token_bytes, progress, consume)
+                  bint consume=True, tie_break="bytes"):
+    _py.Core.check_learn_options(n_merges, min_frequency, max_token_bytes, tie_break)
+    return _learn_checked(counts, n_merges, min_frequency, max_token_bytes, progress, consume,
+                          tie_break == "rustbpe")
 
 
 def _learn_checked(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
-                   progress=None, bint consume=True):
+                   progress=None, bint consume=True, bint by_id=False):
     """Core.learn_merges: the compiled merge loop.  `counts`: a dict of
     pre-token bytes -> count, or a counter of this core (Core.counter), read
     in C with no Python object per pre-token.  With `consume`, it empties
     `counts` once its arrays hold them; `progress` is None or a callable
-    (phase, done, total)."""
+    (phase, done, total); `by_id`: ties go to the smallest pair of ids."""
     cdef Trainer t
     cdef IVec born
     cdef Py_ssize_t step = 0
@@ -668,6 +675,7 @@ def _learn_checked(counts, Py_ssize_t n_merges, min_freq, max_token_bytes,
     cdef int err = 0
     memset(&t, 0, sizeof(Trainer))
     memset(&born, 0, sizeof(IVec))
+    t.by_id = by_id
     try:
         n_merges = load_words(&t, counts, n_merges, limit, consume, progress)
         merges = []

@@ -53,6 +53,7 @@ _Path = str | os.PathLike[str]
 _Specials = AbstractSet[str] | Literal["all"]
 _Disallowed = Collection[str] | Literal["all"]
 _Progress = bool | Callable[[str, int, int], Any]
+_TieBreak = Literal["bytes", "rustbpe"]
 _Input = _Path | tuple[_Path, int, int]
 
 class Pipeline(NamedTuple):
@@ -150,6 +151,7 @@ class CoreProtocol(Protocol):
         max_token_bytes: int | None,
         progress: Callable[[str, int, int], Any] | None = None,
         consume: bool = True,
+        tie_break: _TieBreak = "bytes",
     ) -> list[tuple[int, int]]: ...
     @staticmethod
     def repair(text: str) -> str: ...
@@ -160,8 +162,8 @@ class CoreProtocol(Protocol):
                     merges: list[tuple[int, int, int]] | None, specials: dict[str, int],
                     is_token: Callable[[int], bool] | None = None) -> None: ...
     @staticmethod
-    def check_learn_options(n_merges: int, min_frequency: int,
-                            max_token_bytes: int | None) -> None: ...
+    def check_learn_options(n_merges: int, min_frequency: int, max_token_bytes: int | None,
+                            tie_break: _TieBreak = "bytes") -> None: ...
 
 # the compiled core: every member is CoreProtocol's
 @disjoint_base
@@ -178,19 +180,20 @@ class Tokenizer:
     def train(cls, corpus: str | Iterable[str], vocab_size: int, *,
               pattern: _PatternSpec | None = "gpt2", special_tokens: Sequence[str] = (),
               min_frequency: int = 2, max_token_bytes: int | None = None,
-              progress: _Progress = False) -> Tokenizer: ...
+              progress: _Progress = False, tie_break: _TieBreak = "bytes") -> Tokenizer: ...
     @classmethod
     def train_files(cls, paths: _Path | Iterable[_Path], vocab_size: int, *,
                     workers: int | None = None, chunk_size: int | None = None,
                     pattern: _PatternSpec | None = "gpt2", special_tokens: Sequence[str] = (),
                     min_frequency: int = 2, max_token_bytes: int | None = None,
                     progress: _Progress = False, jsonl: bool | None = None,
-                    text_field: str = "text") -> Tokenizer: ...
+                    text_field: str = "text", tie_break: _TieBreak = "bytes") -> Tokenizer: ...
     @classmethod
     def train_from_counts(cls, counts: Mapping[bytes | str, int], vocab_size: int, *,
                           pattern: _PatternSpec | None = "gpt2", special_tokens: Sequence[str] = (),
                           min_frequency: int = 2, max_token_bytes: int | None = None,
-                          progress: _Progress = False) -> Tokenizer: ...
+                          progress: _Progress = False,
+                          tie_break: _TieBreak = "bytes") -> Tokenizer: ...
     @classmethod
     def from_merges(
         cls,

@@ -602,32 +602,48 @@ def _desc_key(token):
 
 _INVERT = bytes(range(255, -1, -1))
 
+# How training breaks a tie between pairs of the same count: "bytes" (the
+# default) takes the greatest (left_bytes, right_bytes); "rustbpe" takes the
+# smallest (left_id, right_id), as rustbpe (nanochat's trainer) does.
+_TIE_BREAKS = ("bytes", "rustbpe")
 
-def _check_learn_options(n_merges, min_frequency, max_token_bytes):
+
+def _check_tie_break(tie_break):
+    if not isinstance(tie_break, str):
+        raise TypeError(f"tie_break must be a str, not {type(tie_break).__name__}")
+    if tie_break not in _TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(map(repr, _TIE_BREAKS))}, "
+                         f"not {tie_break!r}")
+
+
+def _check_learn_options(n_merges, min_frequency, max_token_bytes, tie_break="bytes"):
     """The options of a core's ``learn_merges``, checked (both cores call it
     first, as the Tokenizer's _train_options checks its own): ``n_merges`` an
     int in [0, 2**31 - 256] (a cap: training stops where the pairs run out),
     ``min_frequency`` an int >= 0,
-    ``max_token_bytes`` None or an int >= 1."""
+    ``max_token_bytes`` None or an int >= 1, ``tie_break`` one of _TIE_BREAKS."""
     _check_int("n_merges", n_merges, 0)
     if n_merges > _MAX_ID - 256:
         raise ValueError(f"n_merges {n_merges} would need ids of 2**31 or more (ids are int32)")
     _check_int("min_frequency", min_frequency, 0)
     if max_token_bytes is not None:
         _check_int("max_token_bytes", max_token_bytes, 1)
+    _check_tie_break(tie_break)
 
 
-def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None, consume=True):
+def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=None, consume=True,
+                  tie_break="bytes"):
     """The merge loop: `counts` maps pre-token bytes -> count (or is a
     counter of this core).  Returns the merges as pairs of ids (0..255 are
     bytes, 256 + k the k-th merge).  With `consume`, it empties `counts` (the
     caller's own) once it has copied them.
     `progress`: None or a callable (phase, done, total), told "pretokens",
-    then "merge" every 256 merges and at the end.
+    then "merge" every 256 merges and at the end.  `tie_break`: see
+    _TIE_BREAKS.
 
     Three steps, named as in the compiled core: _load_words, then
     _next_pair and _apply_merge until n_merges or no pair is left."""
-    _check_learn_options(n_merges, min_frequency, max_token_bytes)
+    _check_learn_options(n_merges, min_frequency, max_token_bytes, tie_break)
     if isinstance(counts, _Counter):
         counter, counts = counts, counts.to_dict()
         if consume:
@@ -635,7 +651,7 @@ def _learn_merges(counts, n_merges, min_frequency, max_token_bytes, progress=Non
     if progress is not None:
         progress("pretokens", len(counts), len(counts))
     limit = max_token_bytes if max_token_bytes is not None else float("inf")
-    words = _load_words(counts, consume, min_frequency, limit)
+    words = _load_words(counts, consume, min_frequency, limit, tie_break == "rustbpe")
     n_merges = min(n_merges, words.n_symbols - words.n_words)  # each merge takes out a symbol
     merges = []
     if progress is not None:
@@ -659,18 +675,21 @@ class _Words:
     pre-token's count); each pair keeps its count and the positions where it
     starts, so a merge touches only its own occurrences (a 500 KB pre-token is
     no worse than many short ones).  A heap with lazy invalidation picks the
-    next pair by (count, greatest bytes)."""
+    next pair by (count, greatest bytes), or with `by_id` (count, smallest
+    ids): each token's key in `keys` sorts in that order."""
 
     __slots__ = ("sym", "nxt", "prv", "weight", "pairs", "heap", "tokens", "keys",
-                 "min_frequency", "limit", "n_symbols", "n_words")
+                 "min_frequency", "limit", "n_symbols", "n_words", "by_id")
 
 
-def _load_words(counts, consume, min_frequency, limit):
+def _load_words(counts, consume, min_frequency, limit, by_id=False):
     """Pre-token counts -> the symbol arrays, each pair's count and
-    positions, and the heap of the pairs that may be merged (a _Words)."""
+    positions, and the heap of the pairs that may be merged (a _Words).
+    `by_id`: ties go to the smallest pair of ids (rustbpe's rule)."""
     w = _Words()
     w.tokens = [bytes([i]) for i in range(256)]
-    w.keys = keys = [_desc_key(t) for t in w.tokens]
+    w.by_id = by_id
+    w.keys = keys = list(range(256)) if by_id else [_desc_key(t) for t in w.tokens]
     w.sym, w.nxt, w.prv, w.weight = sym, nxt, prv, weight = [], [], [], []
     pairs = {}  # (a, b) -> [count, the positions where it starts (some stale)...]
     pairs_total = n_words = 0
@@ -710,7 +729,8 @@ def _load_words(counts, consume, min_frequency, limit):
 
 
 def _next_pair(w):
-    """Pop the pair with the highest count (ties: the greatest bytes), skipping
+    """Pop the pair with the highest count (ties: the greatest bytes, or with
+    w.by_id the smallest ids), skipping
     stale heap entries; None when no pair is left or the best one is below
     min_frequency (training stops)."""
     heap, get, keys = w.heap, w.pairs.get, w.keys
@@ -740,7 +760,7 @@ def _apply_merge(w, a, b):
     get = pairs.get
     new = len(tokens)
     tokens.append(tokens[a] + tokens[b])
-    w.keys.append(_desc_key(tokens[new]))
+    w.keys.append(new if w.by_id else _desc_key(tokens[new]))
     positions = get((a, b))[1:]
     positions.sort()
     born = []  # the pairs this merge makes
@@ -1109,7 +1129,7 @@ class CoreProtocol(_typing.Protocol):
     def learn_merges(counts: dict[bytes, int] | Any, n_merges: int, min_frequency: int,
                      max_token_bytes: int | None,
                      progress: Callable[[str, int, int], Any] | None = None,
-                     consume: bool = True) -> list[tuple[int, int]]:
+                     consume: bool = True, tie_break: str = "bytes") -> list[tuple[int, int]]:
         """The merge loop (the training rule) over counts: the merges as pairs of ids."""
 
     @staticmethod
@@ -1128,7 +1148,7 @@ class CoreProtocol(_typing.Protocol):
 
     @staticmethod
     def check_learn_options(n_merges: int, min_frequency: int,
-                            max_token_bytes: int | None) -> None:
+                            max_token_bytes: int | None, tie_break: str = "bytes") -> None:
         """What learn_merges checks first on its options, in both cores."""
 
 
@@ -1602,7 +1622,9 @@ class _TokenizerBase:
         return counter.to_dict()
 
     @staticmethod
-    def _train_options(vocab_size, pattern, special_tokens, min_frequency, max_token_bytes):
+    def _train_options(vocab_size, pattern, special_tokens, min_frequency, max_token_bytes,
+                       tie_break="bytes"):
+        _check_tie_break(tie_break)
         pattern = resolve_pattern(pattern)
         specials = _check_specials(special_tokens)
         _check_int("vocab_size", vocab_size, 256 + len(specials))
@@ -1616,39 +1638,47 @@ class _TokenizerBase:
 
     @classmethod
     def _train_counts(cls, counts, vocab_size, pattern, specials, min_frequency, max_token_bytes,
-                      progress, consume=True):
+                      progress, consume=True, tie_break="bytes"):
         n_merges = vocab_size - 256 - len(specials)
         merge_ids = cls.core_class.learn_merges(counts, n_merges, min_frequency, max_token_bytes,
-                                                _reporter(progress), consume)
+                                                _reporter(progress), consume, tie_break)
         return cls._from_trained(pattern, merge_ids, specials)
 
     @classmethod
     def train(cls, corpus, vocab_size, *, pattern="gpt2", special_tokens=(), min_frequency=2,
-              max_token_bytes=None, progress=False):
+              max_token_bytes=None, progress=False, tie_break="bytes"):
         """Train on a str, or an iterable of str documents (streamed; a
         pre-token never spans two documents).
+
+        ``tie_break``: which of the pairs of the highest count is merged:
+        ``"bytes"`` (the default), the greatest ``(left_bytes, right_bytes)``;
+        ``"rustbpe"``, the smallest ``(left_id, right_id)``, rustbpe's rule
+        (with ``min_frequency=1``, rustbpe's merges exactly).
 
         >>> tok = Tokenizer.train(["hello hello", "hello world"], 258)
         >>> tok.merges
         [(b'l', b'o'), (b'l', b'lo')]
+        >>> Tokenizer.train(["hello hello", "hello world"], 258, tie_break="rustbpe").merges
+        [(b'e', b'l'), (b'h', b'el')]
         """
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
-                                               max_token_bytes)
+                                               max_token_bytes, tie_break)
         progress = _reporter(progress)
         counts = cls.count_pretokens(corpus, pattern=pattern, special_tokens=specials)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
-                                 max_token_bytes, progress)
+                                 max_token_bytes, progress, tie_break=tie_break)
 
     @classmethod
     def train_from_counts(cls, counts, vocab_size, *, pattern="gpt2", special_tokens=(),
-                          min_frequency=2, max_token_bytes=None, progress=False):
+                          min_frequency=2, max_token_bytes=None, progress=False,
+                          tie_break="bytes"):
         """Train on pre-token counts (bytes or str -> int), from any source.
 
         >>> Tokenizer.train_from_counts({"abab": 3, b"ab": 1}, 257).merges
         [(b'a', b'b')]
         """
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
-                                               max_token_bytes)
+                                               max_token_bytes, tie_break)
         if not isinstance(counts, _abc.Mapping):
             raise TypeError(f"counts must be a mapping of pre-token (bytes or str) -> int, "
                             f"not {type(counts).__name__}")
@@ -1658,7 +1688,8 @@ class _TokenizerBase:
             # already bytes -> int: the merge loop reads them as they are, without a
             # normalized copy (tens of millions of pre-tokens stay one dict)
             return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
-                                     max_token_bytes, progress, consume=False)
+                                     max_token_bytes, progress, consume=False,
+                                     tie_break=tie_break)
         clean = {}
         for word, n in counts.items():
             if isinstance(word, str):
@@ -1672,7 +1703,7 @@ class _TokenizerBase:
             if n and word:
                 clean[word] = clean.get(word, 0) + n
         return cls._train_counts(clean, vocab_size, pattern, specials, min_frequency,
-                                 max_token_bytes, progress)
+                                 max_token_bytes, progress, tie_break=tie_break)
 
     # ---- building from parts ---------------------------------------------
 
@@ -3966,8 +3997,9 @@ def _open_temporary(directory, name):
     """A file to write before it is renamed over `name`: (fd, path or None).
     Where the system can (Linux), it has no name until it is complete, so a
     process killed while writing leaves nothing behind.  Its mode is the one
-    open() gives (0666 less the umask)."""
-    flags = _os.O_WRONLY | getattr(_os, "O_CLOEXEC", 0)
+    open() gives (0666 less the umask).  It is open for reading too (what
+    was written may be moved: encode_files splits one document so)."""
+    flags = _os.O_RDWR | getattr(_os, "O_CLOEXEC", 0)
     if hasattr(_os, "O_TMPFILE") and _os.path.isdir("/proc/self/fd"):
         try:
             return _os.open(directory, _os.O_TMPFILE | flags, 0o666), None
@@ -6397,19 +6429,60 @@ def _read_range(path, start, end):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        _warn(f"{path}: invalid UTF-8 at byte {start + e.start} (and maybe later); such bytes "
-              f"are read as U+FFFD")
+        _warn(f"{path}: invalid UTF-8 at byte {start + e.start} (and maybe elsewhere); such "
+              f"bytes are read as U+FFFD")
         text = data.decode("utf-8", "replace")
     return text
 
 
 def _warn(message, category=UserWarning):
     """warnings.warn, attributed to the line that called the library (the
-    first frame outside this module), wherever in it the warning arose."""
+    first frame outside this module), wherever in it the warning arose.
+    Within a _WarnOnce scope, a warning given already (byte offsets aside)
+    is not given again."""
+    if not _WarnOnce.first(message):
+        return
     frame, level = _sys._getframe(1), 2  # level: warnings.warn's stacklevel of `frame`
     while frame is not None and frame.f_globals.get("__name__") in _OWN_MODULES:
         frame, level = frame.f_back, level + 1
     _warnings.warn(message, category, stacklevel=level)
+
+
+class _WarnOnce:
+    """A scope (a with block around a corpus call: train_files,
+    encode_files) in which each warning is given once: a file whose bad bytes
+    fall in several of its chunks is warned about once, not per chunk (the
+    chunks' warnings differ only by their byte offsets, and may come from
+    threads or, relayed, from worker processes)."""
+
+    _lock = _threading.Lock()
+    _depth = 0
+    _seen = set()
+    _OFFSET = _regex.compile(r" at byte \d+")
+
+    def __enter__(self):
+        with self._lock:
+            type(self)._depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        with self._lock:
+            type(self)._depth -= 1
+            if not self._depth:
+                self._seen.clear()
+
+    @classmethod
+    def first(cls, message):
+        """Whether `message` is to be given: outside a scope always, inside
+        the first time."""
+        with cls._lock:
+            if not cls._depth:
+                return True
+            key = cls._OFFSET.sub("", str(message))
+            if key in cls._seen:
+                return False
+            cls._seen.add(key)
+            return True
 
 
 _OWN_MODULES = frozenset([__name__, "bpe"])  # "bpe": the compiled backend
@@ -6670,7 +6743,7 @@ def _count_files(core, paths, options, workers, chunk_size, report=None, jsonl=N
         raise TypeError(f"text_field must be a str, not {type(options.text_field).__name__}")
     kinds = _count_kinds(paths, jsonl)
     workers = _check_workers(workers)
-    with _Inflated(paths) as paths:
+    with _Inflated(paths) as paths, _WarnOnce():
         return _count_paths(core, paths, options, workers, chunk_size, report, kinds)
 
 
@@ -7079,8 +7152,9 @@ _EncodeOptions = _collections.namedtuple("_EncodeOptions",
 
 def _is_val(data, val):
     """Whether a document (its bytes, or a hash object fed them) goes to the
-    validation file: the first 8 bytes of blake2b(data, key=str(seed)) as a
-    little-endian integer, below val_fraction * 2**64."""
+    validation file: blake2b(data, key=str(seed), digest_size=8) (an 8-byte
+    digest, not the first 8 bytes of the default one) as a little-endian
+    integer, below int(val_fraction * 2**64)."""
     import hashlib
 
     key, threshold = val
@@ -7597,7 +7671,7 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
     inputs = _encode_inputs(paths)
     outs = _ids_outputs(out, val_out, val, inputs)
     inflated = _Inflated(p for p, _, _ in inputs)
-    with inflated as plain:
+    with inflated as plain, _WarnOnce():
         inputs = [(q, a, b) for q, (_, a, b) in zip(plain, inputs)]
         threads = _gil_free_core(tok) is not None  # the workers are threads, else processes
         workers = _encode_workers(workers, inputs, threads)
@@ -7625,14 +7699,92 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
             finally:
                 for f in files:
                     f.close()
+            by = None
+            if val is not None:
+                written, by = _split_sides(fds, written, _DTYPES[dtype], val_fraction, seed, outs)
             metas = _ids_metas(tok, dtype, eot, ranges, written)
             if val is not None:
                 for meta, name in zip(metas, ("train", "val")):
-                    meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed}
+                    meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed,
+                                     "by": by}
             for path, meta, (_, mode) in zip(outs, metas, modes):
                 publish.text(path + ".json", _sidecar_text(meta), mode, describes=True)
             publish.publish()
     return metas[0]
+
+
+def _split_sides(fds, written, itemsize, val_fraction, seed, outs):
+    """A validation split, made whole: documents go whole to one side (by
+    their hash, _is_val), but a corpus of one document (one text file, one
+    record, or ranges of one file) is split by tokens instead, nanoGPT's
+    way: its first ``int(n * (1 - val_fraction))`` ids stay in the training
+    file and the rest go to the validation file (moved between the two
+    temporary files `fds` in blocks, never held whole).  Neither side may be
+    left empty: ValueError, before anything is published.  Returns (the
+    `written` of the two files, "tokens" or "documents")."""
+    (n0, docs0, _), (n1, docs1, _) = written
+    total = n0 + n1
+    train, val = outs
+    if not total:
+        raise ValueError(f"val_fraction {val_fraction}: the corpus has no ids to split")
+    if len(docs0) + len(docs1) <= 1 and not (n0 and n1):
+        keep = int(total * (1 - val_fraction))
+        if not 0 < keep < total:
+            raise ValueError(f"val_fraction {val_fraction}: the corpus is one document of "
+                             f"{total:,} id{'s' * (total != 1)}, too few to split by tokens "
+                             f"({keep:,} for {train}, {total - keep:,} for {val})")
+        whole = written[0 if n0 else 1]
+        _move_ids(fds, 0 if n0 else 1, keep * itemsize, total * itemsize)
+        return [_clip_written(whole, 0, keep), _clip_written(whole, keep, total)], "tokens"
+    if not (n0 and n1):
+        full, empty = (train, val) if n0 else (val, train)
+        n_docs = len(docs0) + len(docs1)
+        raise ValueError(f"val_fraction {val_fraction} (seed {seed}) put all {n_docs:,} "
+                         f"documents in {full} and none in {empty}: documents go whole to one "
+                         f"side, by a hash of their text; pass more documents, another "
+                         f"val_fraction or another seed")
+    return written, "documents"
+
+
+def _move_ids(fds, holder, cut, end):
+    """Bytes [0, end) of one document's ids are in file fds[holder] (the
+    other file is empty): leave [0, cut) in fds[0] and [cut, end) in fds[1],
+    copying in blocks of a megabyte."""
+    train, val = fds
+    if holder == 0:
+        _copy_bytes(train, cut, end, val, 0)
+        _os.ftruncate(train, cut)
+    else:
+        _copy_bytes(val, 0, cut, train, 0)
+        _copy_bytes(val, cut, end, val, 0)  # forwards: each block is read before it is written
+        _os.ftruncate(val, end - cut)
+
+
+def _copy_bytes(src, start, end, dst, to):
+    """Copy bytes [start, end) of descriptor `src` to descriptor `dst` at `to` (<= start
+    when src is dst)."""
+    while start < end:
+        _os.lseek(src, start, _os.SEEK_SET)
+        block = _os.read(src, min(end - start, 1 << 20))
+        if not block:
+            raise OSError(f"a temporary file ended at byte {start}, before {end}")
+        _os.lseek(dst, to, _os.SEEK_SET)
+        view = memoryview(block)
+        while view:
+            view = view[_os.write(dst, view):]
+        start += len(block)
+        to += len(block)
+
+
+def _clip_written(written, lo, hi):
+    """What _write_ids returns for one file, for its ids [lo, hi) only: the
+    count, the document starts, each input's [ids start, ids count]."""
+    _, documents, spans = written
+    clipped = []
+    for start, n in spans:
+        a, b = max(start, lo), min(start + n, hi)
+        clipped.append([a - lo, b - a] if b > a else [0, 0])
+    return hi - lo, [d - lo for d in documents if lo <= d < hi], clipped
 
 
 def _ids_metas(tok, dtype, eot, ranges, written):
@@ -7655,7 +7807,31 @@ def _ids_outputs(out, val_out, val, inputs):
         outs.append(_check_ids_output(_val_path(out) if val_out is None else val_out, inputs))
         if outs[1] == outs[0]:
             raise ValueError(f"the validation output is the output {outs[0]}")
+        _check_distinct([outs[0], outs[0] + ".json", outs[1], outs[1] + ".json"])
     return outs
+
+
+def _check_distinct(paths):
+    """The files of one set are four names for four files: a name written twice
+    (``val_out = out + ".json"``) would lose one of them.  ValueError naming
+    both, before anything is written."""
+    roles = ["the output", "the output's sidecar", "the validation output",
+             "the validation output's sidecar"]
+    seen = {}
+    for role, path in zip(roles, paths):
+        keys = {_os.path.normcase(_os.path.realpath(path))}
+        try:
+            st = _os.stat(path)
+            keys.add((st.st_dev, st.st_ino))  # a hard link to another name of the set
+        except OSError:
+            pass
+        for key in keys:
+            if key in seen:
+                other, first = seen[key]
+                name = path if path == first else f"{first} and {path}"
+                raise ValueError(f"{name} would be both {other} and {role} (each array has a "
+                                 f"sidecar, its name + .json): name the outputs apart")
+            seen[key] = role, path
 
 
 def _encode_workers(workers, inputs, threads):
@@ -7719,7 +7895,7 @@ class _CorpusWork:
     @classmethod
     def train_files(cls, paths, vocab_size, *, workers=None, chunk_size=None, pattern="gpt2",
                     special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False,
-                    jsonl=None, text_field="text"):
+                    jsonl=None, text_field="text", tie_break="bytes"):
         """Train on UTF-8 files: large files are read in chunks cut where no
         pre-token can change and counted by `workers` workers (default: the
         CPUs): threads of this process with the compiled core, worker
@@ -7730,14 +7906,15 @@ class _CorpusWork:
         ``jsonl=True``: every file is JSON lines, each record's `text_field`
         one document (the merges of ``train(texts)``).  A ``.jsonl`` or
         ``.ndjson`` file read as text (the default, ``jsonl=None``) warns;
-        ``jsonl=False`` reads it as text quietly."""
+        ``jsonl=False`` reads it as text quietly.  ``tie_break``: as for
+        ``train``."""
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
-                                               max_token_bytes)
+                                               max_token_bytes, tie_break)
         progress = _reporter(progress)
         counts = _count_files(cls.core_class, paths, _CountOptions(pattern, specials, text_field),
                               workers, chunk_size, progress, jsonl)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
-                                 max_token_bytes, progress)
+                                 max_token_bytes, progress, tie_break=tie_break)
 
     def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
                      allowed_special=_NONE_ALLOWED, disallowed_special="all", workers=None,
@@ -7769,12 +7946,17 @@ class _CorpusWork:
         ``val_fraction`` (between 0 and 1): whole documents go to a second
         array, `val_out` (default: `out` with its last "train" replaced by
         "val", ``train.bin`` -> ``val.bin``, else ``NAME.val.EXT``), with its
-        own sidecar; the rest to `out`.  A document
-        goes there when the first 8 bytes of ``blake2b(its UTF-8 bytes,
-        key=str(seed))``, read as a little-endian integer, are below
-        ``val_fraction * 2**64``: about that fraction of the documents, the
-        same choice on every run and with any workers, and equal documents
-        always on the same side.  Returns the sidecar of `out`.
+        own sidecar; the rest to `out`.  A document goes there when
+        ``int.from_bytes(hashlib.blake2b(data, key=str(seed).encode("utf-8"),
+        digest_size=8).digest(), "little") < int(val_fraction * 2**64)``
+        (`data`: a text file's bytes, a record's text as UTF-8): about that
+        fraction of the documents, the same choice on every run and with any
+        workers, and equal documents always on the same side.  A corpus of
+        one document is split by tokens instead: the last ``val_fraction`` of
+        its ids go to `val_out` (the first ``int(n * (1 - val_fraction))``
+        stay).  A side left empty is a ValueError, and so are two files of
+        the set with one name; nothing is written then.  Returns the sidecar
+        of `out`.
 
         >>> import os, tempfile, array
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>"])
@@ -7918,6 +8100,9 @@ def _cli_train_parser(sub):
     t.add_argument("--min-frequency", type=int, default=2, metavar="N",
                    help="stop when the best pair occurs fewer than N times (default 2)")
     t.add_argument("--max-token-bytes", type=int, metavar="N", help="never learn a longer token")
+    t.add_argument("--tie-break", choices=list(_TIE_BREAKS), default="bytes",
+                   help="which of the most frequent pairs to merge: bytes (default), the greatest "
+                        "pair of bytes; rustbpe, the smallest pair of ids (rustbpe's, nanochat's)")
     t.add_argument("--workers", type=int, metavar="N",
                    help="counting workers (default: the CPUs): threads with the compiled core, "
                         "processes with the pure-Python one")
@@ -7966,8 +8151,8 @@ def _cli_encode_parser(sub):
                         "threads with the compiled core, processes with the pure-Python one")
     e.add_argument("--val-fraction", type=float, metavar="F",
                    help="write about this fraction of the documents (whole ones, chosen by a "
-                        "seeded hash of their text) to a second array beside OUT: train.bin -> "
-                        "val.bin, else OUT.val.bin")
+                        "seeded hash of their text; one document: its last F of ids) to a "
+                        "second array beside OUT: train.bin -> val.bin, else OUT.val.bin")
     e.add_argument("--seed", type=int, default=0, metavar="S",
                    help="with --val-fraction: the seed of the choice (default 0)")
     return e
@@ -8105,18 +8290,26 @@ def _check_input(path, what="file"):
 
 def _check_output(out, inputs, directory=False, outputs=None):
     """Fail before any work if `out` cannot be written, or if a file written
-    (`outputs`, default `out`) is a file read (`inputs`)."""
+    (`outputs`, default `out`) is a file read (`inputs`).  A directory that
+    does not exist yet is fine where it can be made (_make_parent makes it)."""
     if directory and _os.path.exists(out) and not _os.path.isdir(out):
         raise _Usage(f"cannot write {out}/: it exists and is not a directory", 1)
     if not directory and _os.path.isdir(out):
         raise _Usage(f"cannot write {out}: it is a directory", 1)
     parent = out if directory and _os.path.isdir(out) else _os.path.dirname(_os.path.abspath(out))
+    while not _os.path.lexists(parent) and _os.path.dirname(parent) != parent:
+        parent = _os.path.dirname(parent)  # to be made: the nearest that exists must take it
     if not _os.path.isdir(parent):
         why = "does not exist" if not _os.path.exists(parent) else "is not a directory"
         raise _Usage(f"cannot write {out}: {parent} {why}", 1)
     if not _os.access(parent, _os.W_OK | _os.X_OK):
         raise _Usage(f"cannot write {out}: directory {parent} is not writable", 1)
     _check_not_input([out] if outputs is None else outputs, [p for p in inputs if p != "-"])
+
+
+def _make_parent(out):
+    """Make the directories `out` is to be written in (checked by _check_output)."""
+    _os.makedirs(_os.path.dirname(_os.path.abspath(out)), exist_ok=True)
 
 
 def _tokenizer_files(path):
@@ -8216,7 +8409,8 @@ def _cli_train(args, mod):
                _os.path.join(out, "merges.txt")]}.get(args.format, [out])
     _check_output(out, args.inputs + args.eval, directory=args.format == "gpt2", outputs=written)
     options = dict(pattern=args.pattern, special_tokens=args.special,
-                   min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes)
+                   min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes,
+                   tie_break=args.tie_break)
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
     workers = args.workers or _os.cpu_count() or 1
     phases = _Phases(_show_progress(args))
@@ -8227,6 +8421,7 @@ def _cli_train(args, mod):
                                         jsonl=True if args.jsonl else None,
                                         text_field=args.text_field, **options)
         took = _time.perf_counter() - start
+        _make_parent(out)
         written = _save_as(tok, out, args.format)
         if args.quiet:
             return 0
@@ -8445,6 +8640,8 @@ def _cli_encode(args, mod):
                    jsonl=True if args.jsonl else None, text_field=args.text_field,
                    allowed_special=allowed, disallowed_special=() if args.ordinary else "all",
                    workers=args.workers, val_fraction=val_fraction, seed=args.seed)
+    for path in [args.output] + ([val_out] if val_out is not None else []):
+        _make_parent(path)
     with _Spooled(args.inputs) as paths:
         size = sum(_os.path.getsize(p) for p in paths)
         start = _time.perf_counter()
@@ -8482,9 +8679,12 @@ def _cli_encode(args, mod):
             ("wrote", f"{args.output} ({_fmt_bytes(_os.path.getsize(args.output))}), "
                       f"{args.output}.json")]
     if val is not None:
-        rows.insert(-1, ("split", f"{len(meta['documents']):,} documents ({meta['count']:,} ids) "
-                                  f"to {args.output}, {len(val['documents']):,} "
-                                  f"({val['count']:,} ids) to {val_out}"))
+        rows.insert(-1, ("split", f"one document, split by tokens: {meta['count']:,} ids to "
+                                  f"{args.output}, {val['count']:,} to {val_out}"
+                         if meta["split"]["by"] == "tokens" else
+                         f"{len(meta['documents']):,} documents ({meta['count']:,} ids) "
+                         f"to {args.output}, {len(val['documents']):,} "
+                         f"({val['count']:,} ids) to {val_out}"))
         rows.append(("wrote", f"{val_out} ({_fmt_bytes(_os.path.getsize(val_out))}), "
                               f"{val_out}.json"))
     for key, value in rows:
@@ -8522,6 +8722,7 @@ def _cli_decode(args, mod):
         _check_output(args.output, [args.ids, args.ids + ".json",
                                     *_tokenizer_files(args.tokenizer)])
         directory = _os.path.dirname(_os.path.abspath(args.output))
+        _make_parent(args.output)
         fd, tmp = _open_temporary(directory, _os.path.basename(args.output))
         sink = open(fd, "wb", closefd=False)
     else:

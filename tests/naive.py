@@ -89,11 +89,15 @@ def merge_word(word, pair, new):
     return tuple(out)
 
 
-def train_from_counts(counts, vocab_size, special_tokens=(), min_frequency=2, max_token_bytes=None):
-    """Returns the list of merges (pairs of bytes)."""
+def train_from_counts(counts, vocab_size, special_tokens=(), min_frequency=2, max_token_bytes=None,
+                      tie_break="bytes"):
+    """Returns the list of merges (pairs of bytes).  tie_break="rustbpe": of the pairs with
+    the highest count, the one of the smallest (left id, right id) (rustbpe's rule)."""
     n_merges = vocab_size - 256 - len(special_tokens)
     if n_merges < 0:
         raise ValueError("vocab_size too small")
+    if tie_break == "rustbpe":
+        return _train_by_id(counts, n_merges, min_frequency, max_token_bytes)
     words = Counter()
     for token, count in counts.items():
         if isinstance(token, str):
@@ -125,8 +129,46 @@ def train_from_counts(counts, vocab_size, special_tokens=(), min_frequency=2, ma
     return merges
 
 
+def _train_by_id(counts, n_merges, min_frequency, max_token_bytes):
+    """The same loop with ids as symbols (id 256 + k is the k-th merge), ties going to the
+    smallest pair of ids: two merges that make the same bytes stay two symbols."""
+    tokens = [bytes([i]) for i in range(256)]
+    words = Counter()
+    for token, count in counts.items():
+        if isinstance(token, str):
+            token = token.encode("utf-8")
+        if token:
+            words[tuple(token)] += count
+    merges = []
+    while len(merges) < n_merges:
+        pairs = Counter()
+        for word, count in words.items():
+            for i in range(len(word) - 1):
+                pairs[word[i], word[i + 1]] += count
+        candidates = [
+            (count, -a, -b)
+            for (a, b), count in pairs.items()
+            if max_token_bytes is None or len(tokens[a]) + len(tokens[b]) <= max_token_bytes
+        ]
+        if not candidates:
+            break
+        count, a, b = max(candidates)
+        if count < min_frequency:
+            break
+        best = (-a, -b)
+        merges.append((tokens[best[0]], tokens[best[1]]))
+        new = len(tokens)
+        tokens.append(tokens[best[0]] + tokens[best[1]])
+        merged = Counter()
+        for word, c in words.items():
+            merged[merge_word(word, best, new)] += c
+        words = merged
+    return merges
+
+
 def train(
-    texts, vocab_size, pattern="gpt2", special_tokens=(), min_frequency=2, max_token_bytes=None
+    texts, vocab_size, pattern="gpt2", special_tokens=(), min_frequency=2, max_token_bytes=None,
+    tie_break="bytes",
 ):
     counts = count_pretokens(texts, pattern=pattern, special_tokens=special_tokens)
     return train_from_counts(
@@ -135,6 +177,7 @@ def train(
         special_tokens=special_tokens,
         min_frequency=min_frequency,
         max_token_bytes=max_token_bytes,
+        tie_break=tie_break,
     )
 
 

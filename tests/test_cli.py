@@ -332,9 +332,9 @@ def bad_invocations(tmp_path, setup=True):
             ["train", german, "--vocab-size", 300, "--format", "xml"],
             "invalid choice",
         ),
-        "output dir missing": (
-            ["train", german, "--vocab-size", 300, "-o", tmp_path / "no" / "t.bpe"],
-            "does not exist",
+        "output dir is a file": (
+            ["train", german, "--vocab-size", 300, "-o", Path(german) / "no" / "t.bpe"],
+            "is not a directory",
         ),
         "output under a file": (
             ["train", german, "--vocab-size", 300, "-o", afile / "t.bpe"],
@@ -395,9 +395,9 @@ def bad_invocations(tmp_path, setup=True):
             ["encode", "-t", good, tmp_path / "nope", "-o", tmp_path / "x.bin"],
             "no such file",
         ),
-        "encode: output dir missing": (
-            ["encode", "-t", tmp_path / "junk.bpe", german, "-o", tmp_path / "no" / "x.bin"],
-            "does not exist",
+        "encode: output dir is a file": (
+            ["encode", "-t", tmp_path / "junk.bpe", german, "-o", Path(german) / "x.bin"],
+            "is not a directory",
         ),
         "encode: unknown eot": (
             ["encode", "-t", good, german, "-o", tmp_path / "x.bin", "--eot", "<|nope|>"],
@@ -418,7 +418,7 @@ BAD = list(bad_invocations(Path("/nonexistent"), setup=False))
 # some through the installed entry point, the others in-process through the function it
 # calls (bpe_fallback.main)
 AS_PROCESS = {"missing input", "vocab below 256 + specials", "invalid regex", "vocab huge",
-              "output dir missing", "unknown format", "encode: special in the text", "no command"}
+              "output dir is a file", "unknown format", "encode: special in the text", "no command"}
 
 
 @pytest.mark.parametrize("name", BAD)

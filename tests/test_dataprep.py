@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -296,6 +297,179 @@ def test_val_fraction_bad_values(mod, tmp_path):
                            "--val-fraction", bad])
         assert_one_line_error(result, "bpe", "--val-fraction")
     assert sorted(os.listdir(tmp_path)) == ["tok.bpe"]
+
+
+def test_one_document_is_split_by_tokens(mod, tmp_path):
+    """nanoGPT's rule: the last fraction of the ids of the one document goes to val.bin,
+    whichever side the document's hash picks; the summary says each side's ids."""
+    text = read_data("corpus.en")
+    src = tmp_path / "one.txt"
+    src.write_bytes(text.encode("utf-8"))
+    tok = mod.Tokenizer.train(text, 400, special_tokens=[EOT])
+    tok.save(str(tmp_path / "tok.bpe"))
+    want = tok.encode(text) + [tok.special_tokens[EOT]]
+    for fraction, seed in [(0.1, 0), (0.5, 1), (0.5, 2), (0.5, 3), (0.3, 4)]:
+        out = tmp_path / f"run{seed}"
+        result = cli(mod, ["encode", "-t", tmp_path / "tok.bpe", src, "--eot", EOT, "-o",
+                           out / "train.bin", "--val-fraction", fraction, "--seed", seed])
+        assert_ok(result)
+        train, val = read_ids(out / "train.bin", "uint16"), read_ids(out / "val.bin", "uint16")
+        keep = int(len(want) * (1 - fraction))
+        assert train == want[:keep] and val == want[keep:]
+        train_meta = json.loads((out / "train.bin.json").read_text())
+        val_meta = json.loads((out / "val.bin.json").read_text())
+        assert (train_meta["count"], val_meta["count"]) == (len(train), len(val))
+        assert train_meta["split"]["by"] == val_meta["split"]["by"] == "tokens"
+        assert train_meta["inputs"][0]["ids_count"] == len(train)
+        assert val_meta["inputs"][0]["ids_count"] == len(val)
+        line = next(x for x in result.stdout.splitlines() if x.startswith("split"))
+        assert f"{len(train):,} ids to" in line and f"{len(val):,} to" in line, line
+
+
+def test_one_record_is_split_by_tokens_in_the_library(mod, tmp_path):
+    tok = mod.Tokenizer.train(documents(), 400)
+    doc = read_data("tinystories_sample.txt")
+    path = tmp_path / "one.jsonl"
+    write_jsonl(path, [doc])
+    meta = tok.encode_files([path], tmp_path / "t.bin", val_fraction=0.25,
+                            val_out=tmp_path / "v.bin")
+    want = tok.encode(doc)
+    keep = int(len(want) * 0.75)
+    assert meta["count"] == keep and meta["split"]["by"] == "tokens"
+    assert read_ids(tmp_path / "t.bin", meta["dtype"]) == want[:keep]
+    assert read_ids(tmp_path / "v.bin", meta["dtype"]) == want[keep:]
+
+
+@pytest.mark.parametrize("case", ["all documents on one side", "one document too short"])
+def test_an_empty_side_is_refused(mod, tmp_path, case):
+    tok = mod.Tokenizer.train(documents(), 300)
+    tok.save(str(tmp_path / "tok.bpe"))
+    if case == "one document too short":
+        paths, fraction, seed = [tmp_path / "short.txt"], 0.1, 0
+        paths[0].write_text("h", encoding="utf-8")  # one id: int(1 * 0.9) == 0 for train
+    else:
+        paths = []
+        for i in range(3):
+            paths.append(tmp_path / f"doc{i}.txt")
+            paths[-1].write_text(f"document number {i}\n", encoding="utf-8")
+        fraction = 0.01
+        seed = next(s for s in range(1000) if not any(_doc_is_val(p.read_bytes(), s, fraction)
+                                                      for p in paths))
+    out = tmp_path / "out"
+    result = cli(mod, ["encode", "-t", tmp_path / "tok.bpe", *paths, "-o", out / "train.bin",
+                       "--val-fraction", fraction, "--seed", seed])
+    assert_one_line_error(result, "bpe", "val")
+    assert not out.exists() or not os.listdir(out)
+    with pytest.raises(ValueError, match="val_fraction"):
+        tok.encode_files(paths, tmp_path / "lib.bin", val_fraction=fraction, seed=seed)
+    assert not (tmp_path / "lib.bin").exists()
+
+
+def test_missing_output_directories_are_made(mod, tmp_path):
+    tok = mod.Tokenizer.train(documents(), 300, special_tokens=[EOT])
+    tok.save(str(tmp_path / "tok.bpe"))
+    src = tmp_path / "docs.jsonl"
+    write_jsonl(src, documents())
+    out = tmp_path / "new" / "deeper" / "train.bin"
+    assert_ok(cli(mod, ["encode", "-t", tmp_path / "tok.bpe", src, "-o", out,
+                        "--val-fraction", 0.1, "-q"]))
+    assert sorted(os.listdir(out.parent)) == ["train.bin", "train.bin.json", "val.bin",
+                                              "val.bin.json"]
+    assert_ok(cli(mod, ["decode", "-t", tmp_path / "tok.bpe", out, "-o",
+                        tmp_path / "text" / "out.txt"]))
+    assert_ok(cli(mod, ["train", src, "--vocab-size", 280, "-o", tmp_path / "tok" / "t.bpe",
+                        "-q"]))
+    assert (tmp_path / "tok" / "t.bpe").is_file()
+
+
+@pytest.mark.parametrize("names", ["val_out is out.json", "out is val_out.json",
+                                   "val_out.json is out", "a hard link"])
+def test_output_names_of_a_set_never_collide(mod, tmp_path, names):
+    tok = mod.Tokenizer.train(documents(), 300)
+    src = tmp_path / "docs.jsonl"
+    write_jsonl(src, documents())
+    out, val_out = {
+        "val_out is out.json": ("a.bin", "a.bin.json"),
+        "out is val_out.json": ("v.bin.json", "v.bin"),
+        "val_out.json is out": ("w.bin.json", "w.bin"),
+        "a hard link": ("h.bin", "link.bin"),
+    }[names]
+    if names == "a hard link":
+        (tmp_path / "h.bin.json").write_text("{}")
+        os.link(tmp_path / "h.bin.json", tmp_path / "link.bin.json")
+    before = sorted(os.listdir(tmp_path))
+    with pytest.raises(ValueError, match="name the outputs apart"):
+        tok.encode_files([src], tmp_path / out, val_fraction=0.2, val_out=tmp_path / val_out)
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def _doc_is_val(data, seed, fraction):
+    """The docs' statement of the rule (docs/dataprep.md), evaluated as written there."""
+    doc = (REPO / "docs" / "dataprep.md").read_text(encoding="utf-8")
+    rules = [c for c in re.findall(r"`([^`\n]+)`", doc) if "blake2b(" in c]
+    assert len(rules) == 1, rules
+    return eval(rules[0], {"hashlib": hashlib, "data": data, "seed": seed, "F": fraction})
+
+
+def test_the_documented_val_rule_is_the_one_run(mod, tmp_path):
+    """Which documents go to val.bin, recomputed from the docs' statement of the rule, and
+    read back from what encode_files wrote (each document's text, decoded)."""
+    docs = [f"document {i}: " + "lorem ipsum " * (i % 7) + "\n" for i in range(400)]
+    docs.append("caf\u00e9 \ud800 lone surrogate\n")  # a record's text is hashed repaired
+    tok = mod.Tokenizer.train(docs, 300, special_tokens=[EOT])
+    eot = tok.special_tokens[EOT]
+    path = tmp_path / "docs.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for doc in docs:
+            f.write(json.dumps({"text": doc}) + "\n")
+    files = []
+    for i, doc in enumerate(docs[:60]):
+        files.append(tmp_path / f"f{i}.txt")
+        files[-1].write_bytes(doc.encode("utf-8", "surrogatepass") + b"\xff" * (i % 3 == 0))
+    for inputs, raw in [([path], False), (files, True)]:
+        for seed, fraction in [(0, 0.1), (7, 0.35)]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the invalid UTF-8 of some files
+                tok.encode_files(inputs, tmp_path / "t.bin", eot=EOT, val_fraction=fraction,
+                                 seed=seed, val_out=tmp_path / "v.bin")
+            val_ids = read_ids(tmp_path / "v.bin", "uint16")
+            got = [tok.decode_bytes(d) for d in _cut(val_ids, eot)]
+            texts = ([p.read_bytes() for p in inputs] if raw else
+                     [d.replace("\ud800", "\ufffd").encode("utf-8") for d in docs])
+            want = [t for t in texts if _doc_is_val(t, seed, fraction)]
+            shown = [t.decode("utf-8", "replace").encode("utf-8") for t in want]
+            assert got == shown and 0 < len(want) < len(texts)
+
+
+def _cut(ids, eot):
+    docs, cur = [], []
+    for i in ids:
+        if i == eot:
+            docs.append(cur)
+            cur = []
+        else:
+            cur.append(i)
+    return docs
+
+
+def test_invalid_utf8_is_warned_about_once_per_file(mod, tmp_path):
+    tok = mod.Tokenizer.train(documents(), 300)
+    tok.save(str(tmp_path / "tok.bpe"))
+    path = tmp_path / "three.txt"
+    path.write_bytes((b"hello world\n" * 30000 + b"bad \xff here\n") * 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tok.encode_files([path], tmp_path / "a.bin", chunk_size=100_000, workers=2)
+        mod.Tokenizer.train_files([path], 260, chunk_size=100_000, workers=2)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2 and all("three.txt: invalid UTF-8" in m for m in messages)
+    for command in (["encode", "-t", tmp_path / "tok.bpe", path, "-o", tmp_path / "b.bin",
+                     "--workers", 2, "-q"],
+                    ["train", path, "--vocab-size", 260, "-o", tmp_path / "t.bpe", "-q",
+                     "--workers", 2]):
+        result = cli(mod, command)
+        assert_ok(result)
+        assert result.stderr.count("invalid UTF-8") == 1, result.stderr
 
 
 # ---- decode, info ---------------------------------------------------------------------------

@@ -5,7 +5,8 @@ The fenced blocks of each file run in order, in a fresh directory of their own w
 tools/ and bpe_fallback.py are the repository's (so no example reaches outside the clone):
 - `console`: each `$` command runs in bash; its output (stdout and stderr together) must
   match the lines under it, `...` standing for any text (a time, the backend). A command
-  whose output shows `error:` must fail, any other must succeed.
+  whose output shows `error:` must fail, any other must succeed. The commands of a block run
+  as if typed into one shell: a `cd` holds for the commands after it in the block.
 - `sh`: each line is a command that must succeed. `pip install ...` and `python -m pytest`
   are what CI itself runs around this test, so they are the only lines not run here.
 - `python`: doctest examples (`from bpe import ...` gets the backend under test); the blocks
@@ -114,6 +115,15 @@ def run_command(command, workdir, env):
                           stderr=subprocess.STDOUT, text=True, encoding="utf-8", timeout=600)
 
 
+def run_in_shell(command, cwd, env):
+    """run_command in `cwd`; also the directory the command left the shell in (a `cd`)."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("r", encoding="utf-8", suffix=".pwd") as f:
+        result = run_command(f'{command}\nstatus=$?; pwd > "{f.name}"; exit $status', cwd, env)
+        return result, f.read().strip() or cwd
+
+
 def run_doc(path, mod, workdir, monkeypatch):
     """Runs every block of `path`; returns how many commands and examples ran, and the
     optional modules whose examples were left out."""
@@ -133,11 +143,12 @@ def run_doc(path, mod, workdir, monkeypatch):
                 assert result.returncode == 0, (line, result.stdout)
                 ran += 1
         elif kind == "console":
+            cwd = workdir  # one shell per block
             for command, want in console_commands(body):
                 if missing_extra(command):
                     missing.add(missing_extra(command))
                     continue
-                result = run_command(command, workdir, env)
+                result, cwd = run_in_shell(command, cwd, env)
                 fails = re.search(r"^\S+: error: ", want, re.M) is not None
                 assert (result.returncode != 0) == fails, (command, result.stdout)
                 assert CHECKER.check_output(want, result.stdout, doctest.ELLIPSIS), (
