@@ -62,7 +62,7 @@ __all__ = ["Tokenizer", "Core", "CoreProtocol", "count_pretokens", "get_encoding
            "str_to_token", "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError",
            "Encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
            "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program", "FileSet",
-           "gpt4_variant"]
+           "gpt4_variant", "SPECIAL_TOKENS"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -7896,7 +7896,8 @@ def _cli_train_parser(sub):
                    help="pre-tokenization: a name (" + _PATTERN_NAMES + "; default gpt2) or "
                         "a regex")
     t.add_argument("--special", action="append", default=[], metavar="TOKEN",
-                   help="a special token (repeat for several; their ids follow the merges)")
+                   help="a special token (repeat for several; their ids follow the merges), "
+                        "or a named set: " + ", ".join(SPECIAL_TOKENS))
     t.add_argument("--min-frequency", type=int, default=2, metavar="N",
                    help="stop when the best pair occurs fewer than N times (default 2)")
     t.add_argument("--max-token-bytes", type=int, metavar="N", help="never learn a longer token")
@@ -8238,7 +8239,8 @@ def _cli_train(args, mod):
     written = {"tiktoken": [out, out + ".json"], "gpt2": [_os.path.join(out, "vocab.json"),
                _os.path.join(out, "merges.txt")]}.get(args.format, [out])
     _check_output(out, args.inputs + args.eval, directory=args.format == "gpt2", outputs=written)
-    options = dict(pattern=args.pattern, special_tokens=args.special,
+    named = len(args.special) == 1 and args.special[0] in SPECIAL_TOKENS   # a set's name
+    options = dict(pattern=args.pattern, special_tokens=args.special[0] if named else args.special,
                    min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes)
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
     workers = args.workers or _os.cpu_count() or 1
