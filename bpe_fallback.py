@@ -8229,6 +8229,8 @@ def _show_progress(args):
 
 
 def _cli_train(args, mod):
+    if len(args.special) == 1 and args.special[0] in SPECIAL_TOKENS:   # a set's name: its tokens
+        args.special = list(SPECIAL_TOKENS[args.special[0]])
     least = 256 + len(args.special)
     _check_counts(args, least)
     out = args.output or _FORMATS[args.format]
@@ -8239,8 +8241,7 @@ def _cli_train(args, mod):
     written = {"tiktoken": [out, out + ".json"], "gpt2": [_os.path.join(out, "vocab.json"),
                _os.path.join(out, "merges.txt")]}.get(args.format, [out])
     _check_output(out, args.inputs + args.eval, directory=args.format == "gpt2", outputs=written)
-    named = len(args.special) == 1 and args.special[0] in SPECIAL_TOKENS   # a set's name
-    options = dict(pattern=args.pattern, special_tokens=args.special[0] if named else args.special,
+    options = dict(pattern=args.pattern, special_tokens=args.special,
                    min_frequency=args.min_frequency, max_token_bytes=args.max_token_bytes)
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
     workers = args.workers or _os.cpu_count() or 1

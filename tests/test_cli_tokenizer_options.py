@@ -194,3 +194,18 @@ def test_info_on_every_tokenizer_json_shape(mod, tmp_path, monkeypatch, capsys, 
     again = run(mod, ["info", native], monkeypatch, capsys)
     assert_ok(again)
     assert line in again.stdout
+
+
+def test_train_special_takes_a_named_set(mod, tmp_path, monkeypatch, capsys):
+    """bpe train --special nanochat: the set's tokens, in order, their ids after the merges,
+    as Tokenizer.train_files gives them for the same list."""
+    from helpers import DATA
+
+    out = tmp_path / "tok.bpe"
+    result = run(mod, ["train", DATA / "german.txt", "--vocab-size", 300, "--special", "nanochat",
+                       "--workers", 1, "-o", out, "-q"], monkeypatch, capsys)
+    assert_ok(result)
+    want = mod.Tokenizer.train_files([DATA / "german.txt"], 300, workers=1,
+                                     special_tokens=list(mod.SPECIAL_TOKENS["nanochat"]))
+    assert mod.Tokenizer.load(out) == want
+    assert list(want.special_tokens) == mod.SPECIAL_TOKENS["nanochat"]
