@@ -8618,7 +8618,8 @@ def _cli_info(args, mod):
                            f"token{'s' * (len(specials) != 1)})"),
             ("pattern", (f"name {named}, the " if named else "") + pattern),
             ("pretokenizer", tok.pretokenizer + (" (compiled from the pattern)"
-                                                 if tok.pretokenizer == "native" and not named
+                                                 if tok.pretokenizer == "native" and named
+                                                 not in ("gpt2", "cl100k", "o200k", "words")
                                                  else ""))]
     shown = sorted(specials.items(), key=lambda kv: kv[1])
     text = ", ".join(f"{name!r} {i}" for name, i in shown[:12])
