@@ -158,11 +158,9 @@ PATTERNS["deepseek_v3"] = Pipeline((), (
 _NAME_LIKE = _regex.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _unknown_name(what, name, names):
+def _unknown_name(what, name, names, hint=""):
     return ValueError(f"unknown {what} name {_short(name)}: the names are "
-                      f"{', '.join(names)} (a regex that is one bare word: write it as "
-                      f"a group, (?:{name}))" if what == "pattern" else
-                      f"unknown {what} name {_short(name)}: the names are {', '.join(names)}")
+                      f"{', '.join(names)}{hint}")
 
 
 def resolve_pattern(pattern):
@@ -189,7 +187,8 @@ def resolve_pattern(pattern):
     if named is not None:
         return named
     if _NAME_LIKE.fullmatch(pattern):
-        raise _unknown_name("pattern", pattern, PATTERNS)
+        raise _unknown_name("pattern", pattern, PATTERNS, " (a regex that is one bare word: "
+                            f"write it as a group, (?:{pattern}))")
     _compile_pattern(pattern)
     return pattern
 

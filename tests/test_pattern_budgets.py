@@ -15,7 +15,10 @@ from helpers import DATA
 # ---- custom patterns: nothing lost, nothing runs without bound --------------------------
 
 def test_pattern_typo_loses_no_text(mod):
-    tok = mod.Tokenizer.train("hello world, hi " * 10, 270, pattern="cl100k_base")
+    # a misspelled name is an error listing the names, never a regex that matches nothing
+    with pytest.raises(ValueError, match="'cl100k_base': the names are gpt2, cl100k"):
+        mod.Tokenizer.train("hello world, hi " * 10, 270, pattern="cl100k_base")
+    tok = mod.Tokenizer.train("hello world, hi " * 10, 270, pattern="(?:cl100k_base)")
     assert tok.decode(tok.encode("hello world, hi")) == "hello world, hi"
     tok = mod.Tokenizer.from_merges([], pattern=" ")
     assert tok.decode(tok.encode("hello world gpt2 the cat")) == "hello world gpt2 the cat"
