@@ -40,7 +40,9 @@ ATOMS = [r"\w+", r"\d", r"[a-z]+", r" ?\p{L}+", r"\s", r"'s", r"[^\s\w]", r"x", 
 @st.composite
 def custom_patterns(draw):
     alts = draw(st.lists(st.sampled_from(ATOMS), min_size=1, max_size=4))
-    return "|".join(alts)
+    pattern = "|".join(alts)
+    # a bare word ("x") would be read as a pattern name: the same regex in a group
+    return f"(?:{pattern})" if pattern.isidentifier() else pattern
 
 
 TEXT_ALPHABET = st.sampled_from(list("ab xyz'sAB12\n\t.,!é中🙂") + ["<|s|>"])
