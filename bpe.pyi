@@ -44,10 +44,12 @@ __all__ = [
     "pattern_program",
     "gpt4_variant",
     "FileSet",
+    "SPECIAL_TOKENS",
 ]
 __version__: str
 BACKEND: str
-PATTERNS: dict[str, str]
+PATTERNS: dict[str, str | Pipeline]
+SPECIAL_TOKENS: dict[str, dict[str, int] | list[str]]
 
 _Path = str | os.PathLike[str]
 _Specials = AbstractSet[str] | Literal["all"]
@@ -235,7 +237,8 @@ class Tokenizer:
         model_max_length: int | None = None,
     ) -> None: ...
     @classmethod
-    def from_file(cls, path: _Path, *, pattern: _PatternSpec | None = None) -> Tokenizer: ...
+    def from_file(cls, path: _Path, *, pattern: _PatternSpec | None = None,
+                  special_tokens: Sequence[str] | Mapping[str, int] | None = None) -> Tokenizer: ...
 
     def encode(self, text: str, *, allowed_special: _Specials = ...,
                disallowed_special: _Disallowed = "all") -> list[int]: ...

@@ -30,7 +30,7 @@ import unicodedata
 import regex
 
 import bpe_fallback as _py
-from bpe_fallback import PATTERNS, __version__  # no-cython-lint
+from bpe_fallback import PATTERNS, SPECIAL_TOKENS, __version__  # no-cython-lint
 # the public helpers this module does not replace
 from bpe_fallback import (CoreProtocol, FileSet, Pipeline, ProgressBar,  # no-cython-lint
                           UnknownTokenError, encoding_name_for_model, file_cuts,  # no-cython-lint

@@ -62,7 +62,7 @@ __all__ = ["Tokenizer", "Core", "CoreProtocol", "count_pretokens", "get_encoding
            "str_to_token", "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError",
            "Encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
            "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program", "FileSet",
-           "gpt4_variant"]
+           "gpt4_variant", "SPECIAL_TOKENS"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -96,6 +96,14 @@ PATTERNS = {
     ),
     "words": r"""\S+\s?|\s+""",
     "bytes": r"""[\s\S]+""",
+    # the open models' pre-tokenizers (their published pattern strings, as data)
+    "llama3": (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+               r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""),
+    "qwen2": (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
+              r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""),
+    "nanochat": (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}"""
+                 r"""| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""),
+    # "deepseek_v3", a pipeline of splits, is added below Pipeline
 }
 
 
@@ -135,10 +143,33 @@ class Pipeline(_collections.namedtuple("Pipeline", "normalizers splits")):
 
 _NORMALIZERS = ("NFC", "NFD", "NFKC", "NFKD")
 
+# DeepSeek V3's tokenizer.json: a Sequence of three Isolated Splits (then ByteLevel
+# without its regex): runs of 1 to 3 digits; runs of CJK ideographs, hiragana and
+# katakana; then a GPT-4-like pattern over \p{P} and \p{S}.
+PATTERNS["deepseek_v3"] = Pipeline((), (
+    r"\p{N}{1,3}",
+    "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+    r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"""
+    r"""| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+))
+
+# A bare identifier is a name or a mistake, never a regex (write a regex that is
+# one word as a group: (?:word)).
+_NAME_LIKE = _regex.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _unknown_name(what, name, names, hint=""):
+    return ValueError(f"unknown {what} name {_short(name)}: the names are "
+                      f"{', '.join(names)}{hint}")
+
 
 def resolve_pattern(pattern):
     """Return the regex string for a pattern name, None, or a custom regex;
     a Pipeline with its splits resolved (the one regex where that is all).
+    The names are PATTERNS' keys; a bare identifier that is none of them is
+    a ValueError listing them, any other string is a regex.  (Only the API
+    and the command line resolve names: a pattern read from a file is the
+    regex it says.)
 
     >>> resolve_pattern("words")
     '\\\\S+\\\\s?|\\\\s+'
@@ -148,16 +179,33 @@ def resolve_pattern(pattern):
     if pattern is None:
         return PATTERNS["bytes"]
     if isinstance(pattern, Pipeline):
-        return _resolve_pipeline(pattern)
+        return _resolve_pipeline(pattern, resolve_pattern)
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str, a Pipeline or None, not "
                         f"{type(pattern).__name__}")
-    pattern = PATTERNS.get(pattern, pattern)
+    named = PATTERNS.get(pattern)
+    if named is not None:
+        return named
+    if _NAME_LIKE.fullmatch(pattern):
+        raise _unknown_name("pattern", pattern, PATTERNS, " (a regex that is one bare word: "
+                            f"write it as a group, (?:{pattern}))")
     _compile_pattern(pattern)
     return pattern
 
 
-def _resolve_pipeline(pipeline):
+def _check_pattern(pattern):
+    """A pattern as a file (or tiktoken's pat_str) gives it: a regex, or a
+    Pipeline of regexes, checked; never a name.  The Pipeline that is one
+    regex is that regex."""
+    if isinstance(pattern, Pipeline):
+        return _resolve_pipeline(pattern, _check_pattern)
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str or a Pipeline, not {type(pattern).__name__}")
+    _compile_pattern(pattern)
+    return pattern
+
+
+def _resolve_pipeline(pipeline, resolve):
     forms, splits = pipeline
     if isinstance(forms, str) or isinstance(splits, str):
         raise TypeError("a Pipeline's normalizers and splits are sequences of str")
@@ -168,7 +216,16 @@ def _resolve_pipeline(pipeline):
                              f"{', '.join(_NORMALIZERS)})")
     if not splits:
         raise ValueError("a Pipeline needs at least one split (\"bytes\": none)")
-    splits = tuple(resolve_pattern(p) if isinstance(p, str) else _not_str(p) for p in splits)
+    out = []
+    for p in splits:
+        p = resolve(p) if isinstance(p, str) else _not_str(p)
+        if isinstance(p, Pipeline):  # a named pipeline among the splits: its splits
+            if p.normalizers:
+                raise ValueError("a named pipeline with normalizers cannot be a split")
+            out.extend(p.splits)
+        else:
+            out.append(p)
+    splits = tuple(out)
     if not forms and len(splits) == 1:
         return splits[0]
     return Pipeline(forms, splits)
@@ -401,10 +458,49 @@ def _special_regex(specials):
     return _regex.compile("|".join(_regex.escape(s) for s in alts))
 
 
+# The open models' special tokens by name (special_tokens="llama3", bpe --special
+# llama3): a dict of fixed ids, or a list whose tokens take the ids after the
+# vocabulary, in order.
+SPECIAL_TOKENS = {
+    # Meta's Llama 3 (tokenizer.py): 256 specials after the 128,000 ranks
+    "llama3": {s: 128000 + i for i, s in enumerate(
+        ["<|begin_of_text|>", "<|end_of_text|>"]
+        + [f"<|reserved_special_token_{k}|>" for k in range(4)]
+        + ["<|start_header_id|>", "<|end_header_id|>", "<|reserved_special_token_4|>",
+           "<|eot_id|>"]
+        + [f"<|reserved_special_token_{k}|>" for k in range(5, 251)])},
+    # Qwen 3's added tokens (Qwen 2.5's are the first 22, Qwen 2's the first 3)
+    "qwen2": {s: 151643 + i for i, s in enumerate([
+        "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>",
+        "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>",
+        "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
+        "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>",
+        "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>",
+        "<think>", "</think>"])},
+    # nanochat's SPECIAL_TOKENS: after the merges of the vocabulary it trains
+    "nanochat": ["<|bos|>", "<|user_start|>", "<|user_end|>", "<|assistant_start|>",
+                 "<|assistant_end|>", "<|python_start|>", "<|python_end|>",
+                 "<|output_start|>", "<|output_end|>"],
+}
+
+
+def _special_set(special_tokens):
+    """special_tokens as given, or a copy of the named set of SPECIAL_TOKENS; a
+    bare identifier that names none is a ValueError listing them."""
+    if isinstance(special_tokens, str):
+        named = SPECIAL_TOKENS.get(special_tokens)
+        if named is not None:
+            return named.copy()
+        if _NAME_LIKE.fullmatch(special_tokens):
+            raise _unknown_name("special-token set", special_tokens, SPECIAL_TOKENS)
+    return special_tokens
+
+
 def _check_specials(special_tokens):
     """The special tokens as a tuple of str, in the order given (a sequence, or
-    a mapping's keys).  A set has no order, so the ids it would give change
-    from run to run: TypeError."""
+    a mapping's keys, or a set's name: SPECIAL_TOKENS).  A set has no order,
+    so the ids it would give change from run to run: TypeError."""
+    special_tokens = _special_set(special_tokens)
     if special_tokens is None:
         return ()
     if isinstance(special_tokens, (str, bytes)):
@@ -1400,6 +1496,7 @@ def _assign_specials(special_tokens, token_at, id_of, max_id):
     the token with the same bytes, or the next id after `max_id`.
     `token_at(id)` and `id_of(bytes)` look the vocabulary up (None: none)."""
     specials, taken = {}, []
+    special_tokens = _special_set(special_tokens)
     if isinstance(special_tokens, _abc.Mapping):
         for s, i in special_tokens.items():
             _check_special_text(s)
@@ -2346,7 +2443,9 @@ class _TiktokenMethods:
                 raise ValueError(f"explicit_n_vocab={explicit_n_vocab}, but there are "
                                  f"{len(mergeable_ranks)} mergeable and {len(special_tokens)} "
                                  f"special tokens, the largest id {top}")
-        tok = cls.from_tiktoken(mergeable_ranks, pattern=pat_str, special_tokens=special_tokens)
+        # pat_str is a regex, as tiktoken reads it: never one of this library's names
+        tok = cls._from_ranks(_check_pattern(pat_str), dict(mergeable_ranks), "ranks",
+                              special_tokens)
         tok._name, tok._from_ranks_exactly = name, True
         return tok
 
@@ -4355,7 +4454,7 @@ def _native_head(c):
         c.fail("the pattern is not a JSON string, or an object of normalizers and splits")
     try:
         if isinstance(pattern, Pipeline):
-            if resolve_pattern(pattern) != pattern:
+            if _check_pattern(pattern) != pattern:
                 c.fail("a pipeline that is one plain regex is written as that regex")
         else:
             _compile_pattern(pattern)
@@ -4454,6 +4553,7 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
     together."""
     made = {a + b for a, b in merges} | {bytes([b]) for b in range(256)}
     specials = {}
+    special_tokens = _special_set(special_tokens)
     if special_tokens is not None:
         if isinstance(special_tokens, _abc.Mapping):
             for s, i in special_tokens.items():
@@ -5343,7 +5443,7 @@ def pattern_program(pattern):
     >>> pattern_program(r"(?<=a)b") is None
     True
     """
-    pattern = resolve_pattern(pattern)
+    pattern = _check_pattern(pattern)  # a regex: names are the API's (resolve_pattern)
     if isinstance(pattern, Pipeline):
         return None  # several steps: the regexes split in turn
     if pattern in _PROGRAMS:
@@ -5544,7 +5644,7 @@ def _hf_pipeline(doc, c):
     forms = _hf_normalizers(doc.get("normalizer"), "normalizer", c)
     splits = _hf_splits(doc.get("pre_tokenizer"), c.fail)
     try:
-        pattern = resolve_pattern(Pipeline(forms, splits or [PATTERNS["bytes"]]))
+        pattern = _check_pattern(Pipeline(forms, splits or [PATTERNS["bytes"]]))
     except ValueError as e:
         c.fail(f"pre_tokenizer: {e}")
     _hf_post_processor(doc.get("post_processor"), "post_processor", c)
@@ -6017,12 +6117,14 @@ def _read_sidecar(path, digest):
     return pattern, specials
 
 
-def _load_any(cls, path, pattern):
+def _load_any(cls, path, pattern, special_tokens=None):
     import hashlib
 
     def holds_pattern(what):
         if pattern is not None:
             raise ValueError(f"{path}: {what} holds its own pattern; do not give one")
+        if special_tokens is not None:
+            raise ValueError(f"{path}: {what} holds its own special tokens; do not give them")
 
     if _os.path.isdir(path):
         hf = _os.path.join(path, "tokenizer.json")
@@ -6033,7 +6135,8 @@ def _load_any(cls, path, pattern):
             return cls.from_huggingface(path)  # the directory, as transformers reads it
         vocab, merges = _os.path.join(path, "vocab.json"), _os.path.join(path, "merges.txt")
         if _os.path.lexists(vocab) and _os.path.lexists(merges):
-            return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2")
+            return cls.from_gpt2(vocab, merges, pattern=pattern or "gpt2",
+                                 special_tokens=special_tokens)
         raise ValueError(f"{path} is a directory without tokenizer.json, or vocab.json and "
                          "merges.txt")
     data = _read_file(path)  # a regular file, checked before its first byte is read
@@ -6050,13 +6153,14 @@ def _load_any(cls, path, pattern):
         pattern = resolve_pattern(pattern)
     digest = hashlib.sha256(data).hexdigest()
     side = _read_sidecar(path, digest)
-    specials = None
+    specials = special_tokens
     if side is not None:
-        specials = side[1]
+        specials = side[1] if specials is None else specials
         pattern = side[0] if pattern is None else pattern
     elif digest in _KNOWN_RANKS:
-        known, specials, _ = _ENCODINGS[_KNOWN_RANKS[digest]]
-        pattern, specials = PATTERNS[known] if pattern is None else pattern, dict(specials)
+        known, named, _ = _ENCODINGS[_KNOWN_RANKS[digest]]
+        pattern = PATTERNS[known] if pattern is None else pattern
+        specials = dict(named) if specials is None else specials
     elif pattern is None:
         raise ValueError(
             f"{path}: a .tiktoken file holds neither its pattern nor its special tokens, and "
@@ -6275,7 +6379,7 @@ class _FileFormats:
             files.publish()
 
     @classmethod
-    def from_file(cls, path, *, pattern=None):
+    def from_file(cls, path, *, pattern=None, special_tokens=None):
         """Read a tokenizer in any of the formats this library writes, plain
         or gzipped, told apart by their content: the native format, a
         tokenizer.json, a directory holding one (or GPT-2's vocab.json and
@@ -6284,8 +6388,11 @@ class _FileFormats:
         ".json"`` (which must name this file by its sha256), or, for OpenAI's
         files (gpt2, p50k_base, cl100k_base, o200k_base: known by their
         sha256), from their encoding; any other needs `pattern` (ValueError
-        otherwise: nothing is read with a guessed pattern).  `pattern`: for
-        the formats that hold none (GPT-2 files: default "gpt2"; .tiktoken).
+        otherwise: nothing is read with a guessed pattern).  `pattern` (a
+        name or a regex) and `special_tokens` (as from_tiktoken takes them,
+        or a set's name: SPECIAL_TOKENS): for the formats that hold none
+        (GPT-2 files: default "gpt2"; .tiktoken, where they replace the
+        sidecar's or the encoding's).
 
         >>> import os, tempfile
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<s>"])
@@ -6293,7 +6400,7 @@ class _FileFormats:
         >>> tok.save_huggingface(path); Tokenizer.from_file(path) == tok
         True
         """
-        return _load_any(cls, _os.fspath(path), pattern)
+        return _load_any(cls, _os.fspath(path), pattern, special_tokens)
 
 
 # --------------------------------------------------------------------------
@@ -8094,9 +8201,11 @@ def _cli_train_parser(sub):
     t.add_argument("--vocab-size", type=int, required=True, metavar="N",
                    help="256 bytes + merges + special tokens")
     t.add_argument("--pattern", default="gpt2", metavar="P",
-                   help="pre-tokenization: gpt2 (default), cl100k, o200k, words, bytes, or a regex")
+                   help="pre-tokenization: a name (" + _PATTERN_NAMES + "; default gpt2) or "
+                        "a regex")
     t.add_argument("--special", action="append", default=[], metavar="TOKEN",
-                   help="a special token (repeat for several; their ids follow the merges)")
+                   help="a special token (repeat for several; their ids follow the merges), "
+                        "or a named set: " + ", ".join(SPECIAL_TOKENS))
     t.add_argument("--min-frequency", type=int, default=2, metavar="N",
                    help="stop when the best pair occurs fewer than N times (default 2)")
     t.add_argument("--max-token-bytes", type=int, metavar="N", help="never learn a longer token")
@@ -8143,9 +8252,7 @@ def _cli_encode_parser(sub):
     e.add_argument("--jsonl", action="store_true", help="read every input as JSON lines")
     e.add_argument("--text-field", default="text", metavar="FIELD",
                    help="the field of a JSON record that holds its text (default text)")
-    e.add_argument("--pattern", metavar="P", help="the pattern, for a .tiktoken file without "
-                                                  "sidecar "
-                   "or GPT-2 files of another pattern than gpt2")
+    _cli_bare_options(e)
     e.add_argument("--workers", type=int, metavar="N",
                    help="encoding workers (default: the CPUs, at most one per MB of input): "
                         "threads with the compiled core, processes with the pure-Python one")
@@ -8164,6 +8271,52 @@ _TOKENIZER_HELP = ("a tokenizer file in any format bpe train writes (a .tiktoken
                    "cached files)")
 
 
+_PATTERN_NAMES = ", ".join(PATTERNS)
+
+
+def _cli_bare_options(c):
+    """--pattern and --special: what a bare rank table (a .tiktoken file,
+    GPT-2's files) lacks."""
+    c.add_argument("--pattern", metavar="P",
+                   help="the pattern of a tokenizer file that holds none (a .tiktoken file, "
+                        "GPT-2's files): a name (" + _PATTERN_NAMES + ") or a regex")
+    c.add_argument("--special", action="append", metavar="TOKEN=ID",
+                   help="a special token of a tokenizer file that holds none (repeatable), or "
+                        "a named set: " + ", ".join(SPECIAL_TOKENS))
+
+
+def _cli_specials(values):
+    """--special TOKEN=ID (repeatable) or a set's name: a dict; a set without
+    fixed ids (its tokens take the ids after the vocabulary) given alone: its
+    list; None when not given."""
+    if not values:
+        return None
+    if len(values) == 1 and isinstance(SPECIAL_TOKENS.get(values[0]), list):
+        return list(SPECIAL_TOKENS[values[0]])
+    specials = {}
+    for value in values:
+        token, eq, i = value.rpartition("=")
+        if eq and token:
+            try:
+                i = int(i)
+            except ValueError:
+                raise _Usage(f"--special {value}: the id after '=' must be an integer") from None
+            added = {token: i}
+        elif value in SPECIAL_TOKENS:
+            added = SPECIAL_TOKENS[value]
+            if not isinstance(added, dict):
+                raise _Usage(f"--special {value}: the set {value} has no fixed ids (its tokens "
+                             f"take the ids after the vocabulary): give it alone")
+        else:
+            raise _Usage(f"--special {value}: want TOKEN=ID, or a named set "
+                         f"({', '.join(SPECIAL_TOKENS)})")
+        for token, i in added.items():
+            if specials.get(token, i) != i:
+                raise _Usage(f"--special: {token} is given two ids, {specials[token]} and {i}")
+            specials[token] = i
+    return specials
+
+
 def _cli_decode_parser(sub):
     """The options of `bpe decode`."""
     d = sub.add_parser("decode", help="decode an array of ids back to text",
@@ -8176,7 +8329,7 @@ def _cli_decode_parser(sub):
                                                           "output)")
     d.add_argument("--dtype", choices=["auto", "uint16", "uint32"], default="auto",
                    help="auto (default): the sidecar's, else uint16 when every id fits")
-    d.add_argument("--pattern", metavar="P", help="as for bpe encode")
+    _cli_bare_options(d)
     return d
 
 
@@ -8186,7 +8339,7 @@ def _cli_info_parser(sub):
                        description="Show a tokenizer's vocabulary size, pattern, special tokens "
                                    "and longest tokens.")
     i.add_argument("tokenizer", metavar="T", help=_TOKENIZER_HELP)
-    i.add_argument("--pattern", metavar="P", help="as for bpe encode")
+    _cli_bare_options(i)
     return i
 
 def _cli_backend():
@@ -8398,6 +8551,8 @@ def _show_progress(args):
 
 
 def _cli_train(args, mod):
+    if len(args.special) == 1 and args.special[0] in SPECIAL_TOKENS:   # a set's name: its tokens
+        args.special = list(SPECIAL_TOKENS[args.special[0]])
     least = 256 + len(args.special)
     _check_counts(args, least)
     out = args.output or _FORMATS[args.format]
@@ -8574,24 +8729,46 @@ def _how_to_load(tok, out, fmt, mod):
 
 
 def _pattern_name(pattern):
-    """A pattern as Python source: its name where it has one."""
-    return repr(next((name for name, rx in PATTERNS.items() if rx == pattern), pattern))
+    """A pattern as Python source: its name where it has one (a regex that
+    is a bare word, as a group: the API would read it as a name)."""
+    name = next((name for name, rx in PATTERNS.items() if rx == pattern), None)
+    if name is not None:
+        return repr(name)
+    if isinstance(pattern, str) and _NAME_LIKE.fullmatch(pattern):
+        return repr(f"(?:{pattern})")
+    return repr(pattern)
 
 
-def _cli_tokenizer(spec, pattern, mod):
+def _describe_pattern(pattern):
+    """bpe info's pattern: "regex ...", or "pipeline: " and its steps."""
+    def shown(rx):
+        return rx if rx.isprintable() and rx.strip() == rx and rx else repr(rx)
+
+    if not isinstance(pattern, Pipeline):
+        return f"regex {shown(pattern)}"
+    steps = [f"normalize {form}" for form in pattern.normalizers]
+    steps += [f"split by the regex {shown(rx)}" for rx in pattern.splits]
+    return "pipeline: " + "; then ".join(steps)
+
+
+def _cli_tokenizer(spec, pattern, mod, special=None):
     """-t T: a tokenizer file in any format, a directory of GPT-2's files, or
-    the name of one of tiktoken's encodings (get_encoding)."""
+    the name of one of tiktoken's encodings (get_encoding); `pattern` and
+    `special` (--pattern, --special) complete a file that holds none."""
+    specials = _cli_specials(special)
     if not _os.path.exists(spec):
         if spec in _ENCODINGS:
             if pattern is not None:
                 raise _Usage(f"--pattern: encoding {spec} has its own pattern")
+            if specials is not None:
+                raise _Usage(f"--special: encoding {spec} has its own special tokens")
             return mod.get_encoding(spec)
         raise _Usage(f"no such tokenizer: {spec} (a tokenizer file, a directory of GPT-2's "
                      f"vocab.json and merges.txt, or one of {', '.join(_ENCODINGS)})", 1)
     if not _os.path.isdir(spec):
         _check_input(spec, "tokenizer")
     try:
-        return mod.Tokenizer.from_file(spec, pattern=pattern)
+        return mod.Tokenizer.from_file(spec, pattern=pattern, special_tokens=specials)
     except ValueError:
         if _looks_like_gpt2_vocab(spec):
             raise ValueError(f"{spec}: a GPT-2 vocab.json (token -> id) holds no merges: pass "
@@ -8634,7 +8811,7 @@ def _cli_encode(args, mod):
     if val_fraction is not None:
         val_out = _val_path(args.output)
         _check_output(val_out, read, outputs=[val_out, val_out + ".json"])
-    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
+    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod, args.special)
     allowed = "all" if "all" in args.allowed_special else set(args.allowed_special)
     options = dict(dtype=None if args.dtype == "auto" else args.dtype, eot=args.eot,
                    jsonl=True if args.jsonl else None, text_field=args.text_field,
@@ -8699,7 +8876,7 @@ def _cli_decode(args, mod):
     import array
 
     _check_input(args.ids)
-    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
+    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod, args.special)
     dtype, byteorder = args.dtype, "little"
     sidecar = args.ids + ".json"
     if _os.path.isfile(sidecar):
@@ -8761,19 +8938,20 @@ def _cli_decode(args, mod):
 
 
 def _cli_info(args, mod):
-    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod)
+    tok = _cli_tokenizer(args.tokenizer, args.pattern, mod, args.special)
     specials = tok.special_tokens
     special_ids = set(specials.values())
     n_merges = len(tok.merges)
     named = next((name for name, rx in PATTERNS.items() if rx == tok.pattern), None)
+    pattern = _describe_pattern(tok.pattern)
     rows = [("tokenizer", args.tokenizer),
             ("vocab_size", f"{tok.vocab_size:,} ({tok.vocab_size - len(specials):,} tokens: "
                            f"{n_merges:,} merges; {len(specials):,} special "
                            f"token{'s' * (len(specials) != 1)})"),
-            ("pattern", (f"{named}: " if named else "")
-             + (tok.pattern if tok.pattern.isprintable() else repr(tok.pattern))),
+            ("pattern", (f"name {named}, the " if named else "") + pattern),
             ("pretokenizer", tok.pretokenizer + (" (compiled from the pattern)"
-                                                 if tok.pretokenizer == "native" and not named
+                                                 if tok.pretokenizer == "native" and named
+                                                 not in ("gpt2", "cl100k", "o200k", "words")
                                                  else ""))]
     shown = sorted(specials.items(), key=lambda kv: kv[1])
     text = ", ".join(f"{name!r} {i}" for name, i in shown[:12])

@@ -124,6 +124,22 @@ def test_plan_cuts_where_the_library_cuts(text_files):
         assert len(lib) > len(text_files) or pattern == r"\w+|\W"
 
 
+def test_plan_cuts_keep_a_literal_word_pattern(text_files):
+    """A tokenizer's pattern that is a bare word (a tokenizer.json Split of regex "gpt2") is
+    that regex, not the pattern name: the ranges it cuts split text as the whole does."""
+    import bpe_fallback
+
+    path = text_files[-1]
+    whole = _read(path).replace("the", "gpt2")
+    literal = Path(path).with_name("gpt2_words.txt")
+    literal.write_text(whole, encoding="utf-8")
+    split = bpe_fallback.pretokenizer("gpt2")   # the regex /gpt2/ and the text between
+    jobs = td.plan_jobs(td.resolve_inputs([str(literal)]), BLOCK, "gpt2", [], bpe_fallback)
+    data = literal.read_bytes()
+    pieces = [p for j in jobs for p in split(data[j[4]:j[5]].decode("utf-8"))]
+    assert pieces == split(whole)
+
+
 @pytest.mark.parametrize("pattern", ["gpt2", "words"])
 def test_text_files_equal_train_files(client, mod, text_files, pattern):
     counted = td.count_on_dask(text_files, client=client, pattern=pattern,

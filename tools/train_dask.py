@@ -32,6 +32,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -111,7 +112,11 @@ def resolve_inputs(inputs, *, jsonl=None):
 
 def plan_jobs(sources, blocksize, pattern, specials, mod):
     """Cut the sources into jobs (kind, fs, path, name, start, end, compression), by the
-    library's own cut points (`file_cuts`); compressed files are one job each."""
+    library's own cut points (`file_cuts`); compressed files are one job each.  `pattern`
+    is a regex (a tokenizer's, or one resolve_pattern gave): one that is a bare word, which
+    file_cuts would read as a pattern name, goes to it as the same regex in a group."""
+    if isinstance(pattern, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", pattern):
+        pattern = f"(?:{pattern})"
     jobs = []
     for src in sources:
         kind = "jsonl" if src.jsonl else "text"
