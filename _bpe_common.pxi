@@ -2,7 +2,8 @@
 # (prefetch, count trailing zeros, little-endian loads), big allocations on huge
 # pages, giving memory back, the profiling probes of a stats build, and the
 # small containers (int32 vectors, a uint64 -> int64 map, hashes).
-# Needs: the cimports at the top of bpe.pyx.  Included first.
+# Needs: nothing of the files before it (only what bpe.pyx imports).  Included
+# first.
 
 cdef extern from "_bpe_common.h":
     void prefetch "BPE_PREFETCH"(const void *p) noexcept nogil
@@ -74,6 +75,14 @@ cdef int bytes_reserve(uint8_t **buf, Py_ssize_t *cap, Py_ssize_t need) noexcept
         return -1
     buf[0] = p
     cap[0] = c
+    return 0
+
+cdef int resize(void **p, Py_ssize_t size) noexcept nogil:
+    """realloc in place of the pointer; -1 (and the block untouched) if no memory."""
+    cdef void *q = realloc(p[0], size)
+    if q == NULL:
+        return -1
+    p[0] = q
     return 0
 
 cdef inline int ivec_push(IVec *v, int32_t x) noexcept nogil:

@@ -1,7 +1,20 @@
 # The Python-facing core: Core (what bpe_fallback.Tokenizer holds), its
 # results (_Ids and the _Flatten iterator of encode_iterable), the per-thread
 # _Packer, and the small helpers Core exposes (repair, pack_ids).
-# Needs: everything included before it.
+# Needs: big_alloc, IVec, ivec_free, PyLong_AsUnsignedLong, PyUnicode_DATA,
+# PyUnicode_GET_LENGTH, PyUnicode_IS_ASCII, PyUnicode_KIND (_bpe_common.pxi);
+# fill_items, ids_to_list, incref, list_adopt, list_items, Py_DECREF,
+# PyMem_Free, PyMem_Malloc, PyTypeObject, set_iternext, SHORTCUTS, take_counted
+# (_bpe_cpython.pxi); _build_flags, _which, as_str, has_surrogate, P_NONE,
+# Utf8, utf8_chars, utf8_of, utf8_offset (_bpe_scanner.pxi); native_pretokens
+# (_bpe_bitscan.pxi); _Overrun, _Pattern, compiled_pattern, P_PAT,
+# pattern_pretokens (_bpe_pattern.pxi); _Counter (_bpe_counter.pxi);
+# _learn_merges (_bpe_trainer.pxi); _Cache, FSlot, PCache, SPARE_IDS
+# (_bpe_cache.pxi); backtrack, CoreT, rank_merge, Scratch, scratch_free
+# (_bpe_encoder.pxi); atoms_free (_bpe_atoms.pxi); flat_reset, piece_flat,
+# scan_text (_bpe_scan.pxi); alloc_core, build_atoms, build_flat, build_tables,
+# IdMap, idmap_free, idmap_init, MergeRec, TrieBuild (_bpe_tables.pxi); _Model,
+# _native_model, _tiktoken_model, ModelT (_bpe_load.pxi).
 
 def _repair(text):
     """Core.repair (see repaired)."""

@@ -4,7 +4,7 @@
 # is free-threaded (Py_GIL_DISABLED: no GIL, so reference counts must go
 # through Py_INCREF, and type slots are not ours to patch) or when the build
 # asks for it with -DBPE_SAFE_CPYTHON (how the safe path is tested here).
-# Needs: the cimports of bpe.pyx.  Used by _bpe_core.pxi (Core.to_list,
+# Needs: prefetch (_bpe_common.pxi).  Used by _bpe_core.pxi (Core.to_list,
 # _Flatten).
 #
 # What they buy, measured against the safe path (-DBPE_SAFE_CPYTHON), o200k,

@@ -17,7 +17,7 @@
 # with PN_OVERRUN and the caller splits that text with the regex instead
 # (which has its own time limit).  Recursion (one level a choice point or a
 # repeat of a group) is bounded the same way.
-# Needs: the cimports of bpe.pyx; bpe_fallback as _py.
+# Needs: Utf8, utf8_of (_bpe_scanner.pxi).
 
 cdef extern from "_bpe_pattern.h":
     enum: PN_CLASS, PN_GROUP, PN_NOT_AHEAD, PN_END
