@@ -1,8 +1,9 @@
 # Atoms: the characters a first-seen pre-token that is not ASCII merges from
 # (run time: atomize, merge_syms, encode_atoms).  Built once per core by
-# build_atoms in _bpe_tables.pxi.
-# Needs: CoreT and the pair table (_bpe_encoder.pxi), GRID and pair1
-# (_bpe_scan.pxi).
+# build_atoms in _bpe_tables.pxi.  Their types (Atoms, Frag, LongTok) are in
+# _bpe_encoder.pxi, beside CoreT, which holds them.
+# Needs: IVec, ivec_push, ivec_reserve (_bpe_common.pxi); ATOM_MAX, Atoms,
+# CoreT, Frag, GRID, GRID_BITS, pair_get (_bpe_encoder.pxi).
 
 # ---- atoms: characters a merge may start from --------------------------------
 #
@@ -17,38 +18,6 @@
 # that fails is no atom), so the merges, and the ids, are the same.  A CJK
 # run then merges from its characters: a fifth of the merge steps
 # (o200k x multilingual.txt, the pre-tokens of more than 15 bytes).
-
-cdef enum: ATOM_MAX = 64   # symbols a long pre-token may have to merge from its atoms
-cdef enum: ATOM_BYTES = 4 * ATOM_MAX   # the longest pre-token encode_atoms is given
-cdef enum: PAIR_WORDS = 1024   # a bit set of the 256 x 256 byte pairs (bit_at, bit_set)
-
-cdef struct Frag:
-    uint32_t part     # the bytes inside the character (1-3), little-endian
-    int32_t part_len
-    int32_t off       # the bytes outside it, in Atoms.bytes
-    int32_t len
-
-cdef struct Atoms:
-    int32_t *of       # code point (BMP) -> its atom's core number, or -1
-    uint64_t *head_bits   # [lead byte][the byte before]: a head fragment may end there
-    uint64_t *tail_bits   # [last byte][the byte after]: a tail fragment may start there
-    Frag *heads       # by lead byte: heads[head_at[b]:head_at[b + 1]]
-    Frag *tails       # by the character's last byte, likewise
-    int32_t head_at[257]
-    int32_t tail_at[257]
-    uint8_t *bytes
-    LongTok *longs    # the tokens of more than FS_MAX bytes that are not ASCII, by
-    int long_shift    #   piece_hash (open addressing): the whole-token rule without a
-                      #   walk down the trie
-    uint64_t long_bits[PAIR_WORDS]   # a bit for each one's hash (its top two bytes):
-                      #   most pre-tokens are no token, and this says so
-
-cdef struct LongTok:
-    uint64_t h        # piece_hash of its bytes (0: an empty slot)
-    int64_t off       # its bytes, in Atoms.bytes
-    int32_t len
-    int32_t id
-
 
 cdef inline int utf8_need(uint8_t b) noexcept nogil:
     """The bytes of the character a byte starts (0: a continuation byte)."""

@@ -1,7 +1,7 @@
 /* The bitmap pre-tokenizer's C: classify 64 bytes into class bitmaps
    (SSE2, AVX2 or 8 bytes at a time) and the rules of one block.  Included by
    _bpe_bitscan.pxi, which says what the rules are and drives the scan; needs
-   bpe_ctz64 and bpe_le64 (_bpe_common.pxi). */
+   bpe_ctz64 and bpe_le64 (_bpe_common.h). */
 #ifndef BPE_BITSCAN_H
 #define BPE_BITSCAN_H
 

@@ -1,4 +1,5 @@
-# The bitmap pre-tokenizer of the o200k and cl100k patterns for ASCII text.
+# The bitmap pre-tokenizer of the o200k and cl100k patterns for ASCII text,
+# and native_pretokens (Core.pretokenize), which runs it or the scalar scanners.
 #
 # 64 bytes are classified at a time into one bitmap per class (SSE2 on
 # x86-64, AVX2 where the CPU has it, chosen at import; 8 bytes at a time
@@ -13,6 +14,9 @@
 # read the end of the text as white space ahead (nothing follows a run there)
 # and put no start past it.  tests/test_bitscan.py compares the result with
 # regex.findall.
+# Needs: ctz64 (_bpe_common.pxi); _build_flags, is_cl, next_cl100k, next_o200k,
+# next_pretoken, P_CL1, P_CL100K, P_CL2, P_CL2E, P_CL3, P_O200K, Utf8, utf8_of
+# (_bpe_scanner.pxi).
 #
 # The rules on ASCII (bit j = byte j; "start": a pre-token starts there):
 # - a letter starts one unless the character before is a letter (o200k: but
@@ -152,3 +156,26 @@ cdef inline int64_t bs_next(bs_iter *it, const uint8_t *s, int64_t i, int64_t n,
         it.bits = b & (b - 1)
         return it.base + ctz64(b)
     return bs_refill(it, s, i, n, which)
+
+
+cdef list native_pretokens(str text, int which):
+    """The pre-tokens of `text` (repaired) by the native scanner `which`
+    (Core.pretokenize)."""
+    cdef Py_ssize_t i = 0, e
+    cdef Utf8 u
+    cdef list out = []
+    cdef bs_iter bit
+    bs_start(&bit)
+    _build_flags()
+    utf8_of(text, &u)
+    try:
+        while i < u.len:
+            if which == P_O200K or is_cl(which):
+                e = bs_next(&bit, u.data, i, u.len, which)
+            else:
+                e = next_pretoken(which, u.data, i, u.len)
+            out.append(PyBytes_FromStringAndSize(<const char *> u.data + i, e - i).decode("utf-8"))
+            i = e
+        return out
+    finally:
+        free(u.owned)

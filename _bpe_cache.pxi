@@ -2,7 +2,12 @@
 # longer than the flat table's keys -> its ids, in C memory, no Python
 # objects.  The flat table of short pre-tokens lives in the same PCache and is
 # worked by _bpe_scan.pxi.
-# Needs: hashes, big_alloc (_bpe_common.pxi); FSlot's users (_bpe_scan.pxi).
+# Needs: big_alloc, bytes_reserve, IVec, ivec_free (_bpe_common.pxi).  The flat
+# table's users: _bpe_scan.pxi.
+
+cdef enum: CACHE_BITS = 18
+cdef enum: CACHE_MAX_BYTES = 255
+cdef enum: MEMO_BITS = 14   # the memo of compatible() (PCache.memo, Scratch.memo): 2**MEMO_BITS words
 
 cdef struct CSlot:
     uint64_t hash     # 0: empty

@@ -1,7 +1,20 @@
 # The Python-facing core: Core (what bpe_fallback.Tokenizer holds), its
 # results (_Ids and the _Flatten iterator of encode_iterable), the per-thread
 # _Packer, and the small helpers Core exposes (repair, pack_ids).
-# Needs: everything included before it.
+# Needs: big_alloc, IVec, ivec_free, PyLong_AsUnsignedLong, PyUnicode_DATA,
+# PyUnicode_GET_LENGTH, PyUnicode_IS_ASCII, PyUnicode_KIND (_bpe_common.pxi);
+# fill_items, ids_to_list, incref, list_adopt, list_items, Py_DECREF,
+# PyMem_Free, PyMem_Malloc, PyTypeObject, set_iternext, SHORTCUTS, take_counted
+# (_bpe_cpython.pxi); _build_flags, _which, as_str, has_surrogate, P_NONE,
+# Utf8, utf8_chars, utf8_of, utf8_offset (_bpe_scanner.pxi); native_pretokens
+# (_bpe_bitscan.pxi); _Overrun, _Pattern, compiled_pattern, P_PAT,
+# pattern_pretokens (_bpe_pattern.pxi); _Counter (_bpe_counter.pxi);
+# _learn_merges (_bpe_trainer.pxi); _Cache, FSlot, PCache, SPARE_IDS
+# (_bpe_cache.pxi); backtrack, CoreT, rank_merge, Scratch, scratch_free
+# (_bpe_encoder.pxi); atoms_free (_bpe_atoms.pxi); flat_reset, piece_flat,
+# scan_text (_bpe_scan.pxi); alloc_core, build_atoms, build_flat, build_tables,
+# IdMap, idmap_free, idmap_init, MergeRec, TrieBuild (_bpe_tables.pxi); _Model,
+# _native_model, _tiktoken_model, ModelT (_bpe_load.pxi).
 
 def _repair(text):
     """Core.repair (see repaired)."""
@@ -77,14 +90,7 @@ cdef Py_ssize_t pack_le(const int32_t *ids, Py_ssize_t n, int itemsize, uint8_t 
 from cpython.buffer cimport PyBuffer_FillInfo
 
 
-cdef extern from *:
-    """
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    #define BPE_BIG_ENDIAN 1
-    #else
-    #define BPE_BIG_ENDIAN 0
-    #endif
-    """
+cdef extern from "_bpe_core.h":
     bint BIG_ENDIAN "BPE_BIG_ENDIAN"
 
 
@@ -158,31 +164,7 @@ cdef class _Ids:
         return <object> PyList_GET_ITEM(self.objs, self.v.data[i])
 
 
-cdef extern from *:
-    """
-    /* encode_iterable's iterator: while a window of ids lasts, an item is a
-       pointer read (its reference was added in bulk when the window came);
-       refill (Cython, below) takes the next window. */
-    typedef struct {
-        const int32_t *data;  /* an _Ids window: its ids, */
-        Py_ssize_t i, n;      /* the next one to hand out and how many */
-        PyObject **objs;      /* the int objects by id */
-        PyObject *list;       /* or a list window (borrowed: the _Flatten holds it) */
-    } BpeFlatState;
-    static Py_ssize_t bpe_flat_offset;  /* where the state lives in a _Flatten */
-    static PyObject *(*bpe_flat_refill)(PyObject *);
-    static PyObject *bpe_flat_next(PyObject *self) {
-        BpeFlatState *st = (BpeFlatState *) ((char *) self + bpe_flat_offset);
-        if (st->i < st->n)
-            return st->objs[st->data[st->i++]];
-        if (st->list != NULL && st->i < PyList_GET_SIZE(st->list)) {
-            PyObject *o = PyList_GET_ITEM(st->list, st->i++);
-            Py_INCREF(o);
-            return o;
-        }
-        return bpe_flat_refill(self);
-    }
-    """
+cdef extern from "_bpe_core.h":
     ctypedef struct BpeFlatState:
         const int32_t *data
         Py_ssize_t i
@@ -359,58 +341,7 @@ cdef void _install_flat_next():
 _install_flat_next()
 
 
-cdef extern from *:
-    """
-    #include <string.h>
-    /* Whether s[:n] holds one of the k byte strings names[i][:lens[i]]: one
-       memchr pass per distinct first byte; at a hit, the next byte is looked
-       up among those that follow that first byte in a name, and only then
-       are the names compared (a name of one byte: any hit; an empty name is
-       in every text) */
-    static int bpe_holds_any(const unsigned char *s, size_t n,
-                             const unsigned char **names, const Py_ssize_t *lens,
-                             Py_ssize_t k) {
-        unsigned char done[256], next[256];
-        const unsigned char *p, *end = s + n;
-        Py_ssize_t i, j;
-        memset(done, 0, sizeof done);
-        for (i = 0; i < k; i++) {
-            unsigned char b;
-            int one = 0;
-            if (lens[i] == 0)
-                return 1;
-            b = names[i][0];
-            if (done[b])
-                continue;
-            done[b] = 1;
-            memset(next, 0, sizeof next);
-            for (j = i; j < k; j++) {
-                if (lens[j] == 0 || names[j][0] != b)
-                    continue;
-                if (lens[j] == 1)
-                    one = 1;
-                else
-                    next[names[j][1]] = 1;
-            }
-            if (one) {
-                if (n && memchr(s, b, n) != NULL)
-                    return 1;
-                continue;
-            }
-            for (p = s; p < end && (p = (const unsigned char *) memchr(p, b, (size_t) (end - p))) != NULL; p++) {
-                if (p + 1 == end)
-                    break;
-                if (!next[p[1]])
-                    continue;
-                for (j = i; j < k; j++)
-                    if (lens[j] >= 2 && names[j][0] == b && lens[j] <= end - p &&
-                            memcmp(p, names[j], (size_t) lens[j]) == 0)
-                        return 1;
-            }
-        }
-        return 0;
-    }
-    """
+cdef extern from "_bpe_core.h":
     bint bpe_holds_any(const uint8_t *s, size_t n, const uint8_t **names,
                        const Py_ssize_t *lens, Py_ssize_t k) noexcept nogil
 

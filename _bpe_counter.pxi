@@ -1,6 +1,9 @@
 # Counting pre-tokens in C (Core.counter): a hash table of pre-token bytes
 # -> count that the trainer reads directly.
-# Needs: the scanners and utf8_of (_bpe_scanner.pxi), hashes (_bpe_common.pxi).
+# Needs: bytes_reserve, hash_bytes (_bpe_common.pxi); _build_flags, _which,
+# as_str, next_pretoken, P_NONE, Utf8, utf8_of, utf8_start (_bpe_scanner.pxi);
+# _Pattern, compiled_pattern, P_PAT, pat_next, pn_init, pn_pat, pn_state
+# (_bpe_pattern.pxi).
 
 cdef struct CEntry:
     int64_t key_off     # into the counter's keys, which hold them end to end

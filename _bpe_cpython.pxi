@@ -4,7 +4,7 @@
 # is free-threaded (Py_GIL_DISABLED: no GIL, so reference counts must go
 # through Py_INCREF, and type slots are not ours to patch) or when the build
 # asks for it with -DBPE_SAFE_CPYTHON (how the safe path is tested here).
-# Needs: the cimports of bpe.pyx.  Used by _bpe_core.pxi (Core.to_list,
+# Needs: prefetch (_bpe_common.pxi).  Used by _bpe_core.pxi (Core.to_list,
 # _Flatten).
 #
 # What they buy, measured against the safe path (-DBPE_SAFE_CPYTHON), o200k,
@@ -28,44 +28,7 @@ cdef extern from "Python.h":
     void *PyMem_Malloc(size_t n)
     void PyMem_Free(void *p)
 
-cdef extern from *:
-    """
-    #if defined(Py_GIL_DISABLED) || defined(BPE_SAFE_CPYTHON)
-    #define BPE_SHORTCUTS 0
-    /* the safe path: public API only */
-    static inline void bpe_add_refs(PyObject *o, Py_ssize_t k) {
-        while (k-- > 0) Py_INCREF(o);
-    }
-    static inline void bpe_set_iternext(PyTypeObject *t, iternextfunc f) {
-        (void) t; (void) f;   /* keep the type's own __next__ */
-    }
-    static inline void bpe_list_adopt(PyObject *list, PyObject **items, Py_ssize_t n) {
-        (void) list; (void) items; (void) n;   /* not called: SHORTCUTS is 0 */
-    }
-    #else
-    #define BPE_SHORTCUTS 1
-    /* k more references to o at once (an immortal object keeps its count) */
-    static inline void bpe_add_refs(PyObject *o, Py_ssize_t k) {
-    #if PY_VERSION_HEX >= 0x030C0000
-        if (_Py_IsImmortal(o)) return;
-    #endif
-        Py_SET_REFCNT(o, Py_REFCNT(o) + k);
-    }
-    /* a C function as the type's tp_iternext: next() without a Python call */
-    static inline void bpe_set_iternext(PyTypeObject *t, iternextfunc f) {
-        t->tp_iternext = f;
-        PyType_Modified(t);
-    }
-    /* an empty list (PyList_New(0): no item array) takes over `items`, n
-       references it now holds, PyMem_Malloc'ed (list_dealloc frees it so) */
-    static inline void bpe_list_adopt(PyObject *list, PyObject **items, Py_ssize_t n) {
-        PyListObject *op = (PyListObject *) list;
-        op->ob_item = items;
-        op->allocated = n;
-        Py_SET_SIZE(op, n);
-    }
-    #endif
-    """
+cdef extern from "_bpe_cpython.h":
     const bint SHORTCUTS "BPE_SHORTCUTS"
     ctypedef PyObject *(*iternextfunc)(PyObject *) except? NULL
     void add_refs "bpe_add_refs"(PyObject *o, Py_ssize_t k)

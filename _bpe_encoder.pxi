@@ -1,11 +1,14 @@
 # The encoder's core: the tables it reads (CoreT: trie, pair table, the flat
-# table's template) and the ways one pre-token is encoded (backtracking over
-# the trie, merge by rank with a heap).  The subsystems around it, each in a
-# file of its own: the per-thread pre-token cache (_bpe_cache.pxi), the atoms
-# (_bpe_atoms.pxi), the flat table and the scan-and-encode loop over a whole
-# text (_bpe_scan.pxi); the tables are built in _bpe_tables.pxi.
-# Needs: IVec, hashes, big_alloc, prefetch, STAT (_bpe_common.pxi); the
-# scanners (_bpe_scanner.pxi).
+# table's template, the atoms' types) and the ways one pre-token is encoded
+# (backtracking over the trie, merge by rank with a heap).  The subsystems
+# around it, each in a file of its own: the per-thread pre-token cache
+# (_bpe_cache.pxi), the atoms (_bpe_atoms.pxi), the flat table and the
+# scan-and-encode loop over a whole text, which picks the way for a
+# first-seen long pre-token (_bpe_scan.pxi); the tables are built in
+# _bpe_tables.pxi.
+# Needs: EMPTY_KEY, IVec, ivec_free, ivec_push, ivec_reserve, STAT
+# (_bpe_common.pxi); pn_pat (_bpe_pattern.pxi); FSlot, MEMO_BITS
+# (_bpe_cache.pxi).
 
 # Token numbers: the core numbers tokens its own way, 0..255 the single bytes
 # and 256 + r the token merge r makes.  A token is *buildable* when merge by
@@ -32,10 +35,6 @@
 # table overlap, the pairs of small core numbers from a dense 4 MB grid; its
 # place in the output is kept and filled when the batch is done.  All of it
 # is memory-bound: the aim is independent loads, asked for early.
-
-cdef enum: CACHE_BITS = 18
-cdef enum: CACHE_MAX_BYTES = 255
-
 
 cdef struct DANode:
     int32_t base      # the children of this node are at (base & DA_BASE) + byte; DA_OK: a
@@ -92,9 +91,6 @@ cdef struct Scratch:
     bint memo_owned   # else the cache's, kept from call to call
     IVec heap         # the rank merge's work space
 
-cdef enum: MEMO_BITS = 14
-
-
 cdef void scratch_free(Scratch *sc) noexcept nogil:
     free(sc.toks)
     free(sc.nodes)
@@ -137,6 +133,43 @@ cdef int scratch_reserve(Scratch *sc, Py_ssize_t n) noexcept nogil:
 
 
 # ---- the core ---------------------------------------------------------------
+
+# CoreT.pair1's grid (read by pair_rank and pair_rank_filtered)
+cdef enum: GRID_BITS = 10
+cdef enum: GRID = 1 << GRID_BITS   # pairs of core numbers below: a dense table (4 MB)
+
+# The atoms' tables (CoreT.atoms; built by build_atoms, used in _bpe_atoms.pxi)
+cdef enum: ATOM_MAX = 64   # symbols a long pre-token may have to merge from its atoms
+cdef enum: ATOM_BYTES = 4 * ATOM_MAX   # the longest pre-token encode_atoms is given
+cdef enum: PAIR_WORDS = 1024   # a bit set of the 256 x 256 byte pairs (bit_at, bit_set)
+
+cdef struct Frag:
+    uint32_t part     # the bytes inside the character (1-3), little-endian
+    int32_t part_len
+    int32_t off       # the bytes outside it, in Atoms.bytes
+    int32_t len
+
+cdef struct Atoms:
+    int32_t *of       # code point (BMP) -> its atom's core number, or -1
+    uint64_t *head_bits   # [lead byte][the byte before]: a head fragment may end there
+    uint64_t *tail_bits   # [last byte][the byte after]: a tail fragment may start there
+    Frag *heads       # by lead byte: heads[head_at[b]:head_at[b + 1]]
+    Frag *tails       # by the character's last byte, likewise
+    int32_t head_at[257]
+    int32_t tail_at[257]
+    uint8_t *bytes
+    LongTok *longs    # the tokens of more than FS_MAX bytes that are not ASCII, by
+    int long_shift    #   piece_hash (open addressing): the whole-token rule without a
+                      #   walk down the trie
+    uint64_t long_bits[PAIR_WORDS]   # a bit for each one's hash (its top two bytes):
+                      #   most pre-tokens are no token, and this says so
+
+cdef struct LongTok:
+    uint64_t h        # piece_hash of its bytes (0: an empty slot)
+    int64_t off       # its bytes, in Atoms.bytes
+    int32_t len
+    int32_t id
+
 
 cdef struct CoreT:
     DANode *da           # the trie: every token of the vocabulary
@@ -451,77 +484,6 @@ cdef int rank_merge(const CoreT *T, const uint8_t *s, Py_ssize_t n, IVec *out, S
             out.data[j] = T.t_id[sym[i]]
             j += 1
     out.len = j
-    return 0
-
-
-cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, IVec *out,
-                    Scratch *sc) noexcept nogil:
-    """Append the ids of a pre-token of more than FS_MAX bytes that no cache
-    holds (h: its piece_hash; shorter ones: the flat table): ASCII of up to
-    MID_MAX bytes by the whole-token rule (a walk down the trie), else
-    merge_small; other text of up to ATOM_BYTES by encode_atoms; the
-    rest, or what has too many symbols, by the trie encoder, else the rank
-    merge.  Irregular merges: ASCII (or any text, without atoms) of up to
-    MID_MAX bytes as above, other text by the atoms, the whole-token rule and
-    the rank merge beyond.  (The atoms hold for any merges merged by lowest
-    rank: a character's bytes merge among themselves alone unless a token
-    holds part of it, which the fragments block; for irregular merges,
-    build_atoms leaves out a character that a merge joins before it is
-    whole.)"""
-    cdef int err
-    cdef int32_t ids[MID_MAX]
-    cdef int32_t length = 0, tok
-    cdef Py_ssize_t cnt
-    cdef bint ascii = n <= ATOM_BYTES and is_ascii(s, n)
-    if (ascii or (T.irregular and T.atoms == NULL)) and n <= MID_MAX:
-        longest_whole(T, s, n, &length, &tok)
-        if tok >= 0:
-            return ivec_push(out, tok)
-        cnt = merge_small(T, s, n, ids)
-        return ivec_extend(out, ids, cnt)
-    if T.atoms != NULL and n <= ATOM_BYTES and not ascii:   # (long_token: not ASCII)
-        err = encode_atoms(T, s, n, h, out)
-        if err != 0:
-            return -1 if err < 0 else 0
-    if T.irregular:   # the whole-token rule, then merge by rank
-        longest_whole(T, s, n, &length, &tok)
-        if tok >= 0:
-            return ivec_push(out, tok)
-        return -1 if rank_merge(T, s, n, out, sc) < 0 else 0
-    err = backtrack(T, s, n, out, sc, True)
-    if err == -2:
-        STAT(7, 1)
-        err = rank_merge(T, s, n, out, sc)
-    return -1 if err < 0 else 0
-
-
-cdef inline int append_cached(const PCache *cache, const CSlot *e, IVec *out) noexcept nogil:
-    """Append the ids of a hit in the cache of longer results."""
-    if ivec_reserve(out, out.len + e.n_ids) < 0:
-        return -1
-    memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
-    out.len += e.n_ids
-    return 0
-
-
-cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
-                    IVec *out, Scratch *sc) noexcept nogil:
-    """A pre-token of more than FS_MAX bytes: through the cache of longer
-    results, which then keeps its ids."""
-    cdef const CSlot *e
-    cdef Py_ssize_t start = out.len
-    cdef uint64_t h = 0
-    if n <= CACHE_MAX_BYTES or n <= ATOM_BYTES:   # (the cache's key; encode_atoms')
-        h = piece_hash(s, n)
-    if n <= CACHE_MAX_BYTES:
-        e = pcache_get(cache, s, n, h)
-        if e != NULL:
-            STAT(4, 1)
-            return append_cached(cache, e, out)
-    if encode_new(T, s, n, h, out, sc) < 0:
-        return -1
-    if n <= CACHE_MAX_BYTES:
-        return pcache_put(cache, s, n, h, out.data + start, out.len - start)
     return 0
 
 

@@ -6,8 +6,10 @@
 # tokens, ...): the Tokenizer then reads the input its own way (bpe_fallback),
 # which gives the same model or the error it reports.  So these readers never
 # decide what a file means; they only get there faster.
-# Needs: MergeRec, IdMap (_bpe_tables.pxi), prefetch, hash_bytes (_bpe_common.pxi),
-# ch_t (_bpe_scanner.pxi).
+# Needs: hash_bytes, prefetch, PyUnicode_DATA, PyUnicode_GET_LENGTH,
+# PyUnicode_IS_ASCII, PyUnicode_KIND (_bpe_common.pxi); ch_t
+# (_bpe_scanner.pxi); IdMap, idmap_free, idmap_get, idmap_init, idmap_put,
+# MergeRec (_bpe_tables.pxi).
 
 from libc.stdint cimport int8_t, int16_t
 from cpython.bytes cimport PyBytes_Check

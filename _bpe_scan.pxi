@@ -2,10 +2,17 @@
 # compiled pattern) find the pre-tokens; the short ones are probes of the flat
 # table (its template built by build_flat in _bpe_tables.pxi), the first-seen
 # ones merged by rank several at a time (merge_batch), the long ones go to
-# piece_long (_bpe_encoder.pxi).
-# Needs: the scanners (_bpe_scanner.pxi, _bpe_bitscan.pxi, _bpe_pattern.pxi),
-# the cache (_bpe_cache.pxi), the atoms (_bpe_atoms.pxi), CoreT
-# (_bpe_encoder.pxi).
+# piece_long (through the cache of long results to encode_new, which picks the
+# way: merge_small, the atoms, or the encoder's backtrack or rank merge).
+# Needs: IVec, ivec_extend, ivec_push, ivec_reserve, le64, prefetch, STAT
+# (_bpe_common.pxi); is_cl, next_cl100k, next_gpt2, next_o200k, next_words,
+# P_GPT2, P_O200K (_bpe_scanner.pxi); bs_iter, bs_next, bs_start
+# (_bpe_bitscan.pxi); P_PAT, pat_next, pn_init, pn_state (_bpe_pattern.pxi);
+# CACHE_MAX_BYTES, CSlot, FSlot, PCache, pcache_get, pcache_put, piece_hash
+# (_bpe_cache.pxi); ATOM_BYTES, backtrack, CoreT, GRID, GRID_BITS,
+# longest_whole, LOW21, narrow_home, narrow_key, narrow_slot, pair_get,
+# rank_merge, Scratch, scratch_free (_bpe_encoder.pxi); atomize, encode_atoms,
+# is_ascii, merge_syms, pair_rank_filtered (_bpe_atoms.pxi).
 
 cdef struct O200kScan:
     char unused
@@ -43,8 +50,6 @@ cdef enum: FS_MAX = 15
 cdef enum: MID_MAX = 48   # ASCII pre-tokens up to this long, first seen, take merge_small
 cdef enum: FS_LONG = 255
 cdef enum: FCHUNK = 64   # spans scanned, keyed and prefetched before their probes
-cdef enum: GRID_BITS = 10
-cdef enum: GRID = 1 << GRID_BITS   # pairs of core numbers below: a dense table (4 MB)
 cdef enum: FS_PENDING = 254   # a slot whose pre-token is being merged (ids[0]: its item)
 cdef enum: MAXPEND = 128
 cdef enum: FS_OVF = 0x100
@@ -113,6 +118,77 @@ cdef inline Py_ssize_t merge_small(const CoreT *T, const uint8_t *s, Py_ssize_t 
     return m
 
 
+cdef int encode_new(const CoreT *T, const uint8_t *s, Py_ssize_t n, uint64_t h, IVec *out,
+                    Scratch *sc) noexcept nogil:
+    """Append the ids of a pre-token of more than FS_MAX bytes that no cache
+    holds (h: its piece_hash; shorter ones: the flat table): ASCII of up to
+    MID_MAX bytes by the whole-token rule (a walk down the trie), else
+    merge_small; other text of up to ATOM_BYTES by encode_atoms; the
+    rest, or what has too many symbols, by the trie encoder, else the rank
+    merge.  Irregular merges: ASCII (or any text, without atoms) of up to
+    MID_MAX bytes as above, other text by the atoms, the whole-token rule and
+    the rank merge beyond.  (The atoms hold for any merges merged by lowest
+    rank: a character's bytes merge among themselves alone unless a token
+    holds part of it, which the fragments block; for irregular merges,
+    build_atoms leaves out a character that a merge joins before it is
+    whole.)"""
+    cdef int err
+    cdef int32_t ids[MID_MAX]
+    cdef int32_t length = 0, tok
+    cdef Py_ssize_t cnt
+    cdef bint ascii = n <= ATOM_BYTES and is_ascii(s, n)
+    if (ascii or (T.irregular and T.atoms == NULL)) and n <= MID_MAX:
+        longest_whole(T, s, n, &length, &tok)
+        if tok >= 0:
+            return ivec_push(out, tok)
+        cnt = merge_small(T, s, n, ids)
+        return ivec_extend(out, ids, cnt)
+    if T.atoms != NULL and n <= ATOM_BYTES and not ascii:   # (long_token: not ASCII)
+        err = encode_atoms(T, s, n, h, out)
+        if err != 0:
+            return -1 if err < 0 else 0
+    if T.irregular:   # the whole-token rule, then merge by rank
+        longest_whole(T, s, n, &length, &tok)
+        if tok >= 0:
+            return ivec_push(out, tok)
+        return -1 if rank_merge(T, s, n, out, sc) < 0 else 0
+    err = backtrack(T, s, n, out, sc, True)
+    if err == -2:
+        STAT(7, 1)
+        err = rank_merge(T, s, n, out, sc)
+    return -1 if err < 0 else 0
+
+
+cdef inline int append_cached(const PCache *cache, const CSlot *e, IVec *out) noexcept nogil:
+    """Append the ids of a hit in the cache of longer results."""
+    if ivec_reserve(out, out.len + e.n_ids) < 0:
+        return -1
+    memcpy(out.data + out.len, cache.arena + e.off, e.n_ids * sizeof(int32_t))
+    out.len += e.n_ids
+    return 0
+
+
+cdef int piece_long(const CoreT *T, const uint8_t *s, Py_ssize_t n, PCache *cache,
+                    IVec *out, Scratch *sc) noexcept nogil:
+    """A pre-token of more than FS_MAX bytes: through the cache of longer
+    results, which then keeps its ids."""
+    cdef const CSlot *e
+    cdef Py_ssize_t start = out.len
+    cdef uint64_t h = 0
+    if n <= CACHE_MAX_BYTES or n <= ATOM_BYTES:   # (the cache's key; encode_atoms')
+        h = piece_hash(s, n)
+    if n <= CACHE_MAX_BYTES:
+        e = pcache_get(cache, s, n, h)
+        if e != NULL:
+            STAT(4, 1)
+            return append_cached(cache, e, out)
+    if encode_new(T, s, n, h, out, sc) < 0:
+        return -1
+    if n <= CACHE_MAX_BYTES:
+        return pcache_put(cache, s, n, h, out.data + start, out.len - start)
+    return 0
+
+
 cdef int flat_reset(const CoreT *T, PCache *c) noexcept nogil:
     """The cache's flat table back to the template (at its first use, and when full)."""
     STAT(15, 1)
@@ -140,43 +216,7 @@ cdef inline int fs_emit(const PCache *c, const FSlot *e, IVec *out) noexcept nog
     return 0
 
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #if defined(__SSE2__) && !defined(BPE_NO_SSE2)
-    #define BPE_ARGMIN_SSE2 1
-    #include <emmintrin.h>
-    #endif
-    /* The index of the smallest of r[0..15] (the first of equals); *v: it.
-       Branch-free with SSE2 (x86-64 always has it): a merge step's choice
-       costs the same whatever the pre-token's length, and no loop exit is
-       mispredicted.  -DBPE_NO_SSE2 compiles the portable loop instead. */
-    static inline int bpe_argmin16(const uint32_t *r, uint32_t *v) {
-    #ifdef BPE_ARGMIN_SSE2
-        const __m128i flip = _mm_set1_epi32((int) 0x80000000u);  /* unsigned order */
-        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *) r), flip);
-        __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (r + 4)), flip);
-        __m128i c = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (r + 8)), flip);
-        __m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (r + 12)), flip);
-        #define BPE_MIN4(x_, y_) _mm_or_si128(_mm_and_si128(_mm_cmpgt_epi32(x_, y_), y_), \
-                                              _mm_andnot_si128(_mm_cmpgt_epi32(x_, y_), x_))
-        __m128i m = BPE_MIN4(BPE_MIN4(a, b), BPE_MIN4(c, d));
-        m = BPE_MIN4(m, _mm_shuffle_epi32(m, 0x4E));
-        m = BPE_MIN4(m, _mm_shuffle_epi32(m, 0xB1));
-        #undef BPE_MIN4
-        __m128i e = _mm_packs_epi16(_mm_packs_epi32(_mm_cmpeq_epi32(a, m), _mm_cmpeq_epi32(b, m)),
-                                    _mm_packs_epi32(_mm_cmpeq_epi32(c, m), _mm_cmpeq_epi32(d, m)));
-        *v = (uint32_t) _mm_cvtsi128_si32(m) ^ 0x80000000u;
-        return __builtin_ctz((unsigned) _mm_movemask_epi8(e));
-    #else
-        int i, j = 0;
-        for (i = 1; i < 16; i++)
-            if (r[i] < r[j]) j = i;
-        *v = r[j];
-        return j;
-    #endif
-    }
-    """
+cdef extern from "_bpe_scan.h":
     int argmin16 "bpe_argmin16"(const uint32_t *r, uint32_t *v) noexcept nogil
 
 

@@ -3,7 +3,8 @@
 # surrogate scan of Core.repair.
 # Each scanner returns the end of the pre-token that starts at a byte offset;
 # they equal regex.findall on the pattern (the tests compare them).
-# Needs: the cimports of bpe.pyx and le64/ctz64 (_bpe_common.pxi).
+# Needs: ctz64, le64, PyUnicode_AsUTF8AndSize, PyUnicode_DATA,
+# PyUnicode_GET_LENGTH, PyUnicode_IS_ASCII, PyUnicode_KIND (_bpe_common.pxi).
 
 cdef enum: F_L = 1      # \p{L}
 cdef enum: F_N = 2      # \p{N}
@@ -730,29 +731,6 @@ cdef int utf8_of(str text, Utf8 *out, bint keep=False) except -1:
             out.len = encode_utf8(<const uint32_t *> data, n, out.owned)
     out.data = out.owned
     return 0
-
-
-cdef list native_pretokens(str text, int which):
-    """The pre-tokens of `text` (repaired) by the native scanner `which`
-    (Core.pretokenize)."""
-    cdef Py_ssize_t i = 0, e
-    cdef Utf8 u
-    cdef list out = []
-    cdef bs_iter bit
-    bs_start(&bit)
-    _build_flags()
-    utf8_of(text, &u)
-    try:
-        while i < u.len:
-            if which == P_O200K or is_cl(which):
-                e = bs_next(&bit, u.data, i, u.len, which)
-            else:
-                e = next_pretoken(which, u.data, i, u.len)
-            out.append(PyBytes_FromStringAndSize(<const char *> u.data + i, e - i).decode("utf-8"))
-            i = e
-        return out
-    finally:
-        free(u.owned)
 
 
 cdef int _which(pattern):

@@ -3,9 +3,14 @@
 # encode, the atoms (build_atoms) and the flat table's template (build_flat).
 # Everything here runs once per Core, without the GIL; the encoder only reads
 # what it builds.
-# Needs: CoreT and its slot types (_bpe_encoder.pxi), the atoms' and the flat
-# table's types (_bpe_atoms.pxi, _bpe_scan.pxi), U64Map and big_alloc
-# (_bpe_common.pxi).
+# Needs: big_alloc, EMPTY_KEY, prefetch, resize, U64Map, u64map_free,
+# u64map_get, u64map_init, u64map_put (_bpe_common.pxi); FSlot, piece_hash
+# (_bpe_cache.pxi); ATOM_MAX, Atoms, compatible, CoreT, DA_BASE, DA_OK,
+# DABuild, DALeaf, DANode, Frag, GRID, GRID_BITS, LongTok, narrow_home,
+# narrow_key, NARROW_LIMIT, pair_key, pair_put, PAIR_WORDS, PairSlot, Tok,
+# word_hash (_bpe_encoder.pxi); atoms_free, bit_set, char_at, is_ascii,
+# long_token, merge_syms, pair_rank_filtered, utf8_need (_bpe_atoms.pxi);
+# fs_home, fs_key, FS_MAX, FS_OVF (_bpe_scan.pxi).
 
 # ---- building the double-array trie --------------------------------------
 
@@ -17,15 +22,6 @@ cdef struct TrieBuild:
     Py_ssize_t free_head   # -1: no free slot below cap
     Py_ssize_t free_tail
     Py_ssize_t high        # one past the highest slot in use
-
-
-cdef int resize(void **p, Py_ssize_t size) noexcept nogil:
-    """realloc in place of the pointer; -1 (and the block untouched) if no memory."""
-    cdef void *q = realloc(p[0], size)
-    if q == NULL:
-        return -1
-    p[0] = q
-    return 0
 
 
 cdef int tb_grow(TrieBuild *b, Py_ssize_t need) noexcept nogil:

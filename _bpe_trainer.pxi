@@ -2,8 +2,10 @@
 # end, in the steps bpe_fallback's loop has too: load_words, next_pair,
 # apply_merge).  Below: the trainer's arrays, the heap of pairs, the pair index
 # and the positions of each pair, then the two passes that load the words.
-# Needs: IVec and release_memory (_bpe_common.pxi); _Counter and CEntry
-# (_bpe_counter.pxi), read without a Python object per pre-token.
+# Needs: bytes_reserve, IVec, ivec_free, ivec_push, mix64, PyErr_CheckSignals,
+# release_memory, resize (_bpe_common.pxi); _Counter, CEntry
+# (_bpe_counter.pxi).  The counter's entries are read without a Python object
+# per pre-token.
 #
 # Memory, per symbol of the distinct pre-tokens, is one int32 and one bit.
 # Each pre-token's bytes are a run of positions in `sym`; a token covering
