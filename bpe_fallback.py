@@ -5339,7 +5339,7 @@ def _hf_parse(text, where):
     c.check(doc, "", _HF_FIELDS)
     pattern = _hf_pipeline(doc, c)
     vocab, merges, ignore_merges = _hf_model(model, c)
-    specials = _hf_added_tokens(doc.get("added_tokens"), c)
+    specials = _hf_added_tokens(doc.get("added_tokens"), vocab, merges, c)
     if isinstance(pattern, Pipeline) and pattern.normalizers:
         for k, entry in enumerate(doc.get("added_tokens") or []):
             if entry.get("normalized"):
@@ -5493,13 +5493,24 @@ def _hf_model(model, c):
     return vocab, merges, ignore_merges
 
 
-def _hf_added_tokens(added, c):
-    """The added tokens, which are the special tokens: str -> id."""
+def _hf_added_tokens(added, vocab, merges, c):
+    """The added tokens, which are the special tokens: str -> the id
+    tokenizers gives it, whatever id the file writes: a token of model.vocab
+    keeps its vocabulary id, the others are numbered from the vocabulary's
+    size on, in file order.  What tokenizers would match or number otherwise
+    than this library can is refused, naming the field: lstrip, rstrip,
+    single_word; a normalized token that can overlap a non-normalized one
+    (tokenizers matches those first, then the normalized ones in what is
+    left); an added token that is a byte or a merged token of the
+    vocabulary, or whose number is a vocabulary token's id."""
     if added is None:
         added = []
     if not isinstance(added, list):
         c.fail(f"added_tokens must be an array, not {_json_type(added)}")
-    specials = {}
+    specials, fields, normalized = {}, {}, []
+    vocab_ids = {i: s for s, i in vocab.items()}
+    merged = {a + b for a, b in merges}
+    numbered = 0
     for k, entry in enumerate(added):
         field = f"added_tokens[{k}]"
         if not isinstance(entry, dict):
@@ -5512,15 +5523,79 @@ def _hf_added_tokens(added, c):
             c.fail(f"{field}.id must be an int in [0, 2**31), not {_short(i)}")
         for key in ("single_word", "lstrip", "rstrip", "normalized", "special"):
             if c.flag(entry, field, key) and key in ("single_word", "lstrip", "rstrip"):
-                c.fail(f"{field} ({_short(content)}) sets {key}, which is not supported")
+                c.fail(f"{field}.{key} ({_short(content)}): true is not supported (tokenizers "
+                       f"would {_HF_STRIPS[key]})")
         try:
             _check_special_text(content)
         except ValueError as e:
             c.fail(f"{field}: {e}")
         if content in specials:
             c.fail(f"{field}: {_short(content)} is added twice")
+        if content in vocab:
+            i = vocab[content]
+            try:
+                t = str_to_token(content)
+            except ValueError:
+                t = None
+            if t != content.encode("utf-8"):
+                c.fail(f"{field}.content {_short(content)} is the model.vocab entry of id {i}, "
+                       f"whose bytes are {_short(t)}: tokenizers gives the text "
+                       f"{_short(content)} that id; not supported")
+            if len(t) == 1 or t in merged:
+                c.fail(f"{field}.content {_short(content)} is token {i} of model.vocab, " +
+                       ("a byte" if len(t) == 1 else "which a merge makes") +
+                       ": tokenizers matches it whole in text as an added token with that id; "
+                       "not supported")
+        else:
+            i = len(vocab) + numbered
+            numbered += 1
+            if i in vocab_ids or i >= _MAX_ID:
+                c.fail(f"{field}.id: tokenizers numbers the added tokens that are not in "
+                       f"model.vocab from its size ({len(vocab)}) on, in file order, which gives "
+                       f"{_short(content)} id {i}" +
+                       (f", the id of model.vocab's {_short(vocab_ids[i])}" if i in vocab_ids
+                        else "") + "; not supported")
         specials[content] = i
+        fields[content] = field
+        if entry.get("normalized"):
+            normalized.append(content)
+    plain = [s for s in specials if s not in normalized]
+    pair = _overlapping(plain, normalized)
+    if pair is not None:
+        a, b = pair
+        c.fail(f"{fields[b]}.normalized: {_short(b)} is matched in what is left once the "
+               f"non-normalized added tokens are, and it can overlap {_short(a)} ({fields[a]}), "
+               f"so tokenizers would match them otherwise than in one pass; not supported")
     return specials
+
+
+_HF_STRIPS = {"lstrip": "take the whitespace before it into the token",
+              "rstrip": "take the whitespace after it into the token",
+              "single_word": "match it only between non-word characters"}
+
+
+def _overlapping(first, second):
+    """(a, b), a of `first` and b of `second` whose occurrences can overlap
+    in some text (one holds the other, or one ends as the other begins), or
+    None."""
+    if not first or not second:
+        return None
+    for xs, ys, flip in ((first, second, False), (second, first, True)):
+        inside = _regex.compile("|".join(_regex.escape(x) for x in sorted(xs, key=len,
+                                                                        reverse=True)))
+        starts = {}
+        for y in ys:
+            m = inside.search(y)
+            if m:
+                return (y, m.group()) if flip else (m.group(), y)
+            for n in range(1, len(y)):
+                starts.setdefault(y[:n], y)
+        for x in xs:
+            for n in range(1, len(x)):
+                y = starts.get(x[-n:])
+                if y is not None:
+                    return (y, x) if flip else (x, y)
+    return None
 
 
 def _hf_kind(value):
