@@ -4714,11 +4714,12 @@ class _RegexReader:
         return ("group", kind, alts)
 
     def quantifier(self):
-        """(low, high, braces) of a repeat operator at the cursor, or None."""
+        """(low, high, braces, fixed) of a repeat operator at the cursor, or
+        None; fixed: written {n}, without a comma."""
         c = self.p[self.i:self.i + 1]
         if c in ("*", "+", "?") and c:
             self.i += 1
-            return {"*": (0, None), "+": (1, None), "?": (0, 1)}[c] + (False,)
+            return {"*": (0, None), "+": (1, None), "?": (0, 1)}[c] + (False, False)
         m = _QUANTIFIER.match(self.p, self.i)
         if c != "{" or m is None or not (m.group(1) or m.group(3)):
             return None
@@ -4727,7 +4728,7 @@ class _RegexReader:
         if (high is not None and high < low) or max(low, high or 0) > _ONIG_MAX_REPEAT:
             self.fail(f"the repeat {m.group()} (at most {_ONIG_MAX_REPEAT})")
         self.i = m.end()
-        return low, high, True
+        return low, high, True, not m.group(2)
 
     def repeat(self, node, icase):
         q = self.quantifier()
@@ -4737,11 +4738,15 @@ class _RegexReader:
             self.fail("(?i) with a repeat inside")
         if node[0] == "anchor" or (node[0] == "group" and node[1] in _LOOK):
             self.fail("a repeated anchor or look-around")
-        low, high, braces = q
+        low, high, braces, fixed = q
         mode = "greedy"
+        if (self.onig and braces and low == high == 1 and node[0] == "group"
+                and (self.peek("+") or (fixed and self.peek("?")))):
+            # Oniguruma drops the {1}, and the ? or + then repeats the group's last atom alone
+            self.fail("a group repeated {1} then '?' or '+'")
         if self.peek("?"):
             self.i += 1
-            if self.onig and braces and low == high:  # Ruby: x{n}? is (?:x{n})?
+            if self.onig and fixed:  # Ruby: x{n}? is (?:x{n})? (x{n,n}? is lazy)
                 node, low, high = ("repeat", node, low, high, "greedy"), 0, 1
             else:
                 mode = "lazy"
@@ -5013,8 +5018,9 @@ def _regex_node(node):
     if kind == "any":
         return "."
     if kind == "anchor":
-        return {"start": r"\A", "end": "$", "abs_end": r"\Z", "line_start": "(?m:^)",
-                "line_end": "(?m:$)"}[node[1]]
+        # Oniguruma's ^ matches after every "\n" but one that ends the text
+        return {"start": r"\A", "end": "$", "abs_end": r"\Z",
+                "line_start": r"(?:\A|(?<=\n)(?!\Z))", "line_end": "(?m:$)"}[node[1]]
     if kind == "group":
         prefix = {"group": "(?:", "icase": "(?i:", "atomic": "(?>", "ahead": "(?=",
                   "not_ahead": "(?!", "behind": "(?<=", "not_behind": "(?<!"}[node[1]]
