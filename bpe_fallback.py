@@ -4524,16 +4524,55 @@ def _tiktoken_pattern(pattern):
                          "drops the text between matches, with a back-reference in it")
     try:
         nullable = _nullable(_RegexReader(pattern, onig=False).parse())
-    except (ValueError, RecursionError):
-        nullable = False  # syntax this library's reader does not parse: tiktoken reads it
+    except RecursionError:
+        nullable = False
+    except ValueError as e:  # syntax this library's reader does not parse: tiktoken reads it,
+        if "repeated anchor" in str(e):  # but for a repeated anchor, otherwise than regex
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: {e}; "
+                             "tiktoken's regex engine reads it otherwise") from None
+        nullable = False
     if nullable:
         raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: it can "
                          "match the empty string")
     try:
-        body = _onig_body(pattern)
+        # tiktoken's engine reads \Z as "before any final run of newlines": write regex's
+        # end-or-before-a-final-newline out (an export's only "\Z" is that anchor)
+        body = _onig_body(pattern).replace("\\Z", "(?=\\n?\\z)")
     except ValueError:
         body = pattern
+        if "$" in pattern or "\\Z" in pattern:
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken, whose "
+                             "regex engine reads $ and \\Z otherwise than regex") from None
+        rx = _compile_pattern(pattern)
+        if rx.fullmatch("") is not None or any(
+                m.start() == m.end() for text in _TIKTOKEN_PROBES for m in rx.finditer(text)):
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: it can "
+                             "match the empty string (tiktoken fails on an empty match)") from None
     return f"(?:{body})|(?:(?!(?:{body}))[\\s\\S])+"
+
+
+# Texts an Encoding from to_tiktoken must encode as this library does before it is given
+_TIKTOKEN_PROBES = (_PROBE, "", "a", "\n", "a\n", "\n\n", "a\n\n", "a \n\n\n",
+                    " \n a\n\nb 12345 x\n",
+                    "AbC aBc ſK k ß straße 日本語\u3000\x85\u2028 \U0001F600\n")
+
+
+def _tiktoken_checked(tok, enc):
+    """`enc` (tiktoken's Encoding of `tok`) once it encodes the probe texts to
+    tok's ids; else ValueError (tiktoken panics on some patterns)."""
+    for text in _TIKTOKEN_PROBES:
+        try:
+            ids = enc.encode_ordinary(text)
+        except BaseException as e:  # pyo3's PanicException derives from BaseException
+            if not type(e).__name__.endswith("PanicException"):
+                raise
+            raise ValueError(f"tiktoken fails on the pattern {_short(tok._pattern)} as written "
+                             f"for it ({_short(str(e))}); not exported") from None
+        if ids != tok.encode_ordinary(text):
+            raise ValueError(f"tiktoken's regex engine reads the pattern {_short(tok._pattern)} "
+                             f"otherwise (the text {_short(text)} gives other ids); not "
+                             "exported")
+    return enc
 
 
 def _tiktoken_dump(tok):
@@ -4965,6 +5004,9 @@ def _onig_node(node, behind):
     if kind == "any":
         return "."
     if kind == "anchor":
+        if behind and node[1] != "start":
+            raise ValueError("an end-of-text anchor inside a look-behind (Oniguruma: "
+                             "\"invalid pattern in look-behind\")")
         return {"start": r"\A", "end": r"\Z", "abs_end": r"\z"}[node[1]]
     if kind == "group":
         if behind:
@@ -4975,12 +5017,27 @@ def _onig_node(node, behind):
     _, inner, low, high, mode = node
     if behind and low != high:
         raise ValueError("a repeat of varying length inside a look-behind")
+    if _onig_anchor_like(inner):
+        raise ValueError("a repeated group with an alternative that is an anchor or a "
+                         "look-around alone (Oniguruma: \"target of repeat operator is "
+                         "invalid\")")
     atom, q = _onig_node(inner, behind), _quantifier_text(low, high)
     if mode == "possessive":
         return atom + q + "+" if q in ("*", "+", "?") else f"(?>{atom}{q})"
     if mode == "lazy" and low != high:
         return atom + q + "?"
     return atom + q
+
+
+def _onig_anchor_like(node):
+    """Whether Oniguruma refuses to repeat `node` as written for it: an anchor
+    or a look-around, or a (?:...) group (which is no node of its own there)
+    with an alternative that is one of these alone."""
+    if node[0] == "anchor" or (node[0] == "group" and node[1] in _LOOK):
+        return True
+    if node[0] == "group" and node[1] in ("group", "icase"):
+        return any(len(seq) == 1 and _onig_anchor_like(seq[0]) for seq in node[2])
+    return False
 
 
 def _regex_char(c, in_class=False):
@@ -6079,6 +6136,7 @@ class _FileFormats:
         import json
 
         text = _tiktoken_dump(self)
+        _tiktoken_pattern(self._pattern)  # one tiktoken can be given, or refused before writing
         meta = {"pattern": self._pattern, "special_tokens": self.special_tokens,
                 "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
         with FileSet() as files:  # the file and its sidecar as a set
@@ -6102,9 +6160,16 @@ class _FileFormats:
                     raise ValueError(f"special tokens {a!r} and {b!r} start alike; tiktoken does "
                                      "not "
                                      f"match them longest first, so it would encode differently")
-        return tiktoken.Encoding(name=name, pat_str=_tiktoken_pattern(self._pattern),
-                                 mergeable_ranks={t: i for i, t in self._tokens.items()},
-                                 special_tokens=dict(self._specials))
+        pat_str = _tiktoken_pattern(self._pattern)
+        try:
+            enc = tiktoken.Encoding(name=name, pat_str=pat_str,
+                                    mergeable_ranks={t: i for i, t in self._tokens.items()},
+                                    special_tokens=dict(self._specials))
+        except ValueError as e:
+            raise ValueError(f"tiktoken's regex engine refuses the pattern {_short(pat_str)} "
+                             f"(written for it from {_short(self._pattern)}): "
+                             f"{_short(str(e))}") from None
+        return _tiktoken_checked(self, enc)
 
     def save_huggingface(self, path):
         """Write a tokenizer.json that Hugging Face ``tokenizers`` loads and
