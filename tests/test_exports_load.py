@@ -118,12 +118,15 @@ def random_tokenizers(mod, seed, count):
         yield tok
 
 
-@pytest.mark.parametrize("seed", range(3))
+SEEDS = [0] + [pytest.param(seed, marks=pytest.mark.slow) for seed in range(1, 4)]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_random_patterns_export_to_huggingface_exactly_or_not_at_all(mod, tmp_path, seed):
     import tokenizers
 
     written = 0
-    for k, tok in enumerate(random_tokenizers(mod, seed, 120)):
+    for k, tok in enumerate(random_tokenizers(mod, seed, 100)):
         path = tmp_path / f"{k}.json"
         try:
             tok.save_huggingface(path)
@@ -135,7 +138,7 @@ def test_random_patterns_export_to_huggingface_exactly_or_not_at_all(mod, tmp_pa
         for text in TEXTS:
             assert hf.encode(text, add_special_tokens=False).ids == ours(tok, text), (
                 tok.pattern, text)
-    assert written >= 10
+    assert written >= 5
 
 
 TIKTOKEN_REFUSED = {
@@ -164,10 +167,10 @@ def test_tiktoken_refuses_what_tiktoken_cannot_run(mod, tmp_path, pattern):
         assert "tiktoken" in TIKTOKEN_REFUSED[pattern]
 
 
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_random_patterns_export_to_tiktoken_exactly_or_not_at_all(mod, seed):
     written = 0
-    for tok in random_tokenizers(mod, 100 + seed, 120):
+    for tok in random_tokenizers(mod, 100 + seed, 100):
         try:
             enc = tok.to_tiktoken()
         except ValueError:
@@ -175,4 +178,4 @@ def test_random_patterns_export_to_tiktoken_exactly_or_not_at_all(mod, seed):
         written += 1
         for text in TEXTS:
             assert enc.encode(text, allowed_special="all") == ours(tok, text), (tok.pattern, text)
-    assert written >= 10
+    assert written >= 5
