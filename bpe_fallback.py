@@ -4778,16 +4778,55 @@ def _tiktoken_pattern(pattern):
                          "drops the text between matches, with a back-reference in it")
     try:
         nullable = _nullable(_RegexReader(pattern, onig=False).parse())
-    except (ValueError, RecursionError):
-        nullable = False  # syntax this library's reader does not parse: tiktoken reads it
+    except RecursionError:
+        nullable = False
+    except ValueError as e:  # syntax this library's reader does not parse: tiktoken reads it,
+        if "repeated anchor" in str(e):  # but for a repeated anchor, otherwise than regex
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: {e}; "
+                             "tiktoken's regex engine reads it otherwise") from None
+        nullable = False
     if nullable:
         raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: it can "
                          "match the empty string")
     try:
-        body = _onig_body(pattern)
+        # tiktoken's engine reads \Z as "before any final run of newlines": write regex's
+        # end-or-before-a-final-newline out (an export's only "\Z" is that anchor)
+        body = _onig_body(pattern).replace("\\Z", "(?=\\n?\\z)")
     except ValueError:
         body = pattern
+        if "$" in pattern or "\\Z" in pattern:
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken, whose "
+                             "regex engine reads $ and \\Z otherwise than regex") from None
+        rx = _compile_pattern(pattern)
+        if rx.fullmatch("") is not None or any(
+                m.start() == m.end() for text in _TIKTOKEN_PROBES for m in rx.finditer(text)):
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: it can "
+                             "match the empty string (tiktoken fails on an empty match)") from None
     return f"(?:{body})|(?:(?!(?:{body}))[\\s\\S])+"
+
+
+# Texts an Encoding from to_tiktoken must encode as this library does before it is given
+_TIKTOKEN_PROBES = (_PROBE, "", "a", "\n", "a\n", "\n\n", "a\n\n", "a \n\n\n",
+                    " \n a\n\nb 12345 x\n",
+                    "AbC aBc ſK k ß straße 日本語\u3000\x85\u2028 \U0001F600\n")
+
+
+def _tiktoken_checked(tok, enc):
+    """`enc` (tiktoken's Encoding of `tok`) once it encodes the probe texts to
+    tok's ids; else ValueError (tiktoken panics on some patterns)."""
+    for text in _TIKTOKEN_PROBES:
+        try:
+            ids = enc.encode_ordinary(text)
+        except BaseException as e:  # pyo3's PanicException derives from BaseException
+            if not type(e).__name__.endswith("PanicException"):
+                raise
+            raise ValueError(f"tiktoken fails on the pattern {_short(tok._pattern)} as written "
+                             f"for it ({_short(str(e))}); not exported") from None
+        if ids != tok.encode_ordinary(text):
+            raise ValueError(f"tiktoken's regex engine reads the pattern {_short(tok._pattern)} "
+                             f"otherwise (the text {_short(text)} gives other ids); not "
+                             "exported")
+    return enc
 
 
 def _tiktoken_dump(tok):
@@ -4968,11 +5007,12 @@ class _RegexReader:
         return ("group", kind, alts)
 
     def quantifier(self):
-        """(low, high, braces) of a repeat operator at the cursor, or None."""
+        """(low, high, braces, fixed) of a repeat operator at the cursor, or
+        None; fixed: written {n}, without a comma."""
         c = self.p[self.i:self.i + 1]
         if c in ("*", "+", "?") and c:
             self.i += 1
-            return {"*": (0, None), "+": (1, None), "?": (0, 1)}[c] + (False,)
+            return {"*": (0, None), "+": (1, None), "?": (0, 1)}[c] + (False, False)
         m = _QUANTIFIER.match(self.p, self.i)
         if c != "{" or m is None or not (m.group(1) or m.group(3)):
             return None
@@ -4981,7 +5021,7 @@ class _RegexReader:
         if (high is not None and high < low) or max(low, high or 0) > _ONIG_MAX_REPEAT:
             self.fail(f"the repeat {m.group()} (at most {_ONIG_MAX_REPEAT})")
         self.i = m.end()
-        return low, high, True
+        return low, high, True, not m.group(2)
 
     def repeat(self, node, icase):
         q = self.quantifier()
@@ -4991,11 +5031,15 @@ class _RegexReader:
             self.fail("(?i) with a repeat inside")
         if node[0] == "anchor" or (node[0] == "group" and node[1] in _LOOK):
             self.fail("a repeated anchor or look-around")
-        low, high, braces = q
+        low, high, braces, fixed = q
         mode = "greedy"
+        if (self.onig and braces and low == high == 1 and node[0] == "group"
+                and (self.peek("+") or (fixed and self.peek("?")))):
+            # Oniguruma drops the {1}, and the ? or + then repeats the group's last atom alone
+            self.fail("a group repeated {1} then '?' or '+'")
         if self.peek("?"):
             self.i += 1
-            if self.onig and braces and low == high:  # Ruby: x{n}? is (?:x{n})?
+            if self.onig and fixed:  # Ruby: x{n}? is (?:x{n})? (x{n,n}? is lazy)
                 node, low, high = ("repeat", node, low, high, "greedy"), 0, 1
             else:
                 mode = "lazy"
@@ -5214,6 +5258,9 @@ def _onig_node(node, behind):
     if kind == "any":
         return "."
     if kind == "anchor":
+        if behind and node[1] != "start":
+            raise ValueError("an end-of-text anchor inside a look-behind (Oniguruma: "
+                             "\"invalid pattern in look-behind\")")
         return {"start": r"\A", "end": r"\Z", "abs_end": r"\z"}[node[1]]
     if kind == "group":
         if behind:
@@ -5224,12 +5271,27 @@ def _onig_node(node, behind):
     _, inner, low, high, mode = node
     if behind and low != high:
         raise ValueError("a repeat of varying length inside a look-behind")
+    if _onig_anchor_like(inner):
+        raise ValueError("a repeated group with an alternative that is an anchor or a "
+                         "look-around alone (Oniguruma: \"target of repeat operator is "
+                         "invalid\")")
     atom, q = _onig_node(inner, behind), _quantifier_text(low, high)
     if mode == "possessive":
         return atom + q + "+" if q in ("*", "+", "?") else f"(?>{atom}{q})"
     if mode == "lazy" and low != high:
         return atom + q + "?"
     return atom + q
+
+
+def _onig_anchor_like(node):
+    """Whether Oniguruma refuses to repeat `node` as written for it: an anchor
+    or a look-around, or a (?:...) group (which is no node of its own there)
+    with an alternative that is one of these alone."""
+    if node[0] == "anchor" or (node[0] == "group" and node[1] in _LOOK):
+        return True
+    if node[0] == "group" and node[1] in ("group", "icase"):
+        return any(len(seq) == 1 and _onig_anchor_like(seq[0]) for seq in node[2])
+    return False
 
 
 def _regex_char(c, in_class=False):
@@ -5267,8 +5329,9 @@ def _regex_node(node):
     if kind == "any":
         return "."
     if kind == "anchor":
-        return {"start": r"\A", "end": "$", "abs_end": r"\Z", "line_start": "(?m:^)",
-                "line_end": "(?m:$)"}[node[1]]
+        # Oniguruma's ^ matches after every "\n" but one that ends the text
+        return {"start": r"\A", "end": "$", "abs_end": r"\Z",
+                "line_start": r"(?:\A|(?<=\n)(?!\Z))", "line_end": "(?m:$)"}[node[1]]
     if kind == "group":
         prefix = {"group": "(?:", "icase": "(?i:", "atomic": "(?>", "ahead": "(?=",
                   "not_ahead": "(?!", "behind": "(?<=", "not_behind": "(?<!"}[node[1]]
@@ -5593,7 +5656,7 @@ def _hf_parse(text, where):
     c.check(doc, "", _HF_FIELDS)
     pattern = _hf_pipeline(doc, c)
     vocab, merges, ignore_merges = _hf_model(model, c)
-    specials = _hf_added_tokens(doc.get("added_tokens"), c)
+    specials = _hf_added_tokens(doc.get("added_tokens"), vocab, merges, c)
     if isinstance(pattern, Pipeline) and pattern.normalizers:
         for k, entry in enumerate(doc.get("added_tokens") or []):
             if entry.get("normalized"):
@@ -5747,13 +5810,24 @@ def _hf_model(model, c):
     return vocab, merges, ignore_merges
 
 
-def _hf_added_tokens(added, c):
-    """The added tokens, which are the special tokens: str -> id."""
+def _hf_added_tokens(added, vocab, merges, c):
+    """The added tokens, which are the special tokens: str -> the id
+    tokenizers gives it, whatever id the file writes: a token of model.vocab
+    keeps its vocabulary id, the others are numbered from the vocabulary's
+    size on, in file order.  What tokenizers would match or number otherwise
+    than this library can is refused, naming the field: lstrip, rstrip,
+    single_word; a normalized token that can overlap a non-normalized one
+    (tokenizers matches those first, then the normalized ones in what is
+    left); an added token that is a byte or a merged token of the
+    vocabulary, or whose number is a vocabulary token's id."""
     if added is None:
         added = []
     if not isinstance(added, list):
         c.fail(f"added_tokens must be an array, not {_json_type(added)}")
-    specials = {}
+    specials, fields, normalized = {}, {}, []
+    vocab_ids = {i: s for s, i in vocab.items()}
+    merged = {a + b for a, b in merges}
+    numbered = 0
     for k, entry in enumerate(added):
         field = f"added_tokens[{k}]"
         if not isinstance(entry, dict):
@@ -5766,15 +5840,79 @@ def _hf_added_tokens(added, c):
             c.fail(f"{field}.id must be an int in [0, 2**31), not {_short(i)}")
         for key in ("single_word", "lstrip", "rstrip", "normalized", "special"):
             if c.flag(entry, field, key) and key in ("single_word", "lstrip", "rstrip"):
-                c.fail(f"{field} ({_short(content)}) sets {key}, which is not supported")
+                c.fail(f"{field}.{key} ({_short(content)}): true is not supported (tokenizers "
+                       f"would {_HF_STRIPS[key]})")
         try:
             _check_special_text(content)
         except ValueError as e:
             c.fail(f"{field}: {e}")
         if content in specials:
             c.fail(f"{field}: {_short(content)} is added twice")
+        if content in vocab:
+            i = vocab[content]
+            try:
+                t = str_to_token(content)
+            except ValueError:
+                t = None
+            if t != content.encode("utf-8"):
+                c.fail(f"{field}.content {_short(content)} is the model.vocab entry of id {i}, "
+                       f"whose bytes are {_short(t)}: tokenizers gives the text "
+                       f"{_short(content)} that id; not supported")
+            if len(t) == 1 or t in merged:
+                c.fail(f"{field}.content {_short(content)} is token {i} of model.vocab, " +
+                       ("a byte" if len(t) == 1 else "which a merge makes") +
+                       ": tokenizers matches it whole in text as an added token with that id; "
+                       "not supported")
+        else:
+            i = len(vocab) + numbered
+            numbered += 1
+            if i in vocab_ids or i >= _MAX_ID:
+                c.fail(f"{field}.id: tokenizers numbers the added tokens that are not in "
+                       f"model.vocab from its size ({len(vocab)}) on, in file order, which gives "
+                       f"{_short(content)} id {i}" +
+                       (f", the id of model.vocab's {_short(vocab_ids[i])}" if i in vocab_ids
+                        else "") + "; not supported")
         specials[content] = i
+        fields[content] = field
+        if entry.get("normalized"):
+            normalized.append(content)
+    plain = [s for s in specials if s not in normalized]
+    pair = _overlapping(plain, normalized)
+    if pair is not None:
+        a, b = pair
+        c.fail(f"{fields[b]}.normalized: {_short(b)} is matched in what is left once the "
+               f"non-normalized added tokens are, and it can overlap {_short(a)} ({fields[a]}), "
+               f"so tokenizers would match them otherwise than in one pass; not supported")
     return specials
+
+
+_HF_STRIPS = {"lstrip": "take the whitespace before it into the token",
+              "rstrip": "take the whitespace after it into the token",
+              "single_word": "match it only between non-word characters"}
+
+
+def _overlapping(first, second):
+    """(a, b), a of `first` and b of `second` whose occurrences can overlap
+    in some text (one holds the other, or one ends as the other begins), or
+    None."""
+    if not first or not second:
+        return None
+    for xs, ys, flip in ((first, second, False), (second, first, True)):
+        inside = _regex.compile("|".join(_regex.escape(x) for x in sorted(xs, key=len,
+                                                                        reverse=True)))
+        starts = {}
+        for y in ys:
+            m = inside.search(y)
+            if m:
+                return (y, m.group()) if flip else (m.group(), y)
+            for n in range(1, len(y)):
+                starts.setdefault(y[:n], y)
+        for x in xs:
+            for n in range(1, len(x)):
+                y = starts.get(x[-n:])
+                if y is not None:
+                    return (y, x) if flip else (x, y)
+    return None
 
 
 def _hf_kind(value):
@@ -6256,6 +6394,7 @@ class _FileFormats:
         import json
 
         text = _tiktoken_dump(self)
+        _tiktoken_pattern(self._pattern)  # one tiktoken can be given, or refused before writing
         meta = {"pattern": self._pattern, "special_tokens": self.special_tokens,
                 "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
         with FileSet() as files:  # the file and its sidecar as a set
@@ -6279,9 +6418,16 @@ class _FileFormats:
                     raise ValueError(f"special tokens {a!r} and {b!r} start alike; tiktoken does "
                                      "not "
                                      f"match them longest first, so it would encode differently")
-        return tiktoken.Encoding(name=name, pat_str=_tiktoken_pattern(self._pattern),
-                                 mergeable_ranks={t: i for i, t in self._tokens.items()},
-                                 special_tokens=dict(self._specials))
+        pat_str = _tiktoken_pattern(self._pattern)
+        try:
+            enc = tiktoken.Encoding(name=name, pat_str=pat_str,
+                                    mergeable_ranks={t: i for i, t in self._tokens.items()},
+                                    special_tokens=dict(self._specials))
+        except ValueError as e:
+            raise ValueError(f"tiktoken's regex engine refuses the pattern {_short(pat_str)} "
+                             f"(written for it from {_short(self._pattern)}): "
+                             f"{_short(str(e))}") from None
+        return _tiktoken_checked(self, enc)
 
     def save_huggingface(self, path):
         """Write a tokenizer.json that Hugging Face ``tokenizers`` loads and
