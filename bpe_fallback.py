@@ -119,10 +119,10 @@ _FILE_CUTS = {
 class Pipeline(_collections.namedtuple("Pipeline", "normalizers splits")):
     """A pre-tokenizer of several steps, as a Hugging Face tokenizer.json may
     have: the text is first normalized by each of `normalizers` in turn
-    ("NFC", "NFD", "NFKC" or "NFKD", Python's unicodedata), then split by each
-    regex of `splits` in turn, every piece of one split split again by the
-    next (Hugging Face's Split with Isolated behaviour, as `pretokenizer`
-    splits by one).  A tokenizer's `pattern` is a Pipeline where one regex
+    ("NFC", "NFD", "NFKC" or "NFKD", as tokenizers' normalizers give them:
+    see normalize), then split by each regex of `splits` in turn, every
+    piece of one split split again by the next (Hugging Face's Split with
+    Isolated behaviour, as `pretokenizer` splits by one).  A tokenizer's `pattern` is a Pipeline where one regex
     cannot say it; give one wherever a pattern is taken.
 
     >>> p = resolve_pattern(Pipeline(["NFC"], [r"\\p{N}", "gpt2"]))
@@ -501,13 +501,14 @@ _S_BASE, _L_BASE, _V_BASE, _T_BASE = 0xAC00, 0x1100, 0x1161, 0x11A7
 
 
 def _norm_tables(form):
-    """(the regex of the runs `form` may change, decompositions, combining
-    classes, compositions or None) for NFC, NFD, NFKC or NFKD, built from
-    _NORM_DATA at first use."""
+    """(finditer of the runs `form` may change, the characters that may
+    change, decompositions, combining classes, compositions or None) for NFC,
+    NFD, NFKC or NFKD, built from _NORM_DATA at first use."""
     tables = _NORM_TABLES.get(form)
     if tables is not None:
         return tables
     import base64
+    import re
     import zlib
 
     with _NORM_LOCK:
@@ -551,8 +552,12 @@ def _norm_tables(form):
                           or c in compat}
                 moving |= seconds
             moving |= set(ccc)
-            runs = _regex.compile("[%s]+" % _char_class(moving))
-            _NORM_TABLES[name] = (runs, decomp, ccc,
+            # re's class of characters below U+10000 is a table (one step a
+            # character, where regex's and re's of many ranges test each);
+            # a run of characters above, all left alone, stays as it is
+            runs = re.compile("[%s\\U00010000-\\U0010ffff]+"
+                              % _char_class(c for c in moving if c < "\U00010000"))
+            _NORM_TABLES[name] = (runs.finditer, frozenset(moving), decomp, ccc,
                                   pairs if name.endswith("C") else None)
     return _NORM_TABLES[form]
 
@@ -586,9 +591,12 @@ def normalize(form, text):
     """
     if text.isascii():
         return text
-    runs, decomp, ccc, pairs = _norm_tables(form)
+    runs, moving, decomp, ccc, pairs = _norm_tables(form)
     pieces, pos = [], 0
-    for m in runs.finditer(text):
+    for m in runs(text):
+        run = m.group()
+        if moving.isdisjoint(run):
+            continue
         start, end = m.span()
         if start > pos:   # the character before a run may compose with it
             pieces.append(text[pos:start - 1])
