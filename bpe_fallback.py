@@ -122,8 +122,9 @@ class Pipeline(_collections.namedtuple("Pipeline", "normalizers splits")):
     ("NFC", "NFD", "NFKC" or "NFKD", as tokenizers' normalizers give them:
     see normalize), then split by each regex of `splits` in turn, every
     piece of one split split again by the next (Hugging Face's Split with
-    Isolated behaviour, as `pretokenizer` splits by one).  A tokenizer's `pattern` is a Pipeline where one regex
-    cannot say it; give one wherever a pattern is taken.
+    Isolated behaviour, as `pretokenizer` splits by one).  A tokenizer's
+    `pattern` is a Pipeline where one regex cannot say it; give one wherever
+    a pattern is taken.
 
     >>> p = resolve_pattern(Pipeline(["NFC"], [r"\\p{N}", "gpt2"]))
     >>> pretokenizer(p)("Cafe\u0301 2024")
@@ -555,8 +556,8 @@ def _norm_tables(form):
             # re's class of characters below U+10000 is a table (one step a
             # character, where regex's and re's of many ranges test each);
             # a run of characters above, all left alone, stays as it is
-            runs = re.compile("[%s\\U00010000-\\U0010ffff]+"
-                              % _char_class(c for c in moving if c < "\U00010000"))
+            below = _char_class(c for c in moving if c < "\U00010000")
+            runs = re.compile(f"[{below}\\U00010000-\\U0010ffff]+")
             _NORM_TABLES[name] = (runs.finditer, frozenset(moving), decomp, ccc,
                                   pairs if name.endswith("C") else None)
     return _NORM_TABLES[form]
@@ -576,7 +577,7 @@ def _char_class(chars):
         j = k
         while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
             j += 1
-        out.append("\\U%08x" % cps[k] if j == k else "\\U%08x-\\U%08x" % (cps[k], cps[j]))
+        out.append(f"\\U{cps[k]:08x}" if j == k else f"\\U{cps[k]:08x}-\\U{cps[j]:08x}")
         k = j + 1
     return "".join(out)
 

@@ -106,7 +106,7 @@ def encode(canon, compat, ccc, excluded):
     def mapping(m):
         out, prev = [], 0
         for cp in sorted(m):
-            out.append("%x:%s" % (cp - prev, " ".join("%x" % ord(c) for c in m[cp])))
+            out.append(f"{cp - prev:x}:" + " ".join(f"{ord(c):x}" for c in m[cp]))
             prev = cp
         return ";".join(out)
 
@@ -118,11 +118,11 @@ def encode(canon, compat, ccc, excluded):
             runs.append([cp, 1, ccc[cp]])
     classes = []
     for start, count, value in runs:
-        classes.append("%x:%x:%d" % (start - prev, count, value))
+        classes.append(f"{start - prev:x}:{count:x}:{value}")
         prev = start
     gaps, prev = [], 0
     for cp in sorted(excluded):
-        gaps.append("%x" % (cp - prev))
+        gaps.append(f"{cp - prev:x}")
         prev = cp
     text = "\n".join([mapping(canon), mapping(compat), ";".join(classes), ";".join(gaps)])
     blob = base64.b85encode(zlib.compress(text.encode("ascii"), 9)).decode("ascii")
