@@ -599,10 +599,15 @@ def normalize(form, text):
         if moving.isdisjoint(run):
             continue
         start, end = m.span()
-        if start > pos:   # the character before a run may compose with it
-            pieces.append(text[pos:start - 1])
-            start -= 1
-        pieces.append(_normalize_run(text[start:end], decomp, ccc, pairs))
+        if pairs is None:   # decomposing: the character before stays as it is
+            pieces.append(text[pos:start])
+            pieces.append(decomp.get(run, run) if len(run) == 1
+                          else _normalize_run(run, decomp, ccc, None))
+        else:   # the character before a run may compose with it
+            if start > pos:
+                pieces.append(text[pos:start - 1])
+                start -= 1
+            pieces.append(_normalize_run(text[start:end], decomp, ccc, pairs))
         pos = end
     if not pieces:
         return text
@@ -613,13 +618,7 @@ def normalize(form, text):
 def _normalize_run(text, decomp, ccc, pairs):
     """Decompose, reorder the marks by combining class, and compose where
     `pairs` (composition) is given: Unicode's algorithm on a short run."""
-    chars = []
-    for c in text:
-        d = decomp.get(c)
-        if d is None:
-            chars.append(c)
-        else:
-            chars.extend(d)
+    chars = list("".join([decomp.get(c, c) for c in text]))
     n, k = len(chars), 0
     while k < n:
         if chars[k] in ccc:
