@@ -135,6 +135,17 @@ def test_random_texts_tokenizer_json_ids(mod, tmp_path_factory, text):
 _PAIRS = {}
 
 
+def test_both_backends_normalize_with_the_one_function(mod, monkeypatch):
+    """The compiled core has no normalization of its own: it calls bpe_fallback.normalize."""
+    tok = mod.Tokenizer.train(CORPUS, 256 + 40, pattern=mod.Pipeline(["NFKC"], ["gpt2"]))
+    calls = []
+    real = bpe_fallback.normalize
+    monkeypatch.setattr(bpe_fallback, "normalize",
+                        lambda form, text: calls.append(form) or real(form, text))
+    assert tok.encode("\ufb01ne \u32ff") == tok.encode(real("NFKC", "\ufb01ne \u32ff"))
+    assert calls and set(calls) == {"NFKC"}
+
+
 # ---------------------------------------------------------------------------------------
 # every code point (slow)
 
@@ -175,3 +186,4 @@ def test_every_code_point_tokenizer_json_ids(mod, tmp_path):
     for k in range(0, len(chars), 8192):
         text = "\n".join(f"a{c}\u0301" for c in chars[k:k + 8192])
         assert ours_tok.encode(text) == hf_ids(hf, text), f"U+{ord(chars[k]):04X}.."
+
