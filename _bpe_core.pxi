@@ -947,7 +947,7 @@ cdef class Core:
         if self.forms is not None:
             text = repaired(text)
             for form in self.forms:
-                text = _py.normalize(form, text)
+                text = _py._normalize(form, text)
             return text
         if type(text) is not str or self.T.which == P_NONE:
             return repaired(text)

@@ -120,7 +120,7 @@ class Pipeline(_collections.namedtuple("Pipeline", "normalizers splits")):
     """A pre-tokenizer of several steps, as a Hugging Face tokenizer.json may
     have: the text is first normalized by each of `normalizers` in turn
     ("NFC", "NFD", "NFKC" or "NFKD", as tokenizers' normalizers give them:
-    see normalize), then split by each regex of `splits` in turn, every
+    see _normalize), then split by each regex of `splits` in turn, every
     piece of one split split again by the next (Hugging Face's Split with
     Isolated behaviour, as `pretokenizer` splits by one).  A tokenizer's
     `pattern` is a Pipeline where one regex cannot say it; give one wherever
@@ -582,12 +582,12 @@ def _char_class(chars):
     return "".join(out)
 
 
-def normalize(form, text):
+def _normalize(form, text):
     """`text` in Unicode normalization form `form` ("NFC", "NFD", "NFKC" or
     "NFKD") exactly as tokenizers' normalizers give it (their Unicode data,
     shipped here: see _NORM_REFERENCE), whatever Python is installed.
 
-    >>> normalize("NFC", "Cafe\\u0301"), normalize("NFKC", "\\ufb01")
+    >>> _normalize("NFC", "Cafe\\u0301"), _normalize("NFKC", "\\ufb01")
     ('Café', 'fi')
     """
     if text.isascii():
@@ -662,7 +662,7 @@ def _pipeline_split(pipeline):
 
     def split(text):
         for form in forms:
-            text = normalize(form, text)
+            text = _normalize(form, text)
         pieces = steps[0](text)
         for step in steps[1:]:
             pieces = [q for piece in pieces for q in step(piece)]

@@ -3,7 +3,7 @@ gives it, checked against tokenizers' own normalizers.
 
 tokenizers normalizes with the data of its Rust crate (an older Unicode version than any
 Python's unicodedata): characters assigned since then are left alone (U+32FF is not "令和"
-under NFKC there), marks assigned since then are not reordered.  bpe_fallback.normalize
+under NFKC there), marks assigned since then are not reordered.  bpe_fallback._normalize
 ships that data; both backends normalize with it, whatever Python is installed."""
 
 import pytest
@@ -43,7 +43,7 @@ SEQUENCES = [
 
 
 def ours(form, text):
-    return bpe_fallback.normalize(form, text)
+    return bpe_fallback._normalize(form, text)
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -136,11 +136,11 @@ _PAIRS = {}
 
 
 def test_both_backends_normalize_with_the_one_function(mod, monkeypatch):
-    """The compiled core has no normalization of its own: it calls bpe_fallback.normalize."""
+    """The compiled core has no normalization of its own: it calls bpe_fallback._normalize."""
     tok = mod.Tokenizer.train(CORPUS, 256 + 40, pattern=mod.Pipeline(["NFKC"], ["gpt2"]))
     calls = []
-    real = bpe_fallback.normalize
-    monkeypatch.setattr(bpe_fallback, "normalize",
+    real = bpe_fallback._normalize
+    monkeypatch.setattr(bpe_fallback, "_normalize",
                         lambda form, text: calls.append(form) or real(form, text))
     assert tok.encode("\ufb01ne \u32ff") == tok.encode(real("NFKC", "\ufb01ne \u32ff"))
     assert calls and set(calls) == {"NFKC"}
