@@ -116,181 +116,6 @@ _FILE_CUTS = {
 }
 
 
-class Pipeline(_collections.namedtuple("Pipeline", "normalizers splits")):
-    """A pre-tokenizer of several steps, as a Hugging Face tokenizer.json may
-    have: the text is first normalized by each of `normalizers` in turn
-    ("NFC", "NFD", "NFKC" or "NFKD", as tokenizers' normalizers give them:
-    see _normalize), then split by each regex of `splits` in turn, every
-    piece of one split split again by the next (Hugging Face's Split with
-    Isolated behaviour, as `pretokenizer` splits by one).  A tokenizer's
-    `pattern` is a Pipeline where one regex cannot say it; give one wherever
-    a pattern is taken.
-
-    >>> p = resolve_pattern(Pipeline(["NFC"], [r"\\p{N}", "gpt2"]))
-    >>> pretokenizer(p)("Cafe\u0301 2024")
-    ['Café', ' ', '2', '0', '2', '4']
-    """
-
-    __slots__ = ()
-
-
-_NORMALIZERS = ("NFC", "NFD", "NFKC", "NFKD")
-
-
-def resolve_pattern(pattern):
-    """Return the regex string for a pattern name, None, or a custom regex;
-    a Pipeline with its splits resolved (the one regex where that is all).
-
-    >>> resolve_pattern("words")
-    '\\\\S+\\\\s?|\\\\s+'
-    >>> resolve_pattern(None) == resolve_pattern("bytes")
-    True
-    """
-    if pattern is None:
-        return PATTERNS["bytes"]
-    if isinstance(pattern, Pipeline):
-        return _resolve_pipeline(pattern)
-    if not isinstance(pattern, str):
-        raise TypeError(f"pattern must be a str, a Pipeline or None, not "
-                        f"{type(pattern).__name__}")
-    pattern = PATTERNS.get(pattern, pattern)
-    _compile_pattern(pattern)
-    return pattern
-
-
-def _resolve_pipeline(pipeline):
-    forms, splits = pipeline
-    if isinstance(forms, str) or isinstance(splits, str):
-        raise TypeError("a Pipeline's normalizers and splits are sequences of str")
-    forms, splits = tuple(forms), tuple(splits)
-    for form in forms:
-        if form not in _NORMALIZERS:
-            raise ValueError(f"unknown normalizer {_short(form)} (known: "
-                             f"{', '.join(_NORMALIZERS)})")
-    if not splits:
-        raise ValueError("a Pipeline needs at least one split (\"bytes\": none)")
-    splits = tuple(resolve_pattern(p) if isinstance(p, str) else _not_str(p) for p in splits)
-    if not forms and len(splits) == 1:
-        return splits[0]
-    return Pipeline(forms, splits)
-
-
-def _not_str(value):
-    raise TypeError(f"a Pipeline's splits are str, not {type(value).__name__}")
-
-
-_compiled = {}
-
-# Text that shows every class a pattern may care about: a pattern that finds
-# nothing but empty matches in it matches the empty string everywhere.
-_PROBE = "Hello, World! it's 2024\n\t  café 東京 🙂 ÀB_c-d.e/f\r\n"
-
-# A custom pattern runs under a time budget, kept like a token bucket: each
-# character of text earns PATTERN_TIME_PER_CHAR seconds (2 us: 0.5 MB/s, far
-# below any sane pattern), unspent time carries over up to PATTERN_TIME_BASE.
-# A split that overruns raises ValueError, so a catastrophic pattern costs at
-# most about PATTERN_TIME_BASE plus 2 us per character, whatever the input.
-# Each thread has its own bucket, spent in its own CPU time: other threads'
-# work and the machine's load drain nothing.
-PATTERN_TIME_BASE = 2.0
-PATTERN_TIME_PER_CHAR = 2e-6
-
-
-def _compile_pattern(pattern):
-    rx = _compiled.get(pattern)
-    if rx is None:
-        try:
-            rx = _regex.compile(pattern)
-        except (_regex.error, TypeError, ValueError, OverflowError, RecursionError) as e:
-            raise ValueError(f"invalid pattern {_short(pattern)}: {e}") from None
-        if rx.flags & _regex.REVERSE:
-            raise ValueError(f"the pattern {_short(pattern)} searches backwards (?r): "
-                             f"pre-tokens are read left to right")
-        try:
-            found = {bool(m.group()) for m in rx.finditer(_PROBE, timeout=PATTERN_TIME_BASE)}
-        except TimeoutError:
-            raise ValueError(f"the pattern {_short(pattern)} took too long on a short probe "
-                             f"text (catastrophic backtracking?)") from None
-        if (rx.match("") is not None or False in found) and True not in found:
-            raise ValueError(f"the pattern {_short(pattern)} matches only the empty string")
-        _compiled[pattern] = rx
-    return rx
-
-
-_NAMED_PATTERNS = frozenset(PATTERNS.values())
-
-
-def pretokenizer(pattern):
-    """The pre-tokenizer of a regex or a Pipeline (a resolved pattern: see
-    resolve_pattern): a function text -> list of pre-tokens.
-
-    >>> pretokenizer(resolve_pattern("gpt2"))("Hello world, it's 42!")
-    ['Hello', ' world', ',', ' it', "'s", ' 42', '!']
-    >>> pretokenizer(r"\\d+")("in 2024 or so")  # the text between matches is kept
-    ['in ', '2024', ' or so']
-
-    Named patterns match every character, so their matches are the
-    pre-tokens.  For a custom pattern, the text between two matches (a gap)
-    is a pre-token of its own (Hugging Face's Split with Isolated behaviour),
-    empty matches are skipped, capture groups do not matter, and the split
-    runs under a time limit: a catastrophic pattern raises ValueError."""
-    if isinstance(pattern, Pipeline):
-        return _pipeline_split(pattern)
-    rx = _compile_pattern(pattern)
-    if rx.pattern in _NAMED_PATTERNS:
-        return rx.findall
-
-    import threading
-
-    bucket = threading.local()  # .slack: this thread's unspent time
-    groups = rx.groups  # findall would give the groups, not the whole matches
-
-    def split(text):
-        budget = getattr(bucket, "slack", PATTERN_TIME_BASE) + PATTERN_TIME_PER_CHAR * len(text)
-        start = _time.thread_time()
-        out = None
-        if not groups:
-            try:  # regex's clock is the process's CPU time: never less than this thread's
-                out = rx.findall(text, timeout=budget)
-            except TimeoutError:
-                pass
-        if out is None or sum(map(len, out)) != len(text) or "" in out:
-            out = with_gaps(text, start + budget)
-        bucket.slack = min(PATTERN_TIME_BASE, budget - (_time.thread_time() - start))
-        return out
-
-    def with_gaps(text, deadline):
-        """The matches and the text between them, until this thread's CPU
-        clock reaches `deadline`; where regex's clock (every thread's time)
-        stops it first, matching goes on after the last match."""
-        out, pos = [], 0
-        append = out.append
-        while True:
-            left = deadline - _time.thread_time()
-            if left <= 0:
-                bucket.slack = PATTERN_TIME_BASE  # the error ends the call: the next starts afresh
-                raise ValueError(
-                    f"the pattern {_short(rx.pattern)} took too long on a text of {len(text)} "
-                    f"characters (catastrophic backtracking?); simplify it")
-            try:
-                for m in rx.finditer(text, pos, timeout=left):
-                    start, end = m.span()
-                    if start == end:
-                        continue
-                    if start > pos:
-                        append(text[pos:start])
-                    append(text[start:end])
-                    pos = end
-                break
-            except TimeoutError:
-                continue
-        if pos < len(text):
-            append(text[pos:])
-        return out
-
-    return split
-
-
 # Unicode normalization as tokenizers applies a tokenizer.json's normalizers:
 # its own data (the Unicode version of its Rust crate, not Python's), probed
 # from tokenizers code point by code point by tools/normalization_tables.py
@@ -508,6 +333,8 @@ def _norm_tables(form):
     tables = _NORM_TABLES.get(form)
     if tables is not None:
         return tables
+    if form not in ("NFC", "NFD", "NFKC", "NFKD"):
+        raise ValueError(f"unknown normalizer {form!r} (known: NFC, NFD, NFKC, NFKD)")
     import base64
     import re
     import zlib
@@ -543,7 +370,7 @@ def _norm_tables(form):
         seconds.update(map(chr, range(_V_BASE, _V_BASE + 21)))     # Hangul vowels
         seconds.update(map(chr, range(_T_BASE + 1, _T_BASE + 28)))  # and trailing consonants
         syllables = {chr(c): _hangul(c) for c in range(_S_BASE, _S_BASE + 11172)}
-        for name in _NORMALIZERS:
+        for name in ("NFC", "NFD", "NFKC", "NFKD"):
             decomp = {**canon, **compat} if "K" in name else dict(canon)
             if name.endswith("D"):
                 decomp.update(syllables)
@@ -656,14 +483,201 @@ def _normalize_run(text, decomp, ccc, pairs):
     return "".join(out)
 
 
+class Pipeline(_collections.namedtuple("Pipeline", "normalizers splits")):
+    """A pre-tokenizer of several steps, as a Hugging Face tokenizer.json may
+    have: the text is first normalized by each of `normalizers` in turn
+    ("NFC", "NFD", "NFKC" or "NFKD", as tokenizers' normalizers give them:
+    see normalize), then split by each regex of `splits` in turn, every
+    piece of one split split again by the next (Hugging Face's Split with
+    Isolated behaviour, as `pretokenizer` splits by one).  A tokenizer's
+    `pattern` is a Pipeline where one regex cannot say it; give one wherever
+    a pattern is taken.
+
+    >>> p = resolve_pattern(Pipeline(["NFC"], [r"\\p{N}", "gpt2"]))
+    >>> pretokenizer(p)("Cafe\u0301 2024")
+    ['Café', ' ', '2', '0', '2', '4']
+    """
+
+    __slots__ = ()
+
+    def normalize(self, text):
+        """`text` normalized by each of `normalizers` in turn, exactly as
+        tokenizers' normalizers give it (with their Unicode data, shipped
+        here), whatever Python is installed.
+
+        >>> Pipeline(["NFKC"], ["gpt2"]).normalize("\ufb01ne Cafe\u0301")
+        'fine Café'
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        for form in self.normalizers:
+            text = _normalize(form, text)
+        return text
+
+
+_NORMALIZERS = ("NFC", "NFD", "NFKC", "NFKD")
+
+
+def resolve_pattern(pattern):
+    """Return the regex string for a pattern name, None, or a custom regex;
+    a Pipeline with its splits resolved (the one regex where that is all).
+
+    >>> resolve_pattern("words")
+    '\\\\S+\\\\s?|\\\\s+'
+    >>> resolve_pattern(None) == resolve_pattern("bytes")
+    True
+    """
+    if pattern is None:
+        return PATTERNS["bytes"]
+    if isinstance(pattern, Pipeline):
+        return _resolve_pipeline(pattern)
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str, a Pipeline or None, not "
+                        f"{type(pattern).__name__}")
+    pattern = PATTERNS.get(pattern, pattern)
+    _compile_pattern(pattern)
+    return pattern
+
+
+def _resolve_pipeline(pipeline):
+    forms, splits = pipeline
+    if isinstance(forms, str) or isinstance(splits, str):
+        raise TypeError("a Pipeline's normalizers and splits are sequences of str")
+    forms, splits = tuple(forms), tuple(splits)
+    for form in forms:
+        if form not in _NORMALIZERS:
+            raise ValueError(f"unknown normalizer {_short(form)} (known: "
+                             f"{', '.join(_NORMALIZERS)})")
+    if not splits:
+        raise ValueError("a Pipeline needs at least one split (\"bytes\": none)")
+    splits = tuple(resolve_pattern(p) if isinstance(p, str) else _not_str(p) for p in splits)
+    if not forms and len(splits) == 1:
+        return splits[0]
+    return Pipeline(forms, splits)
+
+
+def _not_str(value):
+    raise TypeError(f"a Pipeline's splits are str, not {type(value).__name__}")
+
+
+_compiled = {}
+
+# Text that shows every class a pattern may care about: a pattern that finds
+# nothing but empty matches in it matches the empty string everywhere.
+_PROBE = "Hello, World! it's 2024\n\t  café 東京 🙂 ÀB_c-d.e/f\r\n"
+
+# A custom pattern runs under a time budget, kept like a token bucket: each
+# character of text earns PATTERN_TIME_PER_CHAR seconds (2 us: 0.5 MB/s, far
+# below any sane pattern), unspent time carries over up to PATTERN_TIME_BASE.
+# A split that overruns raises ValueError, so a catastrophic pattern costs at
+# most about PATTERN_TIME_BASE plus 2 us per character, whatever the input.
+# Each thread has its own bucket, spent in its own CPU time: other threads'
+# work and the machine's load drain nothing.
+PATTERN_TIME_BASE = 2.0
+PATTERN_TIME_PER_CHAR = 2e-6
+
+
+def _compile_pattern(pattern):
+    rx = _compiled.get(pattern)
+    if rx is None:
+        try:
+            rx = _regex.compile(pattern)
+        except (_regex.error, TypeError, ValueError, OverflowError, RecursionError) as e:
+            raise ValueError(f"invalid pattern {_short(pattern)}: {e}") from None
+        if rx.flags & _regex.REVERSE:
+            raise ValueError(f"the pattern {_short(pattern)} searches backwards (?r): "
+                             f"pre-tokens are read left to right")
+        try:
+            found = {bool(m.group()) for m in rx.finditer(_PROBE, timeout=PATTERN_TIME_BASE)}
+        except TimeoutError:
+            raise ValueError(f"the pattern {_short(pattern)} took too long on a short probe "
+                             f"text (catastrophic backtracking?)") from None
+        if (rx.match("") is not None or False in found) and True not in found:
+            raise ValueError(f"the pattern {_short(pattern)} matches only the empty string")
+        _compiled[pattern] = rx
+    return rx
+
+
+_NAMED_PATTERNS = frozenset(PATTERNS.values())
+
+
+def pretokenizer(pattern):
+    """The pre-tokenizer of a regex or a Pipeline (a resolved pattern: see
+    resolve_pattern): a function text -> list of pre-tokens.
+
+    >>> pretokenizer(resolve_pattern("gpt2"))("Hello world, it's 42!")
+    ['Hello', ' world', ',', ' it', "'s", ' 42', '!']
+    >>> pretokenizer(r"\\d+")("in 2024 or so")  # the text between matches is kept
+    ['in ', '2024', ' or so']
+
+    Named patterns match every character, so their matches are the
+    pre-tokens.  For a custom pattern, the text between two matches (a gap)
+    is a pre-token of its own (Hugging Face's Split with Isolated behaviour),
+    empty matches are skipped, capture groups do not matter, and the split
+    runs under a time limit: a catastrophic pattern raises ValueError."""
+    if isinstance(pattern, Pipeline):
+        return _pipeline_split(pattern)
+    rx = _compile_pattern(pattern)
+    if rx.pattern in _NAMED_PATTERNS:
+        return rx.findall
+
+    import threading
+
+    bucket = threading.local()  # .slack: this thread's unspent time
+    groups = rx.groups  # findall would give the groups, not the whole matches
+
+    def split(text):
+        budget = getattr(bucket, "slack", PATTERN_TIME_BASE) + PATTERN_TIME_PER_CHAR * len(text)
+        start = _time.thread_time()
+        out = None
+        if not groups:
+            try:  # regex's clock is the process's CPU time: never less than this thread's
+                out = rx.findall(text, timeout=budget)
+            except TimeoutError:
+                pass
+        if out is None or sum(map(len, out)) != len(text) or "" in out:
+            out = with_gaps(text, start + budget)
+        bucket.slack = min(PATTERN_TIME_BASE, budget - (_time.thread_time() - start))
+        return out
+
+    def with_gaps(text, deadline):
+        """The matches and the text between them, until this thread's CPU
+        clock reaches `deadline`; where regex's clock (every thread's time)
+        stops it first, matching goes on after the last match."""
+        out, pos = [], 0
+        append = out.append
+        while True:
+            left = deadline - _time.thread_time()
+            if left <= 0:
+                bucket.slack = PATTERN_TIME_BASE  # the error ends the call: the next starts afresh
+                raise ValueError(
+                    f"the pattern {_short(rx.pattern)} took too long on a text of {len(text)} "
+                    f"characters (catastrophic backtracking?); simplify it")
+            try:
+                for m in rx.finditer(text, pos, timeout=left):
+                    start, end = m.span()
+                    if start == end:
+                        continue
+                    if start > pos:
+                        append(text[pos:start])
+                    append(text[start:end])
+                    pos = end
+                break
+            except TimeoutError:
+                continue
+        if pos < len(text):
+            append(text[pos:])
+        return out
+
+    return split
+
+
 def _pipeline_split(pipeline):
     forms = pipeline.normalizers
     steps = [pretokenizer(p) for p in pipeline.splits]
 
     def split(text):
-        for form in forms:
-            text = _normalize(form, text)
-        pieces = steps[0](text)
+        pieces = steps[0](pipeline.normalize(text) if forms else text)
         for step in steps[1:]:
             pieces = [q for piece in pieces for q in step(piece)]
         return pieces

@@ -3,8 +3,8 @@ gives it, checked against tokenizers' own normalizers.
 
 tokenizers normalizes with the data of its Rust crate (an older Unicode version than any
 Python's unicodedata): characters assigned since then are left alone (U+32FF is not "令和"
-under NFKC there), marks assigned since then are not reordered.  bpe_fallback._normalize
-ships that data; both backends normalize with it, whatever Python is installed."""
+under NFKC there), marks assigned since then are not reordered.  Pipeline.normalize
+applies that data; both backends normalize with it, whatever Python is installed."""
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -43,7 +43,7 @@ SEQUENCES = [
 
 
 def ours(form, text):
-    return bpe_fallback._normalize(form, text)
+    return bpe_fallback.Pipeline([form], ["bytes"]).normalize(text)
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -136,15 +136,22 @@ _PAIRS = {}
 
 
 def test_both_backends_normalize_with_the_one_function(mod, monkeypatch):
-    """The compiled core has no normalization of its own: it calls bpe_fallback._normalize."""
+    """The compiled core has no normalization of its own: it calls Pipeline.normalize."""
     tok = mod.Tokenizer.train(CORPUS, 256 + 40, pattern=mod.Pipeline(["NFKC"], ["gpt2"]))
     calls = []
-    real = bpe_fallback._normalize
-    monkeypatch.setattr(bpe_fallback, "_normalize",
-                        lambda form, text: calls.append(form) or real(form, text))
-    assert tok.encode("\ufb01ne \u32ff") == tok.encode(real("NFKC", "\ufb01ne \u32ff"))
-    assert calls and set(calls) == {"NFKC"}
+    real = mod.Pipeline.normalize
+    monkeypatch.setattr(mod.Pipeline, "normalize",
+                        lambda self, text: calls.append(self.normalizers) or real(self, text))
+    text = "\ufb01ne \u32ff"
+    assert tok.encode(text) == tok.encode(real(tok.pattern, text))
+    assert calls and set(calls) == {("NFKC",)}
 
+
+def test_normalize_refuses_what_is_not_text_or_a_form(mod):
+    with pytest.raises(TypeError, match="str"):
+        mod.Pipeline(["NFC"], ["gpt2"]).normalize(b"bytes")
+    with pytest.raises(ValueError, match="NFKX"):
+        mod.Pipeline(["NFKX"], ["gpt2"]).normalize("\u00e9")
 
 # ---------------------------------------------------------------------------------------
 # every code point (slow)
