@@ -876,10 +876,7 @@ cdef class Core:
         repairs and scans again), anything else repaired now; and, for a
         Pipeline's split, repaired and normalized (as the regex path does)."""
         if self.forms is not None:
-            text = repaired(text)
-            for form in self.forms:
-                text = unicodedata.normalize(form, text)
-            return text
+            return self.pattern.normalize(repaired(text))
         if type(text) is not str or self.T.which == P_NONE:
             return repaired(text)
         return text

@@ -61,6 +61,7 @@ _Input = _Path | tuple[_Path, int, int]
 class Pipeline(NamedTuple):
     normalizers: Sequence[str]
     splits: Sequence[str]
+    def normalize(self, text: str) -> str: ...
 
 _PatternSpec = str | Pipeline
 

@@ -25,7 +25,6 @@ from cpython.ref cimport Py_INCREF, PyObject
 import operator
 import os
 import threading
-import unicodedata
 
 import regex
 
