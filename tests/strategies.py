@@ -146,11 +146,16 @@ def gpt_parts():
                    for alt in _alternatives(PATTERNS[name])})
 
 
+def properties():
+    """A Unicode property name, the common ones (L, Lu, Ll, N) more often."""
+    return st.one_of(st.sampled_from(["L", "Lu", "Ll", "N"]), st.sampled_from(PROPERTIES))
+
+
 def _class(fam):
     members = [st.sampled_from([r"\s", r"\r", r"\n", "a-z", "A-Z", "0-9", "'", "a", " ", "é",
                                 "-", r"\d"])]
     if "properties" in fam:
-        members.append(st.sampled_from(PROPERTIES).map(lambda p: rf"\p{{{p}}}"))
+        members.append(properties().map(lambda p: rf"\p{{{p}}}"))
     body = st.lists(st.one_of(members), min_size=1, max_size=3).map("".join)
     return st.tuples(st.sampled_from(["[", "[^"]), body).map(lambda t: t[0] + t[1] + "]")
 
@@ -159,15 +164,19 @@ def _atom(fam, depth):
     atoms = [st.sampled_from([r"\s", r"\S", r"\d", r"\w", "."]), _class(fam),
              st.sampled_from(LITERALS)]
     if "properties" in fam:
-        atoms.append(st.tuples(st.sampled_from(["p", "P"]), st.sampled_from(PROPERTIES))
+        atoms.append(st.tuples(st.sampled_from(["p", "P"]), properties())
                      .map(lambda t: rf"\{t[0]}{{{t[1]}}}"))
     if depth < 2:
         atoms.append(_alternation(fam, depth + 1).map(lambda p: f"(?:{p})"))
         if "icase" in fam:
-            inner = st.one_of(
-                st.lists(st.sampled_from(["'s", "'t", "ll", "re", "x", "s", "a", "k"]),
-                         min_size=1, max_size=3).map("|".join),
-                _alternation(fam, depth + 1))
+            words = st.sampled_from(["'s", "'t", "ll", "re", "x", "s", "a", "k"])
+            inner = [st.lists(words, min_size=1, max_size=3).map("|".join),
+                     _alternation(fam, depth + 1)]
+            if "properties" in fam:  # a literal, then a class: (?i:x?\p{Lu}), (?i:'s|\p{Lu}+)
+                inner.append(st.tuples(words, st.sampled_from(["?", "|", ""]), _class(fam)
+                                       | properties().map(lambda p: rf"\p{{{p}}}"),
+                                       _quantifier()).map("".join))
+            inner = st.one_of(inner)
             atoms.append(inner.map(lambda p: f"(?i:{p})"))
         if "anchors" in fam:
             atoms.append(st.tuples(st.sampled_from(LITERALS + [r"\s"]),
@@ -187,8 +196,9 @@ def _sequence(draw, fam, depth):
     items = []
     for _ in range(draw(st.integers(1, 3))):
         choice = draw(st.integers(0, 9))
-        if choice == 0 and "anchors" in fam:
-            items.append(draw(st.sampled_from(["$", "^"])))
+        if choice == 0 and "anchors" in fam:  # an anchor, often after a line end
+            items.append(draw(st.sampled_from(["", r"\s", r"\n", r"[\r\n]", r"\s+", "a"]))
+                         + draw(st.sampled_from(["$", "^"])))
         elif choice == 1 and "lookahead" in fam:
             items.append(draw(st.sampled_from([r"(?!\S)", r"(?=\s)", r"(?!\s)", r"(?=\p{L})"
                                                if "properties" in fam else "(?=a)"])))

@@ -32,7 +32,7 @@ def one_round(target, mod, fam, round_seed, examples, outcomes, shrink=True):
     """Run `examples` examples with `round_seed`; (the failure (shrunk), its case) or
     (None, None)."""
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
-    last = []
+    last, first = [], []
 
     @seed(round_seed)
     @settings(max_examples=examples, deadline=None, database=None, phases=phases,
@@ -41,12 +41,17 @@ def one_round(target, mod, fam, round_seed, examples, outcomes, shrink=True):
     def run(case):
         last[:] = [case]
         outcomes["examples"] += 1
-        outcome = D.run(target, mod, case)
+        try:
+            outcome = D.run(target, mod, case)
+        except Exception:
+            first.append(outcomes["examples"])
+            raise
         outcomes[outcome.split(":")[0] + ":" + _short_reason(outcome)] += 1
 
     try:
         run()
     except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the run
+        e.first_failing_example = first[0] if first else None
         return e, last[0] if last else None
     return None, None
 
@@ -120,7 +125,8 @@ def main(argv=None):
                 key = (target, name, head)
                 print(f"\n=== FAILURE  target {target}  backend {name}  seed {round_seed}  "
                       f"after {time.monotonic() - start:.0f} s, round {rounds + 1}, "
-                      f"{outcomes['examples']} examples run in all")
+                      f"first failing example: #{err.first_failing_example} of the run "
+                      f"(shrinking runs more)")
                 print(f"    again: python tools/fuzz.py --target {target} --backend {name} "
                       f"--seed {round_seed} --rounds 1 --examples {args.examples} "
                       f"--families {spec}")
