@@ -24,7 +24,8 @@ FAMILIES = {
     "split_behaviours": "Split behaviours other than Isolated (Removed, MergedWithPrevious, "
                         "MergedWithNext, Contiguous) and invert true",
     "digits": "Digits pre-tokenizers (individual_digits true / false)",
-    "byte_level_options": "ByteLevel add_prefix_space / trim_offsets / use_regex, either value",
+    "byte_level_options": "ByteLevel add_prefix_space and trim_offsets, either value",
+    "byte_level_regex": "ByteLevel use_regex true (GPT-2's regex, run by Oniguruma) or false",
     "added_tokens": "added tokens (special, non-normalized, numbered as tokenizers numbers them)",
     "added_flags": "added-token flags: special, normalized, lstrip, rstrip, single_word",
     "added_ids": "added-token ids with gaps, in another order, or a vocabulary token's id",
@@ -245,7 +246,12 @@ def patterns(fam, whole=False):
 # ---------------------------------------------------------------------------------------
 # merges, rank tables, tokenizer.json
 
-SEED_ALPHABET = st.sampled_from(list("abst ' \n") + ["é", "日", "1", "2", "ﬁ", "\U00011de0"])
+def seed_alphabet(fam):
+    """The characters merges are learned on."""
+    chars = list("abst ' \n") + ["é", "日", "1", "2", "ﬁ"]
+    if "recent_unicode" in fam:
+        chars += ["\U00011de0", "\u32ff"]
+    return st.sampled_from(chars)
 
 
 @st.composite
@@ -256,7 +262,7 @@ def merge_table(draw, fam, regular=False):
     seeds use them.  `regular`: each token made once, every merge after the merges of its
     parts (what a tiktoken rank table or from_merges holds); else, with irregular_merges,
     seeds learned twice (one token made by several merges) and merges swapped."""
-    seeds = draw(st.lists(st.lists(SEED_ALPHABET, min_size=2, max_size=7).map("".join),
+    seeds = draw(st.lists(st.lists(seed_alphabet(fam), min_size=2, max_size=7).map("".join),
                           min_size=1, max_size=4))
     irregular = not regular and "irregular_merges" in fam
     pool = seeds * 2 if irregular else seeds
@@ -298,7 +304,7 @@ def rank_tables(draw, fam):
 
 
 ADDED_TEXTS = ["<|endoftext|>", "<s>", "[X]", "ab", "a", " a", "s ", "ﬁ", "fi", "é", "e\u0301",
-               "\n", " ", "AB", "ß", "ss", "\U00011de0", "㋿"]
+               "\n", " ", "AB", "ß", "ss"]
 
 
 @st.composite
@@ -308,7 +314,9 @@ def added_tokens(draw, fam, vocab, seeds):
     if "added_tokens" not in fam:
         return []
     contents = draw(st.lists(st.one_of(
-        st.sampled_from(ADDED_TEXTS), st.sampled_from(seeds),
+        st.sampled_from(ADDED_TEXTS + (["\U00011de0", "\u32ff", "令和"]
+                                       if "recent_unicode" in fam else [])),
+        st.sampled_from(seeds),
         st.sampled_from(sorted(vocab)[:300]),
         st.sampled_from(seeds).map(lambda s: " " + s.strip())),
         max_size=4, unique=True).filter(lambda xs: all(xs)))
@@ -356,7 +364,8 @@ def _split(fam):
     if "split_behaviours" in fam:
         behaviours += ["Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
     pattern = st.one_of(patterns(fam).map(lambda p: {"Regex": p}),
-                        st.sampled_from(["a", " ", "'s", "\n", "gpt2", "1"]).map(
+                        st.sampled_from(["a", " ", "'s", "\n", "1"]
+                                        + (NAMES if "names" in fam else [])).map(
                             lambda s: {"String": s}))
     return st.builds(lambda p, b, inv: {"type": "Split", "pattern": p, "behavior": b,
                                         "invert": inv},
@@ -366,9 +375,10 @@ def _split(fam):
 
 def _pre_tokenizer(fam):
     flag = st.booleans() if "byte_level_options" in fam else st.just(False)
+    use_regex = st.booleans() if "byte_level_regex" in fam else st.just(False)
     byte_level = st.builds(lambda a, t, u: {"type": "ByteLevel", "add_prefix_space": a,
                                             "trim_offsets": t, "use_regex": u},
-                           flag, st.booleans(), st.booleans())
+                           flag, st.booleans(), use_regex)
     steps = []
     if "splits" in fam:
         steps.append(_split(fam))
