@@ -65,8 +65,8 @@ def _reference(call, *args):
 @st.composite
 def hf_cases(draw, fam):
     doc, fragments = draw(S.tokenizer_jsons(fam))
-    return json.dumps(doc, ensure_ascii=False), draw(st.lists(S.texts(fam, fragments),
-                                                              min_size=1, max_size=4))
+    texts = draw(st.lists(S.texts(fam, fragments), min_size=1, max_size=4))
+    return S.TokenizerJson(json.dumps(doc, ensure_ascii=False)), texts
 
 
 @st.composite

@@ -10,6 +10,7 @@ merged yet). Nothing here knows what the library gets wrong: every drawn case is
 with a reference (see tests/differential.py).
 """
 
+import json
 import os
 
 import regex
@@ -291,6 +292,55 @@ def merge_table(draw, fam, regular=False):
     return tokens, merges, seeds
 
 
+class Ranks(dict):
+    """A rank table (bytes -> rank) that prints short: `ranks(merged)` for the one whose bytes
+    have their own values as ranks, `ranks(merged, byte_ranks)` otherwise."""
+
+    def __repr__(self):
+        merged = {t: r for t, r in self.items() if len(t) > 1}
+        byte_ranks = [self[bytes([b])] for b in range(256)]
+        if byte_ranks == list(range(256)):
+            return f"ranks({merged!r})"
+        return f"ranks({merged!r}, {byte_ranks!r})"
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+
+def ranks(merged, byte_ranks=range(256)):
+    out = Ranks((bytes([b]), r) for b, r in zip(range(256), byte_ranks))
+    out.update(merged)
+    return out
+
+
+class TokenizerJson(str):
+    """A tokenizer.json's text that prints short: `tokenizer_json(doc)`, the vocabulary's
+    256 byte tokens left out where each has its byte's value as id."""
+
+    def __repr__(self):
+        doc = json.loads(self)
+        vocab = doc["model"]["vocab"]
+        b2u = bytes_to_unicode()
+        if all(vocab.get(b2u[b]) == b for b in range(256)):
+            doc["model"]["vocab"] = {k: i for k, i in vocab.items()
+                                     if not (len(k) == 1 and i < 256 and b2u[i] == k)}
+            return f"tokenizer_json({doc!r})"
+        return f"tokenizer_json({doc!r}, byte_tokens=False)"
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+
+def tokenizer_json(doc, byte_tokens=True):
+    """The text of `doc`, with the 256 byte tokens added at their values' ids unless
+    `byte_tokens` is False."""
+    if byte_tokens:
+        b2u = bytes_to_unicode()
+        doc = json.loads(json.dumps(doc))
+        doc["model"]["vocab"] = {**{b2u[b]: b for b in range(256)}, **doc["model"]["vocab"]}
+    return TokenizerJson(json.dumps(doc, ensure_ascii=False))
+
+
 @st.composite
 def rank_tables(draw, fam):
     """(ranks, seeds): a tiktoken rank table (bytes -> rank), byte ranks maybe shuffled."""
@@ -298,9 +348,7 @@ def rank_tables(draw, fam):
     byte_ranks = list(range(256))
     if "irregular_merges" in fam and draw(st.booleans()):
         byte_ranks = draw(st.permutations(byte_ranks))
-    ranks = {bytes([b]): r for b, r in zip(range(256), byte_ranks)}
-    ranks.update((t, 256 + k) for k, t in enumerate(tokens[256:]))
-    return ranks, seeds
+    return ranks({t: 256 + k for k, t in enumerate(tokens[256:])}, byte_ranks), seeds
 
 
 ADDED_TEXTS = ["<|endoftext|>", "<s>", "[X]", "ab", "a", " a", "s ", "ﬁ", "fi", "é", "e\u0301",
@@ -330,8 +378,11 @@ def added_tokens(draw, fam, vocab, seeds):
             fresh += 1
         flags = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
                  "special": True}
-        if "added_flags" in fam:
-            flags = {k: draw(st.booleans()) for k in flags}
+        if "added_flags" in fam:  # special and normalized either way; the others now and then
+            flags["special"], flags["normalized"] = draw(st.booleans()), draw(st.booleans())
+            if draw(st.integers(0, 3)) == 0:
+                flags.update((k, draw(st.booleans())) for k in ("single_word", "lstrip",
+                                                                "rstrip"))
         entries.append({"id": i, "content": content, **flags})
     if "added_ids" in fam and entries:
         how = draw(st.sampled_from(["as numbered", "gaps", "swapped", "vocabulary id"]))
