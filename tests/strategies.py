@@ -4,7 +4,7 @@ patterns of the GPT family, small rank tables and merge lists, and texts from ev
 plane.
 
 What is drawn is chosen by *families* (FAMILIES below): a set of names, all of them by
-default. `BPE_FUZZ_FAMILIES` narrows it for a run: `all`, a comma-separated list of names, or
+default. `BPE_DIFF_FAMILIES` narrows it for a run: `all`, a comma-separated list of names, or
 `all,-name,-name` to leave some out (e.g. `all,-added_flags` while a fix for them is not
 merged yet). Nothing here knows what the library gets wrong: every drawn case is compared
 with a reference (see tests/differential.py).
@@ -46,9 +46,9 @@ FAMILIES = {
 
 
 def families(spec=None):
-    """The enabled families of a spec ('all', 'a,b', 'all,-a'); default BPE_FUZZ_FAMILIES."""
+    """The enabled families of a spec ('all', 'a,b', 'all,-a'); default BPE_DIFF_FAMILIES."""
     if spec is None:
-        spec = os.environ.get("BPE_FUZZ_FAMILIES", "all")
+        spec = os.environ.get("BPE_DIFF_FAMILIES", "all")
     out = set()
     for part in (p.strip() for p in spec.split(",")):
         if not part:
@@ -102,6 +102,8 @@ def texts(fam, fragments=()):
     (added tokens' contents, the strings merges were learned on), often a final line end."""
     pieces = [characters(fam), st.text(st.sampled_from("ab s'"), min_size=1, max_size=6),
               st.sampled_from(["123", "4567", " 2024", "\n\n", "  ", "'s", " ab"])]
+    if "recent_unicode" in fam:
+        pieces.append(st.sampled_from(FOLDS + "".join(map(chr, RECENT))))
     if fragments:
         pieces.append(st.sampled_from(sorted(set(fragments))))
     body = st.lists(st.one_of(pieces), max_size=12).map("".join)
@@ -149,8 +151,8 @@ def gpt_parts():
 
 
 def properties():
-    """A Unicode property name, the common ones (L, Lu, Ll, N) more often."""
-    return st.one_of(st.sampled_from(["L", "Lu", "Ll", "N"]), st.sampled_from(PROPERTIES))
+    """A Unicode property name, the common ones (L, Lu, Ll, Lt, N) more often."""
+    return st.one_of(st.sampled_from(["L", "Lu", "Ll", "Lt", "N"]), st.sampled_from(PROPERTIES))
 
 
 def _class(fam):

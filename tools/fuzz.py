@@ -96,7 +96,7 @@ def main(argv=None):
     ap.add_argument("--target", choices=D.TARGETS + ("all",), default="all")
     ap.add_argument("--backend", choices=("bpe", "bpe_fallback", "both"), default="both")
     ap.add_argument("--families", default=None,
-                    help="what to draw: 'all', 'a,b' or 'all,-a' (default BPE_FUZZ_FAMILIES or "
+                    help="what to draw: 'all', 'a,b' or 'all,-a' (default BPE_DIFF_FAMILIES or "
                          "all); names: " + ", ".join(S.FAMILIES))
     ap.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
     ap.add_argument("--save", metavar="DIR", help="write each new failing case to DIR")
