@@ -353,8 +353,8 @@ def rank_tables(draw, fam):
     return ranks({t: 256 + k for k, t in enumerate(tokens[256:])}, byte_ranks), seeds
 
 
-ADDED_TEXTS = ["<|endoftext|>", "<s>", "[X]", "ab", "a", " a", "s ", "ﬁ", "fi", "é", "e\u0301",
-               "\n", " ", "AB", "ß", "ss"]
+ADDED_TEXTS = ["<|endoftext|>", "<s>", "[X]", "ab", "a", "b", "bc", "abc", " a", "s ", "ﬁ", "fi",
+               "é", "e\u0301", "\n", " ", "AB", "ß", "ss"]
 
 
 @st.composite
@@ -367,7 +367,7 @@ def added_tokens(draw, fam, vocab, seeds):
         st.sampled_from(ADDED_TEXTS + (["\U00011de0", "\u32ff", "令和"]
                                        if "recent_unicode" in fam else [])),
         st.sampled_from(seeds),
-        st.sampled_from(sorted(vocab)[:300]),
+        st.sampled_from(sorted(vocab, key=lambda k: (len(k) == 1, k))[:40]),
         st.sampled_from(seeds).map(lambda s: " " + s.strip())),
         max_size=4, unique=True).filter(lambda xs: all(xs)))
     entries = []
