@@ -416,7 +416,12 @@ def _split(fam):
     behaviours = ["Isolated"]
     if "split_behaviours" in fam:
         behaviours += ["Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
-    pattern = st.one_of(patterns(fam).map(lambda p: {"Regex": p}),
+    regexes = [patterns(fam)]
+    if "anchors" in fam:  # where Oniguruma's ^ and $ (line anchors) may differ: at line ends
+        regexes.append(st.tuples(st.sampled_from([r"\s^", r"\n^", r"\s+^", r"^\s", r"\s$",
+                                                  r"a$", r"$\n"]),
+                                 patterns(fam)).map("|".join))
+    pattern = st.one_of(st.one_of(regexes).map(lambda p: {"Regex": p}),
                         st.sampled_from(["a", " ", "'s", "\n", "1"]
                                         + (NAMES if "names" in fam else [])).map(
                             lambda s: {"String": s}))
