@@ -27,8 +27,6 @@ import os
 import threading
 import unicodedata
 
-import regex
-
 import bpe_fallback as _py
 from bpe_fallback import PATTERNS, __version__  # no-cython-lint
 # the public helpers this module does not replace
