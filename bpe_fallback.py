@@ -679,7 +679,7 @@ def _clip(ranges, upto):
     return ranges if upto is None else [(a, min(b, upto - 1)) for a, b in ranges if a < upto]
 
 
-def _spell_pattern(pattern, route="tiktoken", upto=None):
+def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
     """`pattern` with the meaning `route`'s tables give its classes, for
     `regex`: (text, differ), `differ` the code points on which the pattern
     as written (with `regex`'s tables) may match otherwise (sorted ranges; the
@@ -689,7 +689,9 @@ def _spell_pattern(pattern, route="tiktoken", upto=None):
     A class the tables do not hold keeps `regex`'s meaning; so does a pattern
     with flags but i, or sets this reader leaves to `regex`: (pattern, []).
     With `upto`, only the code points below it are compared (the text then
-    is not for use)."""
+    is not for use).  `v1`: the text may use regex's version 1 (set
+    operations: faster), for a pattern that never matches the empty string
+    (where the versions step on otherwise)."""
     out, differ, stack = [], [], []
     icase = folds = False
     p, i, n = pattern, 0, len(pattern)
@@ -709,7 +711,7 @@ def _spell_pattern(pattern, route="tiktoken", upto=None):
             return text
         if icase and not (text.isascii() and _regex.search(r"\\[pPsSdDwW]", text) is None):
             folds = True    # regex may fold a class across several characters
-        return _corrected(text, mine, ranges, icase)
+        return _corrected(text, mine, ranges, icase, v1)
 
     while i < n:
         c = p[i]
@@ -772,7 +774,10 @@ def _spell_pattern(pattern, route="tiktoken", upto=None):
             i += 1
     if folds:
         differ.extend(_clip(_multi_fold(), upto))
-    return "".join(out), _merge_ranges(differ)
+    text = "".join(out)
+    if v1 and text != pattern:
+        text = "(?V1)" + text
+    return text, _merge_ranges(differ)
 
 
 def _ranges_xor(a, b):
@@ -793,11 +798,12 @@ def _ranges_xor(a, b):
     return out
 
 
-def _corrected(text, mine, ranges, icase):
-    """A class for `regex` matching `ranges`, where the atom `text` matches
+def _corrected(text, mine, ranges, icase, v1):
+    """An atom for `regex` matching `ranges`, where the atom `text` matches
     `mine`: the atom with the few code points it must not match (or must
-    also match) listed, where that can be said without set operations;
-    else every code point spelled out."""
+    also match) listed, in one class where that can be said without set
+    operations, else with set operations (`v1`: the pattern runs in regex's
+    version 1) or a look-ahead; a case-insensitive one spelled out."""
     if not icase:
         extra = _ranges_minus(mine, ranges)
         missing = _ranges_minus(ranges, mine)
@@ -812,6 +818,13 @@ def _corrected(text, mine, ranges, icase):
             return f"{text[:-1]}{_class_text(extra)}]"
         elif text.startswith("[") and not negated and not extra:
             return f"{text[:-1]}{_class_text(missing)}]"
+        if v1:
+            if extra:
+                text = f"[{text}--[{_class_text(extra)}]]"
+            return f"[{text}||[{_class_text(missing)}]]" if missing else text
+        if extra:
+            text = f"(?![{_class_text(extra)}]){text}"
+        return f"(?:{text}|[{_class_text(missing)}])" if missing else f"(?:{text})"
     return f"[{_class_text(ranges)}]"
 
 
@@ -984,7 +997,7 @@ def _fast_path(pattern, fast):
         if ascii_safe and text.isascii():
             return fast
         if not exact:
-            spelled, differ = _spell_pattern(pattern)
+            spelled, differ = _spell_pattern(pattern, v1=pattern in _NAMED_PATTERNS)
             if not differ:
                 exact.append((fast, None))
             else:

@@ -5,6 +5,7 @@ Slow on purpose: every merge step recounts every adjacent pair of every pre-toke
 encoding replays the merges one by one in training order.  Only for small inputs.
 """
 
+import functools
 from collections import Counter
 
 import regex
@@ -61,7 +62,17 @@ def pretokenize(piece, pattern):
     regex_string = resolve_pattern(pattern)
     if regex_string is None:
         return [piece] if piece else []
-    return [m.group() for m in regex.finditer(regex_string, piece) if m.group()]
+    return [m.group() for m in regex.finditer(reference_regex(regex_string), piece) if m.group()]
+
+
+@functools.cache
+def reference_regex(pattern):
+    """`pattern` for `regex` with the reference's character classes (tiktoken's): its classes
+    spelled as the code points of the shipped tables, which test_unicode_tables holds against
+    tiktoken and tokenizers over every code point."""
+    import bpe_fallback
+
+    return bpe_fallback._spell_pattern(pattern)[0]
 
 
 def count_pretokens(texts, pattern="gpt2", special_tokens=()):
