@@ -6,6 +6,7 @@ regexes.  The oracles are tiktoken and tokenizers themselves."""
 import base64
 import functools
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -177,3 +178,108 @@ def bytes_to_unicode_chars():
     from helpers import bytes_to_unicode
 
     return bytes_to_unicode().values()
+
+
+QWEN_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+                r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def quicktok_ranks(name):
+    """A rank table of quicktok's data (u32 count, then u16 length, bytes, u32 rank)."""
+    quicktok = pytest.importorskip("quicktok")
+    import struct
+
+    with open(os.path.join(os.path.dirname(quicktok.__file__), "data", f"{name}.vocab"),
+              "rb") as f:
+        data = f.read()
+    (count,), pos, ranks = struct.unpack_from("<I", data), 4, {}
+    for _ in range(count):
+        (size,) = struct.unpack_from("<H", data, pos)
+        (rank,) = struct.unpack_from("<I", data, pos + 2 + size)
+        ranks[data[pos + 2:pos + 2 + size]] = rank
+        pos += 6 + size
+    return ranks
+
+
+def merges_of(ranks):
+    """The merges that make each token of a rank table, in rank order (each token is the
+    byte-pair encoding of its bytes with the tokens ranked below it)."""
+    merges = []
+    for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
+        if len(token) < 2:
+            continue
+        parts = [bytes([b]) for b in token]
+        while len(parts) > 2:
+            best = min(range(len(parts) - 1),
+                       key=lambda i: min(ranks.get(parts[i] + parts[i + 1], rank), rank))
+            parts[best:best + 2] = [parts[best] + parts[best + 1]]
+        merges.append((parts[0], parts[1]))
+    return merges
+
+
+@functools.cache
+def qwen3_tokenizer_json(tmpdir):
+    """Qwen 3's hub tokenizer.json (its rank table, Split regex, NFC and ByteLevel)."""
+    from helpers import bytes_to_unicode
+
+    ranks = quicktok_ranks("qwen3")
+    chars = bytes_to_unicode()
+
+    def word(b):
+        return "".join(chars[x] for x in b)
+
+    doc = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": QWEN_PATTERN}, "behavior": "Isolated",
+             "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+             "use_regex": False}]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                    "use_regex": False},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                  "continuing_subword_prefix": "", "end_of_word_suffix": "", "fuse_unk": False,
+                  "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {word(t): r for t, r in ranks.items()},
+                  "merges": [[word(a), word(b)] for a, b in merges_of(ranks)]},
+    }
+    path = os.path.join(tmpdir, "qwen3-tokenizer.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False)
+    return path
+
+
+def qwen3_differ(mod, tmpdir, code_points, contexts=("{}", "{}123", "a{}", " {}x")):
+    tokenizers = pytest.importorskip("tokenizers")
+    path = qwen3_tokenizer_json(tmpdir)
+    ours = mod.Tokenizer.from_huggingface(path)
+    ref = tokenizers.Tokenizer.from_file(path)
+    differ = []
+    for i in range(0, len(code_points), 1 << 14):
+        chunk = code_points[i:i + (1 << 14)]
+        texts = texts_of(chunk, contexts)
+        want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+        got = ours.encode_batch(texts)
+        differ += sorted({chunk[k // len(contexts)] for k, (a, b) in enumerate(zip(got, want))
+                          if a != b})
+    return differ
+
+
+@pytest.mark.slow
+def test_qwen3_tokenizer_json_recent_code_points(mod, tmp_path_factory):
+    """Qwen 3's tokenizer.json on the code points where regex's tables and the references'
+    differ: tokenizers' ids."""
+    tmpdir = str(tmp_path_factory.getbasetemp())
+    assert qwen3_differ(mod, tmpdir, DIVERGENT + [0xE9, 0x4E00, 0x1F642]) == []
+
+
+@pytest.mark.slow
+def test_qwen3_tokenizer_json_every_code_point(mod, tmp_path_factory):
+    """Every code point outside the surrogates, in a few short contexts: Qwen 3's hub
+    tokenizer.json gives tokenizers' ids."""
+    tmpdir = str(tmp_path_factory.getbasetemp())
+    differ = qwen3_differ(mod, tmpdir, all_code_points())
+    assert not differ, f"{len(differ)} code points differ: " + " ".join(
+        f"U+{c:04X}" for c in differ[:20])
