@@ -477,6 +477,16 @@ def _unicode_ranges(name, route="tiktoken"):
 _ALL_TEXT = []   # every code point but the surrogates, as one str (built on first use)
 
 
+def _all_text():
+    if not _ALL_TEXT:
+        codes = _array.array("I", range(0xD800))
+        codes.extend(range(0xE000, 0x110000))
+        order = "utf-32-le" if _sys.byteorder == "little" else "utf-32-be"
+        _ALL_TEXT.append(codes.tobytes().decode(order) if codes.itemsize == 4
+                         else "".join(map(chr, codes)))
+    return _ALL_TEXT[0]
+
+
 def _regex_ranges(atom, upto=None):
     """The code points `regex` matches with the one-character pattern `atom`,
     as sorted inclusive ranges (the surrogates, which text never holds, left
@@ -488,14 +498,8 @@ def _regex_ranges(atom, upto=None):
                                _regex.finditer(atom, "".join(map(chr, range(min(upto, 0xD800))))))
         _UNICODE_CACHE[key] = ranges
     if ranges is None:
-        if not _ALL_TEXT:
-            codes = _array.array("I", range(0xD800))
-            codes.extend(range(0xE000, 0x110000))
-            order = "utf-32-le" if _sys.byteorder == "little" else "utf-32-be"
-            _ALL_TEXT.append(codes.tobytes().decode(order) if codes.itemsize == 4
-                             else "".join(map(chr, codes)))
         ranges = []
-        for m in _regex.finditer(f"(?:{atom})+", _ALL_TEXT[0]):
+        for m in _regex.finditer(f"(?:{atom})+", _all_text()):
             a, b = m.start(), m.end() - 1
             if a < 0xD800 <= b:
                 ranges += [(a, 0xD7FF), (0xE000, b + 0x800)]
@@ -669,9 +673,11 @@ _MULTI_FOLD = []   # characters whose case folding is several characters
 
 def _multi_fold():
     if not _MULTI_FOLD:
+        cased = _regex.findall(r"[\p{Changes_When_Casemapped}\p{Changes_When_Casefolded}]",
+                               _all_text())
         _MULTI_FOLD.append(_merge_ranges(
-            (c, c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000
-            and max(len(chr(c).casefold()), len(chr(c).upper()), len(chr(c).lower())) > 1))
+            (ord(c), ord(c)) for c in cased
+            if max(len(c.casefold()), len(c.upper()), len(c.lower())) > 1))
     return _MULTI_FOLD[0]
 
 
