@@ -283,3 +283,26 @@ def test_qwen3_tokenizer_json_every_code_point(mod, tmp_path_factory):
     differ = qwen3_differ(mod, tmpdir, all_code_points())
     assert not differ, f"{len(differ)} code points differ: " + " ".join(
         f"U+{c:04X}" for c in differ[:20])
+
+
+def test_tokenizer_json_class_spelled_where_oniguruma_differs(mod, tmp_path, monkeypatch):
+    """A Split regex's class whose code points by Oniguruma's tables differ from tiktoken's is
+    read as Oniguruma's code points (here a table that says only A-Z are \\p{Lu})."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import Regex, models, pre_tokenizers
+
+    import bpe_fallback
+
+    cache = {k: v for k, v in bpe_fallback._UNICODE_CACHE.items() if k[0] != "atom"}
+    cache[("onig", "Lu")] = [(0x41, 0x5A)]
+    monkeypatch.setattr(bpe_fallback, "_UNICODE_CACHE", cache)
+    vocab = {c: i for i, c in enumerate(sorted(bytes_to_unicode_chars()))}
+    hf = tokenizers.Tokenizer(models.BPE(vocab, []))
+    hf.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(r"\p{Lu}+"), "isolated"),
+         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    tok = mod.Tokenizer.from_huggingface(path)
+    assert tok.pattern == r"[\U00000041-\U0000005a]+"
+    assert mod.Core.pretokenize(tok.pattern, "ABÀÉ") == ["AB", "ÀÉ"]
