@@ -1008,8 +1008,15 @@ def _fast_path(pattern, fast):
                 exact.append((fast, None))
             else:
                 chars = frozenset(chr(c) for a, b in differ for c in range(a, b + 1))
+                # the runs of characters from the lowest such code point on, each
+                # looked up (one class of one range is fast in regex; a set of many is not)
+                runs = _regex.compile(f"[{_class_char(differ[0][0])}-\\U0010ffff]+").finditer
+
+                def clean(text):
+                    return all(chars.isdisjoint(m.group()) for m in runs(text))
+
                 try:
-                    exact.append((_regex.compile(spelled), chars.isdisjoint))
+                    exact.append((_regex.compile(spelled), clean))
                 except (_regex.error, RecursionError):  # pragma: no cover (a reader's gap)
                     exact.append((fast, None))
         rx, clean = exact[0]
