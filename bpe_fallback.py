@@ -1000,8 +1000,8 @@ def _fast_path(pattern, fast):
     exact = []
 
     def choose(text):
-        if ascii_safe and text.isascii():
-            return fast
+        if type(text) is not str or (ascii_safe and text.isascii()):
+            return fast   # (regex names a wrong type)
         if not exact:
             spelled, differ = _spell_pattern(pattern, v1=pattern in _NAMED_PATTERNS)
             if not differ:

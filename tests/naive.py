@@ -67,12 +67,31 @@ def pretokenize(piece, pattern):
 
 @functools.cache
 def reference_regex(pattern):
-    """`pattern` for `regex` with the reference's character classes (tiktoken's): its classes
-    spelled as the code points of the shipped tables, which test_unicode_tables holds against
-    tiktoken and tokenizers over every code point."""
-    import bpe_fallback
+    """`pattern` for `regex` with the reference's character classes (tiktoken's, which
+    test_unicode_tables holds over every code point): each class escape of the named patterns
+    spelled as the code points the library's public pattern_program gives it."""
+    from bpe_fallback import pattern_program
 
-    return bpe_fallback._spell_pattern(pattern)[0]
+    def ranges(escape):
+        return "".join(f"\\U{a:08x}" + (f"-\\U{b:08x}" if b > a else "")
+                       for a, b in pattern_program(escape + "+")["classes"][0])
+
+    out, i, inside = [], 0, False
+    while i < len(pattern):
+        m = regex.match(r"\\(?:p\{\w+\}|[sS])", pattern[i:])
+        if m is None:
+            c = pattern[i:i + 2] if pattern[i] == "\\" else pattern[i]
+            inside = (inside or c == "[") and c != "]"
+            out.append(c)
+            i += len(c)
+            continue
+        escape = m.group()
+        if escape == "\\S":
+            out.append(escape if inside else "[^" + ranges("\\s") + "]")
+        else:
+            out.append(ranges(escape) if inside else "[" + ranges(escape) + "]")
+        i += len(escape)
+    return "".join(out)
 
 
 def count_pretokens(texts, pattern="gpt2", special_tokens=()):
