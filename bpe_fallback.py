@@ -982,8 +982,8 @@ def _compile_pattern(pattern):
                              f"text (catastrophic backtracking?)") from None
         if (rx.match("") is not None or False in found) and True not in found:
             raise ValueError(f"the pattern {_short(pattern)} matches only the empty string")
+        _FAST_PATHS[pattern] = _fast_path(pattern, rx)   # first: _compiled says both are set
         _compiled[pattern] = rx
-        _FAST_PATHS[pattern] = _fast_path(pattern, rx)
     return rx
 
 
