@@ -11,7 +11,7 @@ cdef enum: F_N = 2      # \p{N}
 cdef enum: F_S = 4      # \s
 cdef enum: F_U = 8      # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 cdef enum: F_W = 16     # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
-cdef enum: F_CASE_S = 32   # matches "s" case-insensitively in regex (s, S, U+017F)
+cdef enum: F_CASE_S = 32   # matches "s" case-insensitively (s, S, U+017F)
 
 cdef enum: P_NONE = 0
 cdef enum: P_GPT2 = 1
@@ -62,50 +62,32 @@ if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_new_flags_lock)
 
 
-cdef extern from "Python.h":
-    object PyUnicode_New(Py_ssize_t size, uint32_t maxchar)
-
-
-# The flags of each general category (the patterns' classes are unions of
-# them; \s is a property of its own, and no whitespace is a letter, mark or
-# number): one scan of every code point, one group per category.
-_CATEGORIES = (r"(\p{Lu}+)|(\p{Ll}+)|(\p{Lt}+)|(\p{Lm}+)|(\p{Lo}+)|(\p{M}+)|(\p{N}+)|(\s+)"
-               r"|[^\p{L}\p{M}\p{N}\s]+")
-_CATEGORY_FLAGS = (0, F_L | F_U, F_L | F_W, F_L | F_U, F_L | F_U | F_W, F_L | F_U | F_W, F_U | F_W,
-                   F_N, F_S)
+# The flags of each class of the reference tables bpe_fallback ships
+# (tiktoken's: the named patterns' meaning); a code point's flags are the
+# union over the classes it is in.
+_CLASS_FLAGS = (("L", F_L), ("N", F_N), ("\\s", F_S), ("Lu", F_U), ("Lt", F_U),
+                ("Lm", F_U | F_W), ("Lo", F_U | F_W), ("M", F_U | F_W), ("Ll", F_W),
+                ("is", F_CASE_S))
 
 
 cdef void _build_flags() except *:
-    """Classify every code point with `regex` itself, so the native scanner
-    agrees with regex's Unicode tables by construction."""
+    """Classify every code point by the tables bpe_fallback ships (one home
+    for both backends: the references', whatever `regex` is installed)."""
     global FLAGS
     cdef uint8_t *table
-    cdef uint32_t *chars
-    cdef Py_ssize_t i, start, end
-    cdef int group
+    cdef uint8_t flags
+    cdef Py_ssize_t i, a, b
     with _flags_lock:
         if FLAGS != NULL:
             return
         table = <uint8_t *> calloc(0x110000, 1)
         if table == NULL:
             raise MemoryError()
-        # every code point in one str (surrogates too), written in place
-        everything = PyUnicode_New(0x110000, 0x10FFFF)
-        chars = <uint32_t *> PyUnicode_DATA(everything)
-        for i in range(0x110000):
-            chars[i] = <uint32_t> i
-        categories = regex.compile(_CATEGORIES)
-        case_s = regex.compile(r"(?i:s)")
-        # only the assigned code points have flags (a general category is one of
-        # L, M, N, ... or Cn / Co / Cs; White_Space holds of assigned ones only)
-        for run in regex.finditer(r"[^\p{Cn}\p{Co}\p{Cs}]+", everything):
-            for m in categories.finditer(everything, run.start(), run.end()):
-                group = m.lastindex or 0
-                if group:
-                    start, end = m.span()
-                    memset(table + start, <int> _CATEGORY_FLAGS[group], end - start)
-            for m in case_s.finditer(everything, run.start(), run.end()):
-                table[m.start()] |= F_CASE_S
+        for name, value in _CLASS_FLAGS:
+            flags = value
+            for a, b in _py._unicode_ranges(name):
+                for i in range(a, b + 1):
+                    table[i] |= flags
         for i in range(256):
             BYTE_FLAGS[i] = table[i] if i < 0x80 else F_MB
         FLAGS = table

@@ -26,8 +26,6 @@ import operator
 import os
 import threading
 
-import regex
-
 import bpe_fallback as _py
 from bpe_fallback import PATTERNS, SPECIAL_TOKENS, __version__  # no-cython-lint
 # the public helpers this module does not replace

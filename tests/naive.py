@@ -5,6 +5,7 @@ Slow on purpose: every merge step recounts every adjacent pair of every pre-toke
 encoding replays the merges one by one in training order.  Only for small inputs.
 """
 
+import functools
 from collections import Counter
 
 import regex
@@ -61,7 +62,36 @@ def pretokenize(piece, pattern):
     regex_string = resolve_pattern(pattern)
     if regex_string is None:
         return [piece] if piece else []
-    return [m.group() for m in regex.finditer(regex_string, piece) if m.group()]
+    return [m.group() for m in regex.finditer(reference_regex(regex_string), piece) if m.group()]
+
+
+@functools.cache
+def reference_regex(pattern):
+    """`pattern` for `regex` with the reference's character classes (tiktoken's, which
+    test_unicode_tables holds over every code point): each class escape of the named patterns
+    spelled as the code points the library's public pattern_program gives it."""
+    from bpe_fallback import pattern_program
+
+    def ranges(escape):
+        return "".join(f"\\U{a:08x}" + (f"-\\U{b:08x}" if b > a else "")
+                       for a, b in pattern_program(escape + "+")["classes"][0])
+
+    out, i, inside = [], 0, False
+    while i < len(pattern):
+        m = regex.match(r"\\(?:p\{\w+\}|[sS])", pattern[i:])
+        if m is None:
+            c = pattern[i:i + 2] if pattern[i] == "\\" else pattern[i]
+            inside = (inside or c == "[") and c != "]"
+            out.append(c)
+            i += len(c)
+            continue
+        escape = m.group()
+        if escape == "\\S":
+            out.append(escape if inside else "[^" + ranges("\\s") + "]")
+        else:
+            out.append(ranges(escape) if inside else "[" + ranges(escape) + "]")
+        i += len(escape)
+    return "".join(out)
 
 
 def count_pretokens(texts, pattern="gpt2", special_tokens=()):
