@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derive the Unicode normalization data of `tokenizers` and write it into bpe_fallback.py.
+"""Derive the Unicode normalization data of `tokenizers`; write it into fallback/normalization.py.
 
     python tools/normalization_tables.py [--check]
 
@@ -19,7 +19,8 @@ tokenizers' own normalizer, probed here from tokenizers itself, code point by co
   NFC does not give back (NFC(c) != c).  The pairs that compose are the others' NFD read
   back (checked here: NFC(a + b) == c for each).
 
-The data goes between the BEGIN/END lines of bpe_fallback.py's normalization block, as
+The data goes between the BEGIN/END lines of fallback/normalization.py (then run
+tools/amalgamate.py to rebuild bpe_fallback.py), as
 zlib-compressed ASCII (base85), with the reference version in _NORM_REFERENCE.  --check
 only says whether the shipped data is what tokenizers gives now (exit 1 if not).
 """
@@ -34,7 +35,7 @@ import tokenizers
 from tokenizers import normalizers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TARGET = os.path.join(HERE, os.pardir, "bpe_fallback.py")
+TARGET = os.path.join(HERE, os.pardir, "fallback", "normalization.py")
 BEGIN = "# BEGIN normalization data (tools/normalization_tables.py)\n"
 END = "# END normalization data\n"
 HANGUL = range(0xAC00, 0xD7A4)

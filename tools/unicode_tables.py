@@ -12,10 +12,11 @@ Every class is probed over every code point outside the surrogates, in the refer
 itself: a tiktoken.Encoding whose pattern is ``\\x01(?:X)|[\\s\\S]`` and whose ranks are
 the 256 bytes plus ``\\x01`` + each lead byte (a merge shows that the character after
 ``\\x01`` is in X); tokenizers' ``Split(Regex(X), "removed")`` (the removed characters
-are in X).  The output is the data block of bpe_fallback's section "Unicode tables":
+are in X).  The output is the data block of fallback/unicode_tables.py (joined into
+bpe_fallback.py by tools/amalgamate.py):
 
     python tools/unicode_tables.py            # print the block
-    python tools/unicode_tables.py --write    # replace it in bpe_fallback.py
+    python tools/unicode_tables.py --write    # replace it, then run tools/amalgamate.py
     python tools/unicode_tables.py --check    # exit 1 if the shipped block differs
 
 Encoding: per route, the general category of every code point as runs (a base-36
@@ -228,9 +229,9 @@ def block(progress=True):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--write", action="store_true", help="replace the block in bpe_fallback.py")
+    ap.add_argument("--write", action="store_true", help="replace the block in fallback/unicode_tables.py")
     ap.add_argument("--check", action="store_true", help="exit 1 if the shipped block differs")
-    ap.add_argument("--file", default=os.path.join(ROOT, "bpe_fallback.py"))
+    ap.add_argument("--file", default=os.path.join(ROOT, "fallback", "unicode_tables.py"))
     args = ap.parse_args()
     text = block()
     if not (args.write or args.check):

@@ -1,0 +1,122 @@
+"""A model checked once: tokens, merges and special tokens a core may be built from."""
+
+from __future__ import annotations as _annotations
+
+import collections.abc as _abc
+
+from .patterns import _check_special_text, _check_specials, _special_set
+from .util import _MAX_ID, _short
+
+
+def _check_tokens(tokens):
+    """The encoder (bytes -> id) of a vocabulary (id -> bytes) that holds
+    every single byte and no token twice."""
+    encoder = {}
+    for i, t in tokens.items():
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+            raise ValueError(f"token id {_short(i)} is not an int in [0, 2**31)")
+        if not isinstance(t, bytes) or not t:
+            raise ValueError(f"token {i} must be non-empty bytes, not {_short(t)}")
+        other = encoder.setdefault(t, i)
+        if other != i:
+            raise ValueError(f"token {_short(t)} appears twice, as ids {other} and {i}")
+    missing = [b for b in range(256) if bytes([b]) not in encoder]
+    if missing:
+        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
+                         f"0x{missing[0]:02x}")
+    return encoder
+
+
+def _check_merges(merges, encoder):
+    """(rank -> pair of ids, rank -> merged id) of merges (pairs of bytes)
+    whose results and parts are tokens, no pair twice.  Several merges may
+    make the same token, and a merge may join a token that a later merge
+    makes: merging by lowest rank gives them a meaning (tiktoken's and
+    tokenizers'), and real vocabularies have them (see _irregular)."""
+    pair_rank, rank_pair, rank_id = {}, [], []
+    for rank, merge in enumerate(merges):
+        if not (isinstance(merge, (tuple, list)) and len(merge) == 2
+                and all(isinstance(x, bytes) for x in merge)):
+            raise ValueError(f"merge {rank} must be a pair of bytes, not {_short(merge)}")
+        left, right = merge
+        new = encoder.get(left + right)
+        if new is None:
+            raise ValueError(f"merge {rank} {_short(merge)}: {_short(left + right)} is not "
+                             "in the vocabulary")
+        ids = []
+        for part in (left, right):
+            i = encoder.get(part)
+            if i is None:
+                raise ValueError(f"merge {rank} {_short(merge)}: {_short(part)} is not in the "
+                                 "vocabulary")
+            ids.append(i)
+        pair = (ids[0], ids[1])
+        if pair in pair_rank:
+            raise ValueError(f"merge {rank} {_short(merge)} repeats merge {pair_rank[pair]}")
+        pair_rank[pair] = rank
+        rank_pair.append(pair)
+        rank_id.append(new)
+    return rank_pair, rank_id
+
+
+def _irregular(rank_pair, rank_id):
+    """Whether merges by rank over these merges differ from replaying them in
+    order: a token made by several merges (a tokenizer.json that lists every
+    split of every token), or a merge that joins a token only a later merge
+    makes (tiktoken's rule on a rank table where a token's lower-ranked
+    pieces are three or more, but a higher-ranked token rejoins them: 90 of
+    Llama 3's).  Such merges are merged one pair at a time, lowest rank
+    first, the leftmost of equals (never all of a pair's places at once)."""
+    made = {}
+    for rank, m in enumerate(rank_id):
+        if made.setdefault(m, rank) != rank:
+            return True
+    return any(made.get(a, -1) >= rank or made.get(b, -1) >= rank
+               for rank, (a, b) in enumerate(rank_pair))
+
+
+def _check_special_ids(specials, is_token):
+    """Special tokens (str -> id) must have ids that no token (`is_token(id)`)
+    takes.  Several special tokens may share an id, as tiktoken allows (its
+    o200k_harmony gives 200018 two names): each name encodes to it, and the
+    first name given decodes it (what tiktoken decodes there)."""
+    for s, i in specials.items():
+        if not isinstance(s, str) or not s:
+            raise ValueError(f"special token {_short(s)} must be a non-empty str")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
+            raise ValueError(f"special token {_short(s)} has a bad id {_short(i)} (ids are ints in "
+                             f"[0, 2**31))")
+        if is_token(i):
+            raise ValueError(f"special token {_short(s)} has id {i}, which is already taken")
+
+
+def _assign_specials(special_tokens, token_at, id_of, max_id):
+    """(specials, taken): each special token's id, and the ids of the tokens
+    that become special tokens.  An explicit id (a mapping), or the id of
+    the token with the same bytes, or the next id after `max_id`.
+    `token_at(id)` and `id_of(bytes)` look the vocabulary up (None: none)."""
+    specials, taken = {}, []
+    special_tokens = _special_set(special_tokens)
+    if isinstance(special_tokens, _abc.Mapping):
+        for s, i in special_tokens.items():
+            _check_special_text(s)
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
+                                f"{_short(i)}")
+            if not 0 <= i < _MAX_ID:
+                raise ValueError(f"special token {_short(s)} has id {i}, outside [0, 2**31)")
+            if token_at(i) == s.encode("utf-8"):
+                taken.append(i)
+            specials[s] = i
+    else:
+        names = _check_specials(special_tokens)
+        next_id = max_id + 1
+        for s in names:
+            i = id_of(s.encode("utf-8"))
+            if i is not None and i not in taken:
+                taken.append(i)
+            else:
+                i = next_id
+                next_id += 1
+            specials[s] = i
+    return specials, taken
