@@ -229,7 +229,8 @@ def block(progress=True):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--write", action="store_true", help="replace the block in fallback/unicode_tables.py")
+    ap.add_argument("--write", action="store_true",
+                    help="replace the block in fallback/unicode_tables.py")
     ap.add_argument("--check", action="store_true", help="exit 1 if the shipped block differs")
     ap.add_argument("--file", default=os.path.join(ROOT, "fallback", "unicode_tables.py"))
     args = ap.parse_args()
