@@ -26,6 +26,22 @@ def _char_ranges(atom):
     return _atom_ranges(atom)
 
 
+_PROPERTIES = {}  # a \p{...} name -> whether `regex` reads it as a property
+
+
+def _is_property(name):
+    r"""Whether `regex` reads \p{name} alone as one property (a class of characters)."""
+    known = _PROPERTIES.get(name)
+    if known is None:
+        try:
+            _regex.compile(f"\\p{{{name}}}")
+            known = True
+        except _regex.error:
+            known = False
+        _PROPERTIES[name] = known
+    return known
+
+
 class _RegexReader:
     """A parser for the regular expressions both engines can share.  `onig`:
     read Oniguruma's (Ruby) syntax, else `regex`'s.  The tree: a list of
@@ -217,6 +233,9 @@ class _RegexReader:
             if self.onig and name not in _ONIG_PROPERTIES:
                 self.fail(f"the Unicode property {_short(name)} (general categories and common "
                           f"scripts only)")
+            if not self.onig and not _is_property(name):
+                # regex reads a brace that holds no property name otherwise (as text)
+                self.fail(f"\\{c}{{{_short(name)}}}: not a Unicode property `regex` knows")
             return "property", f"\\{'P' if negated else 'p'}{{{name}}}"
         if c == "x":
             if self.onig and self.peek("{"):
