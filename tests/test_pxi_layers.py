@@ -183,7 +183,7 @@ def test_the_parser_sees_the_definitions():
     lay = layers()
     assert {"IVec", "ivec_push", "EMPTY_KEY", "prefetch", "STAT", "resize"} <= lay[
         "_bpe_common.pxi"][0]
-    assert {"F_L", "P_O200K", "ch_t", "Utf8", "utf8_of", "_CATEGORIES"} <= lay[
+    assert {"F_L", "P_O200K", "ch_t", "Utf8", "utf8_of", "_CLASS_FLAGS"} <= lay[
         "_bpe_scanner.pxi"][0]
     assert {"bs_iter", "bs_cls", "bs_next", "BITSCAN_KIND"} <= lay["_bpe_bitscan.pxi"][0]
     assert {"pn_pat", "pn_state", "PN_GREEDY", "P_PAT"} <= lay["_bpe_pattern.pxi"][0]
