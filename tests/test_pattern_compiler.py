@@ -126,7 +126,7 @@ def _usable(pattern):
 
 
 @compiled
-@settings(max_examples=400)
+@settings(max_examples=250)
 @given(pattern=family_patterns, text=any_text)
 def test_generated_patterns_equal_regex(pattern, text):
     assume(_usable(pattern))
@@ -159,7 +159,7 @@ def _cuts_hold(pattern, text):
     return len(ranges)
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(pattern=family_patterns.map(lambda p: p + r"|\s+"), text=CUT_TEXT)   # (a match at \n)
 def test_file_cuts_of_generated_patterns_are_safe(pattern, text):
     assume(_usable(pattern))

@@ -32,6 +32,25 @@ def texts_of(code_points, contexts=CONTEXTS):
     return [ctx.format(chr(c), chr(c)) for c in code_points for ctx in contexts]
 
 
+def differing_code_points(code_points, ours, reference, contexts=("{}", "{}123", "a{}", " {}x"),
+                          block=4096):
+    """The code points whose texts (each in every context) `ours` and `reference` (text ->
+    ids) encode otherwise.  The texts of a block of code points are joined by line feeds and
+    encoded in one call each (a line feed after each text is one context more); only a block
+    that differs is looked at text by text."""
+    differ = []
+    for i in range(0, len(code_points), block):
+        chunk = code_points[i:i + block]
+        texts = texts_of(chunk, contexts)
+        joined = "\n".join(texts)
+        if ours(joined) == reference(joined):
+            continue
+        bad = {chunk[k // len(contexts)] for k, text in enumerate(texts)
+               if ours(text) != reference(text)}
+        differ += sorted(bad) or chunk[:1]  # (only together: name the block)
+    return differ
+
+
 def all_code_points():
     return [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
 
@@ -122,17 +141,9 @@ def test_every_code_point_ids_equal_tiktoken(mod, name):
     path = GPT2_VOCAB if name == "gpt2" else os.path.join(DATA, f"{name}.tiktoken.gz")
     ours = mod.get_encoding(name, path=str(path))
     ref = reference(name)
-    codes = all_code_points()
-    differ = []
-    contexts = ("{}", "{}123", "a{}", " {}x")
-    for i in range(0, len(codes), 1 << 15):
-        chunk = codes[i:i + (1 << 15)]
-        texts = texts_of(chunk, contexts)
-        got = ours.encode_ordinary_batch(texts)
-        want = ref.encode_ordinary_batch(texts)
-        if got != want:
-            differ += sorted({chunk[k // len(contexts)] for k, (a, b) in enumerate(zip(got, want))
-                              if a != b})
+    differ = differing_code_points(
+        all_code_points(), lambda text: ours.encode_ordinary(text),
+        lambda text: ref.encode_ordinary(text))
     assert not differ, f"{len(differ)} code points differ: " + " ".join(
         f"U+{c:04X}" for c in differ[:20])
 
@@ -218,8 +229,9 @@ def merges_of(ranks):
 
 
 @functools.cache
-def qwen3_tokenizer_json(tmpdir):
-    """Qwen 3's hub tokenizer.json (its rank table, Split regex, NFC and ByteLevel)."""
+def qwen3_tokenizer_json(tmpdir, normalizer="NFC"):
+    """Qwen 3's hub tokenizer.json (its rank table, Split regex, NFC and ByteLevel), or that
+    file with another normalizer."""
     from helpers import bytes_to_unicode
 
     ranks = quicktok_ranks("qwen3")
@@ -230,7 +242,7 @@ def qwen3_tokenizer_json(tmpdir):
 
     doc = {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
-        "normalizer": {"type": "NFC"},
+        "normalizer": {"type": normalizer},
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
             {"type": "Split", "pattern": {"Regex": QWEN_PATTERN}, "behavior": "Isolated",
              "invert": False},
@@ -245,25 +257,21 @@ def qwen3_tokenizer_json(tmpdir):
                   "vocab": {word(t): r for t, r in ranks.items()},
                   "merges": [[word(a), word(b)] for a, b in merges_of(ranks)]},
     }
-    path = os.path.join(tmpdir, "qwen3-tokenizer.json")
+    path = os.path.join(tmpdir, f"qwen3-{normalizer}-tokenizer.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False)
     return path
 
 
-def qwen3_differ(mod, tmpdir, code_points, contexts=("{}", "{}123", "a{}", " {}x")):
+def qwen3_differ(mod, tmpdir, code_points, contexts=("{}", "{}123", "a{}", " {}x"),
+                 normalizer="NFC"):
     tokenizers = pytest.importorskip("tokenizers")
-    path = qwen3_tokenizer_json(tmpdir)
+    path = qwen3_tokenizer_json(tmpdir, normalizer)
     ours = mod.Tokenizer.from_huggingface(path)
     ref = tokenizers.Tokenizer.from_file(path)
-    differ = []
-    for i in range(0, len(code_points), 1 << 14):
-        chunk = code_points[i:i + (1 << 14)]
-        texts = texts_of(chunk, contexts)
-        want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
-        got = ours.encode_batch(texts)
-        differ += sorted({chunk[k // len(contexts)] for k, (a, b) in enumerate(zip(got, want))
-                          if a != b})
+    differ = differing_code_points(
+        code_points, ours.encode, lambda text: ref.encode(text, add_special_tokens=False).ids,
+        contexts)
     return differ
 
 
@@ -276,11 +284,12 @@ def test_qwen3_tokenizer_json_recent_code_points(mod, tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_qwen3_tokenizer_json_every_code_point(mod, tmp_path_factory):
+@pytest.mark.parametrize("normalizer", ["NFC", "NFKC"])
+def test_qwen3_tokenizer_json_every_code_point(mod, tmp_path_factory, normalizer):
     """Every code point outside the surrogates, in a few short contexts: Qwen 3's hub
-    tokenizer.json gives tokenizers' ids."""
+    tokenizer.json (NFC), and that file with NFKC, give tokenizers' ids."""
     tmpdir = str(tmp_path_factory.getbasetemp())
-    differ = qwen3_differ(mod, tmpdir, all_code_points())
+    differ = qwen3_differ(mod, tmpdir, all_code_points(), normalizer=normalizer)
     assert not differ, f"{len(differ)} code points differ: " + " ".join(
         f"U+{c:04X}" for c in differ[:20])
 
