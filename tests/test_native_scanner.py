@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import bpe
 import bpe_fallback
+from naive import reference_regex
 
 pytestmark = pytest.mark.skipif(bpe.BACKEND != "cython", reason="no compiled core installed")
 
@@ -30,7 +31,8 @@ corner_text = st.lists(st.sampled_from(CORNERS), max_size=40).map("".join)
 @pytest.mark.parametrize("name", NAMED)
 def test_native_scanner_equals_regex(name, text):
     pattern = bpe_fallback.PATTERNS[name]
-    assert bpe.Core.pretokenize(pattern, text) == regex.findall(pattern, text)
+    # (regex with the reference's classes: the installed regex's tables may be newer)
+    assert bpe.Core.pretokenize(pattern, text) == regex.findall(reference_regex(pattern), text)
 
 
 @pytest.mark.parametrize("name", NAMED)
