@@ -335,10 +335,13 @@ _OWN_MODULES = frozenset([__name__, "bpe"])  # "bpe": the compiled backend
 # ==========================================================================================
 # fallback/unicode_tables.py
 #
-# What a character class means: the code points of each class as tiktoken (for
-# every pattern outside a tokenizer.json) and Oniguruma (for a tokenizer.json's Split regexes)
-# read them, probed over every code point by tools/unicode_tables.py and shipped here, and
-# patterns spelled with them where the installed `regex` reads a class otherwise.
+# What a character class means.  Every class string means one thing, the reference's:
+# tiktoken's tables (Rust's regex crate inside tiktoken) for every pattern given to this library,
+# Oniguruma's (what Hugging Face tokenizers runs) for a tokenizer.json's Split regexes, which the
+# reader spells explicitly where the two differ.  The tables are probed from the references over
+# every code point (tools/unicode_tables.py); a pattern runs with `regex` as written where regex's
+# tables agree with them on the text, and with its classes corrected where they do not
+# (_spell_pattern).
 # ==========================================================================================
 
 
@@ -657,7 +660,7 @@ _UNICODE_DATA['onig'] = {k: _UNICODE_DATA['tiktoken'][k] for k in (
 ).split()}
 _UNICODE_DATA['onig'].update({
 })
-
+# </unicode tables>
 
 _UNICODE_CACHE = {}   # (route, name) -> sorted inclusive ranges; "gc" -> {category: ranges}
 _MAX_CP = 0x10FFFF
@@ -1309,7 +1312,7 @@ _NORM_DATA = (
     "7;*Xn0b{vY$VUE&;nkH2YD`aJ}${~l7=5z2kfpPu@5V-;S%1O1%?vJ`Q&gH`Ce<$>IP?)tullljkmx0!C%rJ3*Zm"
     "=;0<Wq$dy3bO3CAF<9jmt^X1Zg}MHe*x{LyN&"
 )
-
+# END normalization data
 
 _NORM_TABLES = {}
 _NORM_LOCK = _threading.Lock()
@@ -3872,6 +3875,9 @@ class FileSet:
 # ==========================================================================================
 
 
+# GPT-2's printable form of bytes (vocab.json, merges.txt, tokenizer.json and
+# the native format all write tokens this way)
+
 def _make_byte_unicode():
     printable = set(range(0x21, 0x7F)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
     to_char, shifted = [], 0
@@ -4116,6 +4122,10 @@ def _native_specials(c):
     return specials
 
 
+# GPT-2's vocab.json + merges.txt.  save_gpt2 writes a fingerprint of the pair
+# into merges.txt's first line ("#version: 0.2 bpe-pair:<hex>"; tokenizers,
+# transformers and GPT-2's own encoder skip that line), which from_gpt2 checks.
+
 _GPT2_FINGERPRINT = _regex.compile(r"\bbpe-pair:([0-9a-f]{32})\b")
 
 
@@ -4233,6 +4243,8 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
         specials[s] = i
     return tokens, specials
 
+
+# tiktoken's format: "base64(token) rank" lines; the merges are recovered.
 
 def _tiktoken_parse(text, where):
     import base64
@@ -5447,6 +5459,14 @@ def list_encoding_names():
     return list(_plugins()[0])
 
 
+# One built model per process.  get_encoding(name) gives one instance per
+# class and name, as tiktoken's registry does (programs call it per request).
+# Unpickling a model this process has built (pickled here, or unpickled
+# before) shares its tables and core: _built() maps (class, the sha256 of the
+# model's compact state) to a tokenizer holding it, weakly, and _RECENT keeps
+# the last models unpickled alive (a Pool worker drops its task's tokenizer
+# before the next task arrives).
+
 _REGISTRY = {}
 _REGISTRY_LOCK = _threading.RLock()
 _BUILT = []  # [the WeakValueDictionary], made on first use
@@ -5621,6 +5641,11 @@ def _unpickle_registered(cls, name, sha256, source, label):
     return new
 
 
+# tiktoken's plugins: the modules of the `tiktoken_ext` namespace package
+# (other than openai_public, whose encodings are _ENCODINGS) each define
+# ENCODING_CONSTRUCTORS, name -> a function returning Encoding's arguments.
+# Found where tiktoken finds them, once per set of the namespace's folders.
+
 _PLUGINS = {}  # the namespace's folders (a tuple) -> (names in tiktoken's order, constructors)
 
 
@@ -5680,6 +5705,9 @@ def _plugin_encoding(cls, name, path):
                          f"files: get_encoding({name!r}) takes no path")
     return _registered(cls, name, lambda: cls(**constructor()))
 
+
+# tiktoken.load's functions (plugins call them), with tiktoken's cache rules:
+# the same directory and keys as get_encoding's
 
 def _tiktoken_read_file(blobpath):
     """tiktoken.load.read_file: the bytes of a local file or of a URL (http,
@@ -5790,6 +5818,9 @@ def _tiktoken_dump_tiktoken_bpe(bpe_ranks, tiktoken_bpe_file):
 def _offline():
     return _os.environ.get("BPE_OFFLINE", "").strip().lower() not in ("", "0", "false", "no")
 
+
+# patch_tiktoken(): modules that stand for tiktoken's, made from this module's
+# API (nothing here is a second copy of it), put in sys.modules.
 
 _TIKTOKEN_MODULES = ("tiktoken", "tiktoken.core", "tiktoken.model", "tiktoken.registry",
                      "tiktoken.load", "tiktoken_ext", "tiktoken_ext.openai_public")
@@ -7563,6 +7594,8 @@ def _hf_config_specials(configs, tokens, specials):
     return specials
 
 
+# Reading any format (Tokenizer.from_file)
+
 def _read_sidecar(path, digest):
     """(pattern, special tokens) from the sidecar beside a .tiktoken file
     (`path`.json, as save_tiktoken writes it), or None where there is none.
@@ -7659,6 +7692,8 @@ def _load_any(cls, path, pattern, special_tokens=None):
             f"load it with Tokenizer.from_tiktoken(path, pattern=..., special_tokens=...)")
     return cls._from_ranks(pattern, _text_of(data, path), path, specials)
 
+
+# The file formats as Tokenizer methods
 
 class _FileFormats:
     """Reading and writing the files of GPT-2, tiktoken and Hugging Face."""
@@ -8209,6 +8244,13 @@ def read_jsonl(data, *, text_field="text", name="<data>", offset=0):
 # ==========================================================================================
 
 
+# Worker processes (a core that needs the GIL: the pure-Python one).  Each is
+# a fresh interpreter running this module's _worker_main, fed over pipes: it
+# never imports the user's main script, so no `if __name__ == "__main__":`
+# guard is needed, and `python -c` and a script on stdin work.  Messages are
+# frames: a 4-byte length, a JSON header, then the raw byte blobs the header
+# lists (no pickle).  The first message sets a worker up for its task.
+
 def _send(f, header, blobs=()):
     import json
 
@@ -8632,6 +8674,8 @@ def _worker_setup(header, blobs, tokenizer_class):
 
     return encode
 
+
+# Encoding files to arrays of ids (Tokenizer.encode_files)
 
 _DTYPES = {"uint16": 2, "uint32": 4}
 
@@ -9334,6 +9378,8 @@ def _write_ids(files, owners, n_inputs, results):
             written[k] = (count + n, documents, spans)
     return written
 
+
+# Corpus work as Tokenizer methods
 
 class _CorpusWork:
     """Training on files and encoding a corpus to a flat array of ids."""

@@ -193,6 +193,8 @@ def _worker_setup(header, blobs, tokenizer_class):
     return encode
 
 
+# Encoding files to arrays of ids (Tokenizer.encode_files)
+
 _DTYPES = {"uint16": 2, "uint32": 4}
 
 
@@ -894,6 +896,8 @@ def _write_ids(files, owners, n_inputs, results):
             written[k] = (count + n, documents, spans)
     return written
 
+
+# Corpus work as Tokenizer methods
 
 class _CorpusWork:
     """Training on files and encoding a corpus to a flat array of ids."""

@@ -602,6 +602,8 @@ def _hf_config_specials(configs, tokens, specials):
     return specials
 
 
+# Reading any format (Tokenizer.from_file)
+
 def _read_sidecar(path, digest):
     """(pattern, special tokens) from the sidecar beside a .tiktoken file
     (`path`.json, as save_tiktoken writes it), or None where there is none.
@@ -698,6 +700,8 @@ def _load_any(cls, path, pattern, special_tokens=None):
             f"load it with Tokenizer.from_tiktoken(path, pattern=..., special_tokens=...)")
     return cls._from_ranks(pattern, _text_of(data, path), path, specials)
 
+
+# The file formats as Tokenizer methods
 
 class _FileFormats:
     """Reading and writing the files of GPT-2, tiktoken and Hugging Face."""

@@ -209,7 +209,7 @@ _NORM_DATA = (
     "7;*Xn0b{vY$VUE&;nkH2YD`aJ}${~l7=5z2kfpPu@5V-;S%1O1%?vJ`Q&gH`Ce<$>IP?)tullljkmx0!C%rJ3*Zm"
     "=;0<Wq$dy3bO3CAF<9jmt^X1Zg}MHe*x{LyN&"
 )
-
+# END normalization data
 
 _NORM_TABLES = {}
 _NORM_LOCK = _threading.Lock()

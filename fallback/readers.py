@@ -18,6 +18,8 @@ from .patterns import (
 )
 from .util import _MAX_ID, _short
 
+# GPT-2's printable form of bytes (vocab.json, merges.txt, tokenizer.json and
+# the native format all write tokens this way)
 
 def _make_byte_unicode():
     printable = set(range(0x21, 0x7F)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
@@ -263,6 +265,10 @@ def _native_specials(c):
     return specials
 
 
+# GPT-2's vocab.json + merges.txt.  save_gpt2 writes a fingerprint of the pair
+# into merges.txt's first line ("#version: 0.2 bpe-pair:<hex>"; tokenizers,
+# transformers and GPT-2's own encoder skip that line), which from_gpt2 checks.
+
 _GPT2_FINGERPRINT = _regex.compile(r"\bbpe-pair:([0-9a-f]{32})\b")
 
 
@@ -380,6 +386,8 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
         specials[s] = i
     return tokens, specials
 
+
+# tiktoken's format: "base64(token) rank" lines; the merges are recovered.
 
 def _tiktoken_parse(text, where):
     import base64

@@ -339,6 +339,14 @@ def list_encoding_names():
     return list(_plugins()[0])
 
 
+# One built model per process.  get_encoding(name) gives one instance per
+# class and name, as tiktoken's registry does (programs call it per request).
+# Unpickling a model this process has built (pickled here, or unpickled
+# before) shares its tables and core: _built() maps (class, the sha256 of the
+# model's compact state) to a tokenizer holding it, weakly, and _RECENT keeps
+# the last models unpickled alive (a Pool worker drops its task's tokenizer
+# before the next task arrives).
+
 _REGISTRY = {}
 _REGISTRY_LOCK = _threading.RLock()
 _BUILT = []  # [the WeakValueDictionary], made on first use
@@ -513,6 +521,11 @@ def _unpickle_registered(cls, name, sha256, source, label):
     return new
 
 
+# tiktoken's plugins: the modules of the `tiktoken_ext` namespace package
+# (other than openai_public, whose encodings are _ENCODINGS) each define
+# ENCODING_CONSTRUCTORS, name -> a function returning Encoding's arguments.
+# Found where tiktoken finds them, once per set of the namespace's folders.
+
 _PLUGINS = {}  # the namespace's folders (a tuple) -> (names in tiktoken's order, constructors)
 
 
@@ -572,6 +585,9 @@ def _plugin_encoding(cls, name, path):
                          f"files: get_encoding({name!r}) takes no path")
     return _registered(cls, name, lambda: cls(**constructor()))
 
+
+# tiktoken.load's functions (plugins call them), with tiktoken's cache rules:
+# the same directory and keys as get_encoding's
 
 def _tiktoken_read_file(blobpath):
     """tiktoken.load.read_file: the bytes of a local file or of a URL (http,
@@ -682,6 +698,9 @@ def _tiktoken_dump_tiktoken_bpe(bpe_ranks, tiktoken_bpe_file):
 def _offline():
     return _os.environ.get("BPE_OFFLINE", "").strip().lower() not in ("", "0", "false", "no")
 
+
+# patch_tiktoken(): modules that stand for tiktoken's, made from this module's
+# API (nothing here is a second copy of it), put in sys.modules.
 
 _TIKTOKEN_MODULES = ("tiktoken", "tiktoken.core", "tiktoken.model", "tiktoken.registry",
                      "tiktoken.load", "tiktoken_ext", "tiktoken_ext.openai_public")

@@ -1,7 +1,10 @@
-"""What a character class means: the code points of each class as tiktoken (for
-every pattern outside a tokenizer.json) and Oniguruma (for a tokenizer.json's Split regexes)
-read them, probed over every code point by tools/unicode_tables.py and shipped here, and
-patterns spelled with them where the installed `regex` reads a class otherwise."""
+"""What a character class means.  Every class string means one thing, the reference's:
+tiktoken's tables (Rust's regex crate inside tiktoken) for every pattern given to this library,
+Oniguruma's (what Hugging Face tokenizers runs) for a tokenizer.json's Split regexes, which the
+reader spells explicitly where the two differ.  The tables are probed from the references over
+every code point (tools/unicode_tables.py); a pattern runs with `regex` as written where regex's
+tables agree with them on the text, and with its classes corrected where they do not
+(_spell_pattern)."""
 
 from __future__ import annotations as _annotations
 
@@ -325,7 +328,7 @@ _UNICODE_DATA['onig'] = {k: _UNICODE_DATA['tiktoken'][k] for k in (
 ).split()}
 _UNICODE_DATA['onig'].update({
 })
-
+# </unicode tables>
 
 _UNICODE_CACHE = {}   # (route, name) -> sorted inclusive ranges; "gc" -> {category: ranges}
 _MAX_CP = 0x10FFFF

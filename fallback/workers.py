@@ -12,6 +12,12 @@ import warnings as _warnings
 from .registry import _compact_state
 from .util import _warn
 
+# Worker processes (a core that needs the GIL: the pure-Python one).  Each is
+# a fresh interpreter running this module's _worker_main, fed over pipes: it
+# never imports the user's main script, so no `if __name__ == "__main__":`
+# guard is needed, and `python -c` and a script on stdin work.  Messages are
+# frames: a 4-byte length, a JSON header, then the raw byte blobs the header
+# lists (no pickle).  The first message sets a worker up for its task.
 
 def _send(f, header, blobs=()):
     import json
