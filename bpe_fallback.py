@@ -2308,6 +2308,19 @@ def _check_special_text(s):
                              f"(U+{ord(s[e.start]):04X}), which has no UTF-8 bytes") from None
 
 
+def _special_items(mapping):
+    """The (str, id) pairs of a mapping of special tokens to ids, each checked:
+    a special token's text, and an int id (TypeError otherwise)."""
+    items = []
+    for s, i in mapping.items():
+        _check_special_text(s)
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
+                            f"{_short(i)}")
+        items.append((s, i))
+    return items
+
+
 def _repair(text):
     """Replace lone surrogates by U+FFFD (as tiktoken does); check the type.
     A str subclass (numpy.str_, ...) is read as the plain str it holds."""
@@ -3042,11 +3055,7 @@ def _assign_specials(special_tokens, token_at, id_of, max_id):
     specials, taken = {}, []
     special_tokens = _special_set(special_tokens)
     if isinstance(special_tokens, _abc.Mapping):
-        for s, i in special_tokens.items():
-            _check_special_text(s)
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
-                                f"{_short(i)}")
+        for s, i in _special_items(special_tokens):
             if not 0 <= i < _MAX_ID:
                 raise ValueError(f"special token {_short(s)} has id {i}, outside [0, 2**31)")
             if token_at(i) == s.encode("utf-8"):
@@ -4191,12 +4200,7 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
     special_tokens = _special_set(special_tokens)
     if special_tokens is not None:
         if isinstance(special_tokens, _abc.Mapping):
-            for s, i in special_tokens.items():
-                _check_special_text(s)
-                if isinstance(i, bool) or not isinstance(i, int):
-                    raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
-                                    f"{_short(i)}")
-                specials[s] = i
+            specials.update(_special_items(special_tokens))
         else:
             next_id = max(raw.values(), default=-1) + 1
             for s in _check_specials(special_tokens):

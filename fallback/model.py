@@ -4,7 +4,7 @@ from __future__ import annotations as _annotations
 
 import collections.abc as _abc
 
-from .patterns import _check_special_text, _check_specials, _special_set
+from .patterns import _check_specials, _special_items, _special_set
 from .util import _MAX_ID, _short
 
 
@@ -98,11 +98,7 @@ def _assign_specials(special_tokens, token_at, id_of, max_id):
     specials, taken = {}, []
     special_tokens = _special_set(special_tokens)
     if isinstance(special_tokens, _abc.Mapping):
-        for s, i in special_tokens.items():
-            _check_special_text(s)
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
-                                f"{_short(i)}")
+        for s, i in _special_items(special_tokens):
             if not 0 <= i < _MAX_ID:
                 raise ValueError(f"special token {_short(s)} has id {i}, outside [0, 2**31)")
             if token_at(i) == s.encode("utf-8"):

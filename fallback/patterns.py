@@ -454,6 +454,19 @@ def _check_special_text(s):
                              f"(U+{ord(s[e.start]):04X}), which has no UTF-8 bytes") from None
 
 
+def _special_items(mapping):
+    """The (str, id) pairs of a mapping of special tokens to ids, each checked:
+    a special token's text, and an int id (TypeError otherwise)."""
+    items = []
+    for s, i in mapping.items():
+        _check_special_text(s)
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
+                            f"{_short(i)}")
+        items.append((s, i))
+    return items
+
+
 def _repair(text):
     """Replace lone surrogates by U+FFFD (as tiktoken does); check the type.
     A str subclass (numpy.str_, ...) is read as the plain str it holds."""

@@ -14,6 +14,7 @@ from .patterns import (
     _check_special_text,
     _check_specials,
     _compile_pattern,
+    _special_items,
     _special_set,
 )
 from .util import _MAX_ID, _short
@@ -334,12 +335,7 @@ def _gpt2_vocab(raw, merges, special_tokens, paired, where):
     special_tokens = _special_set(special_tokens)
     if special_tokens is not None:
         if isinstance(special_tokens, _abc.Mapping):
-            for s, i in special_tokens.items():
-                _check_special_text(s)
-                if isinstance(i, bool) or not isinstance(i, int):
-                    raise TypeError(f"special_tokens must map str to int ids, not {_short(s)} -> "
-                                    f"{_short(i)}")
-                specials[s] = i
+            specials.update(_special_items(special_tokens))
         else:
             next_id = max(raw.values(), default=-1) + 1
             for s in _check_specials(special_tokens):
