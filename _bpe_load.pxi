@@ -34,7 +34,7 @@ cdef struct ModelT:
     Py_ssize_t arena_len
     int64_t *off            # token number k: arena[off[k]:off[k] + lens[k]], id ids[k]
     int32_t *lens
-    int32_t *ids            # ascending (the readers take files in id order only)
+    int32_t *ids            # distinct (model_index checks)
     Py_ssize_t n_tok
     MergeRec *merges        # in rank order
     Py_ssize_t n_merges
@@ -96,7 +96,8 @@ cdef inline const VSlot *vfind(const ModelT *M, uint64_t key, const uint8_t *p, 
 
 cdef int model_index(ModelT *M) noexcept nogil:
     """The index of every token, the byte ids and the id map; NOT_PLAIN if two
-    tokens have the same bytes or a single byte is missing, -1 if no memory."""
+    tokens have the same bytes or the same id or a single byte is missing, -1
+    if no memory."""
     cdef Py_ssize_t cap = 16, k, k0, end, i, n
     cdef uint64_t keys[16]
     cdef const uint8_t *p
@@ -136,6 +137,8 @@ cdef int model_index(ModelT *M) noexcept nogil:
             s.id = M.ids[k]
             if n == 1:
                 M.byte_id[p[0]] = M.ids[k]
+            if idmap_get(&M.by_id, M.ids[k]) >= 0:
+                return NOT_PLAIN
             if idmap_put(&M.by_id, M.ids[k], <int32_t> k) < 0:
                 return -1
         k0 = end
@@ -572,9 +575,10 @@ cdef inline Py_ssize_t section(const ch_t *s, Py_ssize_t i, Py_ssize_t n, const 
 
 cdef int parse_native(ModelT *M, const ch_t *s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t *end) noexcept nogil:
     """The `tokens` and `merges` sections of a native file from char i: the
-    plain tokens, then each merge's result (its parts' lengths kept in
-    M.merges[r].left until parts_of_merges); `end`: where the next line starts."""
-    cdef int64_t n_plain, n_merges, v, last = -1
+    plain tokens (ascending ids), then each merge's result (its parts' lengths
+    kept in M.merges[r].left until parts_of_merges; its id any unused one,
+    which model_index checks); `end`: where the next line starts."""
+    cdef int64_t n_plain, n_merges, v, last = -1, top = -1
     cdef Py_ssize_t k = 0, m = 0, e, stop, f, g, got, got2, r, _r, lines = 0, spaces = 0, j
     for j in range(i, n):
         if s[j] == 10:
@@ -623,7 +627,7 @@ cdef int parse_native(ModelT *M, const ch_t *s, Py_ssize_t n, Py_ssize_t i, Py_s
         stop = e - 1 if e > i and s[e - 1] == 13 else e
         f = field_end(s, i, stop)
         v = char_id(s, i, f)
-        if f == stop or v <= last:
+        if f == stop or v < 0:
             return NOT_PLAIN
         g = field_end(s, f + 1, stop)
         if g == stop:
@@ -638,20 +642,21 @@ cdef int parse_native(ModelT *M, const ch_t *s, Py_ssize_t n, Py_ssize_t i, Py_s
         M.merges[r].left = <int32_t> got
         m += got + got2
         k += 1
-        last = v
+        if v > top:
+            top = v
         i = e + 1
     M.n_tok = k
     M.n_merges = <Py_ssize_t> n_merges
     M.arena_len = m
-    M.max_id = <int32_t> last
+    M.max_id = <int32_t> (top if top > last else last)
     end[0] = i if i <= n else n
     return 0
 
 
 cdef int parts_of_merges(ModelT *M) noexcept nogil:
-    """Each merge's parts by id (after model_index): both must be tokens that
-    come before the merge (a plain token, or an earlier merge's result), as
-    the reference checks; 16 merges' lookups fetched at a time."""
+    """Each merge's parts by id (after model_index): both must be tokens (a
+    part a later merge makes is the core's irregular case, as in the
+    reference); 16 merges' lookups fetched at a time."""
     cdef Py_ssize_t first = M.n_tok - M.n_merges, r0, r, end, t
     cdef uint64_t keys[32]
     cdef const uint8_t *p
@@ -676,7 +681,7 @@ cdef int parts_of_merges(ModelT *M) noexcept nogil:
             lb = M.lens[t] - la
             a = vfind(M, keys[2 * (r - r0)], p, la)
             b = vfind(M, keys[2 * (r - r0) + 1], p + la, lb)
-            if a == NULL or b == NULL or a.k >= t or b.k >= t:
+            if a == NULL or b == NULL:
                 return NOT_PLAIN
             M.merges[r].left = a.id
             M.merges[r].right = b.id

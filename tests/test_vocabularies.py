@@ -205,6 +205,33 @@ def test_irregular_table_round_trips_through_every_format_that_holds_it(mod, tab
         tok.save_gpt2(tmp_path / "gpt2")  # merges.txt cannot say "only as a whole pre-token"
 
 
+def test_irregular_native_file_is_read_by_the_c_reader(table, tmp_path):
+    """The native file of a table with appended tokens (plain tokens with ids above the
+    merges'; merges joining a token a later merge makes) is the compiled reader's plain
+    case (Llama 3 reloads at tiktoken's speed), and gives the reference reader's model."""
+    bpe = pytest.importorskip("bpe")
+    if bpe.BACKEND != "cython":
+        pytest.skip("the C reader is the compiled core's")
+    ranks, enc, texts = table
+    tok = bpe.Encoding("appended", pat_str=LLAMA3, mergeable_ranks=ranks, special_tokens={})
+    tok.save(tmp_path / "t.bpe")
+    text = (tmp_path / "t.bpe").read_text()
+    start = text.find("\n", text.find("\n") + 1) + 1
+    assert bpe.Core.native_model(text, start) is not None
+
+    class NoReader(bpe.Core):
+        native_model = staticmethod(lambda *source: None)
+
+    class Reference(bpe.Tokenizer):
+        core_class = NoReader
+
+    fast, slow = bpe.Tokenizer.load(tmp_path / "t.bpe"), Reference.load(tmp_path / "t.bpe")
+    assert fast == slow == tok
+    assert fast.merges == slow.merges
+    for text in texts[::5]:
+        assert fast.encode_ordinary(text) == enc.encode_ordinary(text), text[:40]
+
+
 @pytest.fixture(scope="module")
 def converted(table, tmp_path_factory):
     """The appended table as transformers' TikTokenConverter writes its tokenizer.json."""
