@@ -13,8 +13,8 @@
 # (_bpe_cache.pxi); backtrack, CoreT, rank_merge, Scratch, scratch_free
 # (_bpe_encoder.pxi); atoms_free (_bpe_atoms.pxi); flat_reset, piece_flat,
 # scan_text (_bpe_scan.pxi); alloc_core, build_atoms, build_flat, build_tables,
-# IdMap, idmap_free, idmap_init, MergeRec, TrieBuild (_bpe_tables.pxi); _Model,
-# _native_model, _tiktoken_model, ModelT (_bpe_load.pxi).
+# IdMap, idmap_free, idmap_init, MergeRec, TrieBuild (_bpe_tables.pxi); _hf_model,
+# _Model, _native_model, _tiktoken_model, ModelT (_bpe_load.pxi).
 
 def _repair(text):
     """Core.repair (see repaired)."""
@@ -459,6 +459,7 @@ cdef class Core:
     # start-up: the C readers (_bpe_load.pxi) and a core from what they read
     tiktoken_model = staticmethod(_tiktoken_model)
     native_model = staticmethod(_native_model)
+    hf_model = staticmethod(_hf_model)
     check_model = staticmethod(_py.Core.check_model)
     check_learn_options = staticmethod(_py.Core.check_learn_options)
 

@@ -1,13 +1,15 @@
 # Reading a vocabulary straight into C arrays, for start-up: a .tiktoken text
-# or a ranks dict with its merges derived by tiktoken's rule, and the token and
-# merge sections of the native format.  Each reader takes the plain case only
+# or a ranks dict with its merges derived by tiktoken's rule, the token and
+# merge sections of the native format, and a tokenizer.json's model.vocab and
+# model.merges.  Each reader takes the plain case only
 # and answers "not plain" for anything else (odd base64, ids out of order, a
 # repeated or missing token, a merge that is not the BPE of two lower-ranked
 # tokens, ...): the Tokenizer then reads the input its own way (bpe_fallback),
 # which gives the same model or the error it reports.  So these readers never
 # decide what a file means; they only get there faster.
 # Needs: hash_bytes, prefetch, PyUnicode_DATA, PyUnicode_GET_LENGTH,
-# PyUnicode_IS_ASCII, PyUnicode_KIND (_bpe_common.pxi); ch_t
+# PyUnicode_IS_ASCII, PyUnicode_KIND, U64Map, u64map_free, u64map_get,
+# u64map_init, u64map_put (_bpe_common.pxi); ch_t
 # (_bpe_scanner.pxi); IdMap, idmap_free, idmap_get, idmap_init, idmap_put,
 # MergeRec (_bpe_tables.pxi).
 
@@ -15,6 +17,7 @@ from libc.stdint cimport int8_t, int16_t
 from cpython.bytes cimport PyBytes_Check
 from cpython.dict cimport PyDict_Next
 from cpython.long cimport PyLong_CheckExact, PyLong_AsLongLongAndOverflow
+from cpython.unicode cimport PyUnicode_READ_CHAR
 
 cdef enum: NOT_PLAIN = 1    # a reader's answer: take the reference path
 cdef enum: LONGEST = 4096   # longer tokens: the reference path (its heap is O(n log n))
@@ -783,3 +786,167 @@ def _native_model(str text not None, Py_ssize_t start):
     if _checked(model, err) is None:
         return None
     return model, end
+
+
+# ---- tokenizer.json: model.vocab (form -> id) and model.merges ------------
+
+cdef Py_ssize_t form_bytes(str s, Py_ssize_t a, Py_ssize_t e, uint8_t *out):
+    """str_to_token over s[a:e] (any kind of str): the number of bytes, or -1."""
+    cdef int kind = PyUnicode_KIND(s)
+    cdef const void *data = PyUnicode_DATA(s)
+    if kind == 1:
+        return printable_bytes(<const uint8_t *> data, a, e, out)
+    if kind == 2:
+        return printable_bytes(<const uint16_t *> data, a, e, out)
+    return printable_bytes(<const uint32_t *> data, a, e, out)
+
+
+cdef int hf_vocab(ModelT *M, dict vocab) except -1:
+    """model.vocab into the model's tokens; NOT_PLAIN for a key that is not a
+    form or an id that is not an int in [0, 2**31) (model_index then checks
+    repeats and the single bytes)."""
+    cdef Py_ssize_t pos = 0, total = 0, k = 0, m = 0, got
+    cdef PyObject *key
+    cdef PyObject *value
+    cdef long long v
+    cdef int overflow
+    cdef int32_t top = -1
+    while PyDict_Next(vocab, &pos, &key, &value):
+        if type(<object> key) is not str or not PyLong_CheckExact(<object> value):
+            return NOT_PLAIN
+        total += PyUnicode_GET_LENGTH(<object> key)
+    if model_alloc(M, len(vocab), total) < 0:
+        return -1
+    pos = 0
+    while PyDict_Next(vocab, &pos, &key, &value):
+        v = PyLong_AsLongLongAndOverflow(<object> value, &overflow)
+        if overflow or not 0 <= v < ID_LIMIT:
+            return NOT_PLAIN
+        got = form_bytes(<str> key, 0, PyUnicode_GET_LENGTH(<object> key), M.arena + m)
+        if got < 0:
+            return NOT_PLAIN
+        M.off[k] = m
+        M.lens[k] = <int32_t> got
+        M.ids[k] = <int32_t> v
+        if v > top:
+            top = <int32_t> v
+        m += got
+        k += 1
+    M.n_tok = k
+    M.arena_len = m
+    M.max_id = top
+    return 0
+
+
+cdef int hf_parts(object merge, uint8_t *buf, Py_ssize_t room, Py_ssize_t *la, Py_ssize_t *lb) except -1:
+    """One merge ("a b", or [a, b]) as its parts' bytes, end to end in buf;
+    NOT_PLAIN where the reference reader would fail or differ."""
+    cdef str a, b
+    cdef Py_ssize_t n, sp = -1, i
+    if type(merge) is str:
+        a = <str> merge
+        n = PyUnicode_GET_LENGTH(a)
+        for i in range(n):
+            if PyUnicode_READ_CHAR(a, i) == 32:
+                if sp >= 0:
+                    return NOT_PLAIN
+                sp = i
+        if sp < 1 or n - sp - 1 > room or sp > room:
+            return NOT_PLAIN
+        la[0] = form_bytes(a, 0, sp, buf)
+        lb[0] = form_bytes(a, sp + 1, n, buf + (la[0] if la[0] > 0 else 0))
+    elif type(merge) is list and len(<list> merge) == 2:
+        if type((<list> merge)[0]) is not str or type((<list> merge)[1]) is not str:
+            return NOT_PLAIN
+        a = (<list> merge)[0]
+        b = (<list> merge)[1]
+        if PyUnicode_GET_LENGTH(a) > room or PyUnicode_GET_LENGTH(b) > room:
+            return NOT_PLAIN
+        la[0] = form_bytes(a, 0, PyUnicode_GET_LENGTH(a), buf)
+        lb[0] = form_bytes(b, 0, PyUnicode_GET_LENGTH(b), buf + (la[0] if la[0] > 0 else 0))
+    else:
+        return NOT_PLAIN
+    return NOT_PLAIN if la[0] < 0 or lb[0] < 0 else 0
+
+
+cdef int hf_merges(ModelT *M, list merges) except -1:
+    """model.merges into the model's merges, in order: each one's parts and
+    their join looked up, 16 merges' lookups fetched at a time; NOT_PLAIN
+    for a part or a join that is not a token, or a pair given twice (the
+    reference reader names it)."""
+    cdef Py_ssize_t r, r0, end, j, k, room = 0, step
+    cdef Py_ssize_t la[16]
+    cdef Py_ssize_t lb[16]
+    cdef uint64_t keys[48]
+    cdef uint8_t *buf
+    cdef uint8_t *p
+    cdef const VSlot *x
+    cdef const VSlot *y
+    cdef const VSlot *z
+    cdef U64Map seen
+    cdef int err = 0
+    for k in range(M.n_tok):
+        if M.lens[k] > room:
+            room = M.lens[k]
+    step = 2 * room + 8
+    free(M.merges)
+    M.merges = <MergeRec *> malloc((len(merges) + 1) * sizeof(MergeRec))
+    buf = <uint8_t *> malloc(16 * step)
+    memset(&seen, 0, sizeof(U64Map))
+    try:
+        if M.merges == NULL or buf == NULL or u64map_init(&seen, len(merges)) < 0:
+            return -1
+        r0 = 0
+        while r0 < len(merges):
+            end = r0 + 16 if r0 + 16 < len(merges) else len(merges)
+            for r in range(r0, end):
+                j = r - r0
+                p = buf + j * step
+                err = hf_parts(merges[r], p, room, &la[j], &lb[j])
+                if err != 0:
+                    return err
+                keys[3 * j] = vkey(p, la[j])
+                keys[3 * j + 1] = vkey(p + la[j], lb[j])
+                keys[3 * j + 2] = vkey(p, la[j] + lb[j])
+                prefetch(&M.index[vhome(M, keys[3 * j])])
+                prefetch(&M.index[vhome(M, keys[3 * j + 1])])
+                prefetch(&M.index[vhome(M, keys[3 * j + 2])])
+            for r in range(r0, end):
+                j = r - r0
+                p = buf + j * step
+                x = vfind(M, keys[3 * j], p, la[j])
+                y = vfind(M, keys[3 * j + 1], p + la[j], lb[j])
+                z = vfind(M, keys[3 * j + 2], p, la[j] + lb[j])
+                if x == NULL or y == NULL or z == NULL:
+                    return NOT_PLAIN
+                M.merges[r].left = x.id
+                M.merges[r].right = y.id
+                M.merges[r].id = z.id
+                k = (<Py_ssize_t> x.id << 32) | y.id
+                if u64map_get(&seen, <uint64_t> k, -1) >= 0:
+                    return NOT_PLAIN
+                if u64map_put(&seen, <uint64_t> k, r) < 0:
+                    return -1
+            r0 = end
+        M.n_merges = len(merges)
+        return 0
+    finally:
+        free(buf)
+        u64map_free(&seen)
+
+
+def _hf_model(vocab, merges):
+    """Core.hf_model: a _Model of a tokenizer.json's model.vocab (form -> id)
+    and model.merges ("a b" or [a, b] each, in rank order), or None when it
+    is not the plain case (the Tokenizer then reads them itself)."""
+    cdef _Model model = _Model.__new__(_Model)
+    cdef int err
+    if type(vocab) is not dict or type(merges) is not list:
+        return None
+    err = hf_vocab(&model.M, <dict> vocab)
+    if err == 0:
+        with nogil:
+            err = model_index(&model.M)
+    if err == 0:
+        err = hf_merges(&model.M, <list> merges)
+    return _checked(model, err)

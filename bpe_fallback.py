@@ -3201,7 +3201,7 @@ class CoreProtocol(_typing.Protocol):
     splits them out), and lone surrogates are repaired as ``repair`` does.
     The members the Tokenizer needs before any core exists (start-up,
     training, checks) are static or class methods.  The C readers
-    (tiktoken_model, native_model) take the plain case of a file only, with
+    (tiktoken_model, native_model, hf_model) take the plain case of a file only, with
     every check of the Tokenizer's own readers; their model answers max_id,
     id_of(bytes), token(id) and has_id(id); None means that the Tokenizer
     reads the input itself (with the same result or error).
@@ -3279,10 +3279,16 @@ class CoreProtocol(_typing.Protocol):
     def native_model(text: str, start: int) -> tuple[Any, int] | None:
         """A native file's tokens and merges from `start` read in C: (model, end) or None."""
 
+    @staticmethod
+    def hf_model(vocab: Any, merges: Any) -> Any | None:
+        """A tokenizer.json's model.vocab and model.merges (as JSON gave them) read in C
+        into a model, or None if not plain."""
+
     @classmethod
     def from_model(cls, pattern: str | Pipeline, model: Any,
                    specials: dict[str, int]) -> CoreProtocol:
-        """A core from what tiktoken_model / native_model read; TypeError for other input."""
+        """A core from what a C reader (tiktoken_model, native_model, hf_model) read;
+        TypeError for other input."""
 
     # ---- training and files ------------------------------------------------
 
@@ -3368,10 +3374,14 @@ class Core:
     def native_model(text, start):
         return None  # likewise
 
+    @staticmethod
+    def hf_model(vocab, merges):
+        return None  # likewise
+
     @classmethod
     def from_model(cls, pattern, model, specials):
-        raise TypeError(f"{cls.__module__}.Core reads no models (its tiktoken_model and "
-                        f"native_model answer None): it takes none, not "
+        raise TypeError(f"{cls.__module__}.Core reads no models (its tiktoken_model, "
+                        f"native_model and hf_model answer None): it takes none, not "
                         f"{type(model).__name__}")
 
     def _bpe(self, piece):
@@ -7106,24 +7116,14 @@ def _hf_dump(tok):
     return json.dumps(doc, ensure_ascii=False, indent=1)
 
 
-def _hf_parse(text, where):
-    """(pattern, tokens, merges, specials, ignore_merges) of a tokenizer.json."""
+def _hf_parse(doc, where):
+    """(pattern, tokens, merges, specials, ignore_merges) of a tokenizer.json's
+    document: the reference reader, which names what it refuses."""
     c = _HfChecks(where)
-    doc = _json(text, where)
-    if not isinstance(doc, dict):
-        c.fail(f"not a tokenizer.json: {_json_type(doc)}, not an object")
-    model = doc.get("model")
-    if not isinstance(model, dict):
-        c.fail(f"not a tokenizer.json: 'model' must be an object, not {_json_type(model)}")
-    c.check(doc, "", _HF_FIELDS)
-    pattern = _hf_pipeline(doc, c)
+    pattern, model = _hf_head(doc, c)
     vocab, merges, ignore_merges = _hf_model(model, c)
-    specials = _hf_added_tokens(doc.get("added_tokens"), vocab, merges, c)
-    if isinstance(pattern, Pipeline) and pattern.normalizers:
-        for k, entry in enumerate(doc.get("added_tokens") or []):
-            if entry.get("normalized"):
-                c.fail(f"added_tokens[{k}] ({_short(entry['content'])}) is matched in normalized "
-                       f"text (normalized true), which is not supported")
+    merged = {a + b for a, b in merges}
+    specials = _hf_specials(doc, vocab, merged.__contains__, pattern, c)
     special_ids = set(specials.values())
     tokens = {}
     for s, i in vocab.items():
@@ -7134,6 +7134,29 @@ def _hf_parse(text, where):
         except ValueError as e:
             c.fail(f"model.vocab: {e}")
     return pattern, tokens, merges, specials, ignore_merges
+
+
+def _hf_head(doc, c):
+    """(pattern, model object) of a tokenizer.json's document: its fields and
+    everything around the model checked."""
+    if not isinstance(doc, dict):
+        c.fail(f"not a tokenizer.json: {_json_type(doc)}, not an object")
+    model = doc.get("model")
+    if not isinstance(model, dict):
+        c.fail(f"not a tokenizer.json: 'model' must be an object, not {_json_type(model)}")
+    c.check(doc, "", _HF_FIELDS)
+    return _hf_pipeline(doc, c), model
+
+
+def _hf_specials(doc, vocab, is_merged, pattern, c):
+    """The special tokens of a document's added tokens (see _hf_added_tokens)."""
+    specials = _hf_added_tokens(doc.get("added_tokens"), vocab, is_merged, c)
+    if isinstance(pattern, Pipeline) and pattern.normalizers:
+        for k, entry in enumerate(doc.get("added_tokens") or []):
+            if entry.get("normalized"):
+                c.fail(f"added_tokens[{k}] ({_short(entry['content'])}) is matched in normalized "
+                       f"text (normalized true), which is not supported")
+    return specials
 
 
 class _HfChecks:
@@ -7234,6 +7257,26 @@ def _hf_template_part(part):
 
 def _hf_model(model, c):
     """(vocab, merges, ignore_merges) of the model: a plain byte-level BPE."""
+    ignore_merges = _hf_model_options(model, c)
+    vocab = _json_ids(model.get("vocab"), c.where, "model.vocab")
+    raw_merges = model.get("merges", [])
+    if not isinstance(raw_merges, list):
+        c.fail(f"model.merges must be an array, not {_json_type(raw_merges)}")
+    merges = []
+    for k, m in enumerate(raw_merges):
+        if isinstance(m, str):
+            m = m.split(" ")
+        if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)):
+            c.fail(f"model.merges[{k}] is not a pair of tokens: {_short(m)}")
+        try:
+            merges.append((str_to_token(m[0]), str_to_token(m[1])))
+        except ValueError as e:
+            c.fail(f"model.merges[{k}]: {e}")
+    return vocab, merges, ignore_merges
+
+
+def _hf_model_options(model, c):
+    """ignore_merges, once the model's other options are checked."""
     c.check(model, "model", _HF_MODEL_FIELDS)
     if model.get("type", "BPE") != "BPE":
         c.fail(f"model.type {_short(model.get('type'))} is not BPE")
@@ -7254,25 +7297,10 @@ def _hf_model(model, c):
     # from the vocabulary: a byte-level one has all 256 (checked when built)
     for key in ("fuse_unk", "byte_fallback"):
         c.flag(model, "model", key)
-    ignore_merges = bool(c.flag(model, "model", "ignore_merges"))
-    vocab = _json_ids(model.get("vocab"), c.where, "model.vocab")
-    raw_merges = model.get("merges", [])
-    if not isinstance(raw_merges, list):
-        c.fail(f"model.merges must be an array, not {_json_type(raw_merges)}")
-    merges = []
-    for k, m in enumerate(raw_merges):
-        if isinstance(m, str):
-            m = m.split(" ")
-        if not (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)):
-            c.fail(f"model.merges[{k}] is not a pair of tokens: {_short(m)}")
-        try:
-            merges.append((str_to_token(m[0]), str_to_token(m[1])))
-        except ValueError as e:
-            c.fail(f"model.merges[{k}]: {e}")
-    return vocab, merges, ignore_merges
+    return bool(c.flag(model, "model", "ignore_merges"))
 
 
-def _hf_added_tokens(added, vocab, merges, c):
+def _hf_added_tokens(added, vocab, is_merged, c):
     """The added tokens, which are the special tokens: str -> the id
     tokenizers gives it, whatever id the file writes: a token of model.vocab
     keeps its vocabulary id, the others are numbered from the vocabulary's
@@ -7287,8 +7315,7 @@ def _hf_added_tokens(added, vocab, merges, c):
     if not isinstance(added, list):
         c.fail(f"added_tokens must be an array, not {_json_type(added)}")
     specials, fields, normalized = {}, {}, []
-    vocab_ids = {i: s for s, i in vocab.items()}
-    merged = {a + b for a, b in merges}
+    vocab_ids = None  # id -> form, built when first asked
     numbered = 0
     for k, entry in enumerate(added):
         field = f"added_tokens[{k}]"
@@ -7320,7 +7347,7 @@ def _hf_added_tokens(added, vocab, merges, c):
                 c.fail(f"{field}.content {_short(content)} is the model.vocab entry of id {i}, "
                        f"whose bytes are {_short(t)}: tokenizers gives the text "
                        f"{_short(content)} that id; not supported")
-            if len(t) == 1 or t in merged:
+            if len(t) == 1 or is_merged(t):
                 c.fail(f"{field}.content {_short(content)} is token {i} of model.vocab, " +
                        ("a byte" if len(t) == 1 else "which a merge makes") +
                        ": tokenizers matches it whole in text as an added token with that id; "
@@ -7328,6 +7355,9 @@ def _hf_added_tokens(added, vocab, merges, c):
         else:
             i = len(vocab) + numbered
             numbered += 1
+            if vocab_ids is None:  # (ids below the vocabulary's size cannot be met)
+                vocab_ids = ({} if max(vocab.values(), default=-1) < len(vocab)
+                             else {i: s for s, i in vocab.items()})
             if i in vocab_ids or i >= _MAX_ID:
                 c.fail(f"{field}.id: tokenizers numbers the added tokens that are not in "
                        f"model.vocab from its size ({len(vocab)}) on, in file order, which gives "
@@ -7486,12 +7516,48 @@ def _hf_split(split, field, fail):
 def _hf_tokenizer(cls, text, where, configs=()):
     """from_huggingface's tokenizer, from the text of a tokenizer.json (and
     the configs beside it: see _hf_config_specials)."""
-    pattern, tokens, merges, specials, ignore_merges = _hf_parse(text, where)
+    doc = _json(text, where)
+    tok = _hf_plain(cls, doc, where, configs)
+    if tok is not None:
+        return tok
+    pattern, tokens, merges, specials, ignore_merges = _hf_parse(doc, where)
     if configs:
-        specials = _hf_config_specials(configs, tokens, specials)
+        forms = {token_to_str(t): i for i, t in tokens.items()}
+        specials = _hf_config_specials(configs, forms, specials)
     tok = cls._create(pattern, tokens, merges, specials)
     if not ignore_merges:
         _check_merges_rebuild(tok, where)
+    return tok
+
+
+def _hf_plain(cls, doc, where, configs):
+    """_hf_tokenizer through the core's C reader of model.vocab and
+    model.merges (the plain case: no added token of the vocabulary), or None
+    where it does not take the file: _hf_parse then reads it, and names
+    what it refuses."""
+    model = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(model, dict):
+        return None
+    vocab, added = model.get("vocab"), doc.get("added_tokens") or []
+    if not isinstance(vocab, dict) or not isinstance(added, list) or any(
+            isinstance(e, dict) and isinstance(e.get("content"), str) and e["content"] in vocab
+            for e in added):
+        return None
+    got = cls.core_class.hf_model(vocab, model.get("merges", []))
+    if got is None:
+        return None
+    c = _HfChecks(where)
+    try:
+        pattern, _ = _hf_head(doc, c)
+        ignore_merges = _hf_model_options(model, c)
+        specials = _hf_specials(doc, vocab, None, pattern, c)  # (no added token is a merge's)
+        if configs:
+            specials = _hf_config_specials(configs, vocab, specials)
+        tok = cls._from_model(pattern, got, specials)
+        if tok is not None and not ignore_merges:
+            _check_merges_rebuild(tok, where)
+    except ValueError:
+        return None
     return tok
 
 
@@ -7514,7 +7580,7 @@ def _hf_configs(directory):
     return configs
 
 
-def _hf_config_specials(configs, tokens, specials):
+def _hf_config_specials(configs, forms, specials):
     """The special tokens transformers has once it has read the configs: the
     tokenizer.json's, then each token the configs name (added_tokens_decoder,
     bos_token, ..., additional_special_tokens) that it lacks, which
@@ -7522,9 +7588,9 @@ def _hf_config_specials(configs, tokens, specials):
     config gives it), matched whole in text as a special token is here.  What
     changes ids otherwise (split_special_tokens, stripping flags, lower case,
     a prefix space, a vocabulary token made an added one) is a ValueError
-    naming the field."""
+    naming the field.  `forms`: the vocabulary's tokens but the special
+    ones, GPT-2's printable form -> id."""
     specials = dict(specials)
-    words = {token_to_str(t) for t in tokens.values()}
     order = []
 
     def fail(where, field, what):
@@ -7543,7 +7609,7 @@ def _hf_config_specials(configs, tokens, specials):
             fail(where, field, f"{_short(content)} is not a token's text")
         if content in specials or content in order:
             return
-        if content in words:
+        if content in forms:
             fail(where, field, f"{_short(content)} is a token of the vocabulary, which "
                  "transformers would match whole in any text, as an added token")
         if not adds:
@@ -7586,8 +7652,8 @@ def _hf_config_specials(configs, tokens, specials):
                      "(transformers versions read one or the other)")
         for k, entry in enumerate(lists[chosen]):
             add(entry, where, f"{chosen}[{k}]", adds)
-    next_id = len(tokens) + len(specials)  # transformers: its vocabulary's size on
-    taken = set(tokens) | set(specials.values())
+    next_id = len(forms) + len(specials)  # transformers: its vocabulary's size on
+    taken = set(forms.values()) | set(specials.values())
     for content in order:
         if next_id in taken:
             raise ValueError(f"{configs[0][1]}: transformers would give the added token "

@@ -140,7 +140,7 @@ class CoreProtocol(_typing.Protocol):
     splits them out), and lone surrogates are repaired as ``repair`` does.
     The members the Tokenizer needs before any core exists (start-up,
     training, checks) are static or class methods.  The C readers
-    (tiktoken_model, native_model) take the plain case of a file only, with
+    (tiktoken_model, native_model, hf_model) take the plain case of a file only, with
     every check of the Tokenizer's own readers; their model answers max_id,
     id_of(bytes), token(id) and has_id(id); None means that the Tokenizer
     reads the input itself (with the same result or error).
@@ -218,10 +218,16 @@ class CoreProtocol(_typing.Protocol):
     def native_model(text: str, start: int) -> tuple[Any, int] | None:
         """A native file's tokens and merges from `start` read in C: (model, end) or None."""
 
+    @staticmethod
+    def hf_model(vocab: Any, merges: Any) -> Any | None:
+        """A tokenizer.json's model.vocab and model.merges (as JSON gave them) read in C
+        into a model, or None if not plain."""
+
     @classmethod
     def from_model(cls, pattern: str | Pipeline, model: Any,
                    specials: dict[str, int]) -> CoreProtocol:
-        """A core from what tiktoken_model / native_model read; TypeError for other input."""
+        """A core from what a C reader (tiktoken_model, native_model, hf_model) read;
+        TypeError for other input."""
 
     # ---- training and files ------------------------------------------------
 
@@ -307,10 +313,14 @@ class Core:
     def native_model(text, start):
         return None  # likewise
 
+    @staticmethod
+    def hf_model(vocab, merges):
+        return None  # likewise
+
     @classmethod
     def from_model(cls, pattern, model, specials):
-        raise TypeError(f"{cls.__module__}.Core reads no models (its tiktoken_model and "
-                        f"native_model answer None): it takes none, not "
+        raise TypeError(f"{cls.__module__}.Core reads no models (its tiktoken_model, "
+                        f"native_model and hf_model answer None): it takes none, not "
                         f"{type(model).__name__}")
 
     def _bpe(self, piece):

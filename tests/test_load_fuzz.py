@@ -1,5 +1,6 @@
 """Differential fuzzing of the C readers of vocabularies (_bpe_load.pxi): .tiktoken text, ranks
-dicts and the native format's token and merge sections.
+dicts, the native format's token and merge sections, and a tokenizer.json's model.vocab and
+model.merges.
 
 Valid small files (a trained tokenizer's, and a prefix of GPT-2's vocabulary) are mutated at the
 byte and the line level (numbers swapped for 2**31, 2**63, -1, +1, 007, '١', ...; counts that
@@ -47,7 +48,7 @@ WORKER = textwrap.dedent(r'''
     TEXT = sys.argv[1]
 
     class NoReaders(bpe.Core):  # the compiled core, its C readers switched off
-        tiktoken_model = native_model = staticmethod(lambda *source: None)
+        tiktoken_model = native_model = hf_model = staticmethod(lambda *source: None)
 
     class Reference(bpe.Tokenizer):
         core_class = NoReaders
@@ -75,7 +76,10 @@ WORKER = textwrap.dedent(r'''
             return
         with open(path, "wb") as f:
             f.write(data)
-        if kind == "tiktoken":
+        if kind == "hf":
+            yield "from_huggingface", lambda t: t.from_huggingface(path)
+            yield "from_file", lambda t: t.from_file(path)
+        elif kind == "tiktoken":
             yield "from_tiktoken", lambda t: t.from_tiktoken(path, pattern="gpt2",
                                                              special_tokens=[EOT])
             yield "from_file", lambda t: t.from_file(path, pattern="gpt2")
@@ -88,7 +92,8 @@ WORKER = textwrap.dedent(r'''
     for line in sys.stdin:
         req = json.loads(line)
         data = base64.b64decode(req["data"])
-        path = os.path.join(tmp, "in.tiktoken" if req["kind"] == "tiktoken" else "in.bpe")
+        path = os.path.join(tmp, {"tiktoken": "in.tiktoken", "hf": "tokenizer.json"}.get(
+            req["kind"], "in.bpe"))
         out = {}
         for name, load in loads(req["kind"], data, path):
             out[name] = [outcome(lambda t=t: load(t))
@@ -163,12 +168,14 @@ def files(tmp_path_factory):
     gpt2 = m.Tokenizer.from_gpt2(GPT2_VOCAB, GPT2_MERGES)
     ranks = {t: i for i, t in sorted(gpt2.vocab.items()) if i < 1256 and t != EOT.encode()}
     prefix = m.Tokenizer.from_tiktoken(ranks, pattern="gpt2", special_tokens=[EOT])
-    out = {"tiktoken": [], "native": []}
+    out = {"tiktoken": [], "native": [], "hf": []}
     for name, tok in (("trained", trained), ("gpt2", prefix)):
         tok.save_tiktoken(d / f"{name}.tiktoken", sidecar=False)
         tok.save(d / f"{name}.bpe")
+        tok.save_huggingface(d / f"{name}.json")
         out["tiktoken"].append((d / f"{name}.tiktoken").read_bytes())
         out["native"].append((d / f"{name}.bpe").read_bytes())
+        out["hf"].append((d / f"{name}.json").read_bytes())
     return out
 
 
@@ -300,6 +307,69 @@ def mutated_ranks(draw, files):
 def test_ranks_dict_mutated_alike(worker, files, data):
     check_alike(worker.run("ranks", data.draw(mutated_ranks(files["tiktoken"]))),
                 allowed=("ValueError", "TypeError"))
+
+
+FORMS = ["Ġ", "ĠĠ", "a", "a b", "a  b", " ", "", "\u0100", "\u0144", "\u0143", "\x00", "é",
+         "\ud800", "ab", "Ġt", "Ġthe"]
+
+
+@st.composite
+def mutated_hf(draw, files):
+    """A tokenizer.json whose model.vocab, model.merges or added_tokens are changed where the
+    C reader decides: ids (out of range, repeated, not ints), forms (not GPT-2's, with
+    spaces), merges (either JSON shape, three parts, a part or join that is no token, a pair
+    given twice, reordered), added tokens that are vocabulary tokens."""
+    doc = json.loads(draw(st.sampled_from(files)))
+    vocab, merges = doc["model"]["vocab"], doc["model"]["merges"]
+    keys = list(vocab)
+    for _ in range(draw(st.integers(1, 3))):
+        how = draw(st.sampled_from(["id", "repeat id", "form", "drop token", "merge shape",
+                                    "merge part", "repeat merge", "swap merges", "string merge",
+                                    "added in vocab", "added id", "no merges"]))
+        k = draw(st.integers(0, len(keys) - 1))
+        r = draw(st.integers(0, max(len(merges) - 1, 0)))
+        if how == "id":
+            vocab[keys[k]] = draw(VALUES | st.sampled_from([True, 1.5, "7", None, len(vocab)]))
+        elif how == "repeat id":
+            vocab[keys[k]] = vocab[draw(st.sampled_from(keys))]
+        elif how == "form":
+            vocab[draw(st.sampled_from(FORMS))] = vocab.pop(keys[k], 0)
+        elif how == "drop token":
+            vocab.pop(keys[k], None)
+        elif not merges:
+            continue
+        elif how == "merge shape":
+            merges[r] = draw(st.sampled_from([merges[r][:1], merges[r] + ["a"], [1, 2],
+                                              " ".join(merges[r]) + " ", "a", None]))
+        elif how == "merge part":
+            merges[r] = [merges[r][0], draw(st.sampled_from(FORMS))]
+        elif how == "repeat merge":
+            merges.insert(r, list(merges[draw(st.integers(0, len(merges) - 1))]))
+        elif how == "swap merges":
+            j = draw(st.integers(0, len(merges) - 1))
+            merges[r], merges[j] = merges[j], merges[r]
+        elif how == "string merge":
+            merges[r] = " ".join(merges[r]) if isinstance(merges[r], list) else merges[r]
+        elif how == "added in vocab":
+            doc["added_tokens"].append(dict(doc["added_tokens"][0], content=keys[k]))
+        elif how == "added id":
+            doc["added_tokens"][0]["id"] = draw(VALUES)
+        else:
+            doc["model"].pop("merges", None)
+    return json.dumps(doc).encode()
+
+
+@QUICK
+@given(data=st.data())
+def test_tokenizer_json_mutated_alike(worker, files, data):
+    fuzz_file(worker, "hf", data.draw(mutated_hf(files["hf"])))
+
+
+@pytest.mark.slow
+@SLOW
+@given(data=st.data())
+def test_tokenizer_json_mutated_alike_long(worker, files, data):
+    fuzz_file(worker, "hf", data.draw(mutated_hf(files["hf"])))
 
 
 @pytest.mark.slow

@@ -57,6 +57,13 @@ Rows (the project's performance targets, README.md and docs/speed.md):
   startup             (alias load) a fresh process pinned to one CPU: import, get_encoding of
                       o200k_base / cl100k_base from the same cache directory, encode_ordinary of
                       1 KB; vs tiktoken the same way, alternating, best of max(3, --rounds)
+  open_loads          (alias loads) fresh processes pinned to one CPU, best of max(3, --repeat),
+                      alternating: Llama 3's and Qwen 3's tokenizer.json (as open_peers writes
+                      them) through from_huggingface vs tokenizers' Tokenizer.from_file; Llama
+                      3 saved in the native format through Tokenizer.load vs tiktoken's
+                      Encoding(...) from load_tiktoken_bpe of its rank table; each then
+                      encodes 1 KB; and decode of 1 M Llama 3 ids of english10.txt vs
+                      tiktoken in one process; target <= 1.0x time
   python_train_files  bpe_fallback.Tokenizer.train_files, english10.txt, vocab 8192,
                       vs Hugging Face tokenizers' BpeTrainer
   python_encode       bpe_fallback encode_ordinary, the first 2 MB of english10.txt, GPT-2's
@@ -146,6 +153,7 @@ ROWS = [
     "dask_encode",
     "pool",
     "startup",
+    "open_loads",
     "python_train_files",
     "python_encode",
     "parity",
@@ -164,6 +172,7 @@ ALIASES = {
     "pure_python": "python_train_files",
     "train_python": "python_train_files",
     "python_encode": "python_encode",
+    "loads": "open_loads",
     "encode_python": "python_encode",
     "patho": "pathological",
     "peer": "peers",
@@ -1741,6 +1750,121 @@ def row_startup(ctx, table):
                    f"memory is the process's maximum RSS; as many ids as tiktoken: {same}")
 
 
+# Loading the open models' files, fresh processes: a snippet `setup` builds `enc` (its time
+# counted with the import), then 1 KB is encoded
+
+LOAD_CODE = """
+import json, resource, time
+t0 = time.perf_counter()
+{setup}
+ids = enc.encode({text!r}{kwargs})
+ids = getattr(ids, "ids", ids)
+seconds = time.perf_counter() - t0
+try:
+    with open("/proc/self/status") as f:
+        rss = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration):
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps([seconds, rss, len(ids)]))
+"""
+
+
+def _load_once(setup, text, kwargs=""):
+    """(seconds, peak MB, number of ids) of one fresh interpreter pinned to one CPU."""
+    code = LOAD_CODE.format(setup=setup, text=text, kwargs=kwargs)
+    cmd = [sys.executable, "-c", code]
+    if shutil.which("taskset"):
+        cmd = ["taskset", "-c", "0"] + cmd
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=str(REPO), timeout=300,
+                         env=dict(os.environ, BPE_OFFLINE="1", TOKENIZERS_PARALLELISM="false"))
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr else "failed")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _load_pair(ctx, table, what, ours, theirs, anchor, text):
+    """One row: our setup against the anchor's, alternating, best of max(3, reps) each."""
+    best = {}
+    try:
+        for _ in range(max(3, ctx.reps)):
+            for name, (setup, kwargs) in (("theirs", theirs), ("ours", ours)):
+                r = _load_once(setup, text, kwargs)
+                if name not in best or r[0] < best[name][0]:
+                    best[name] = r
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        table.row(what, _short(str(e)), "-", "-", "≤ 1.0× time", "-")
+        return
+    r = best["ours"][0] / best["theirs"][0]
+    table.row(what, f"{best['ours'][0]:.3f} s, {best['ours'][1]:.0f} MB",
+              f"{best['theirs'][0]:.3f} s, {best['theirs'][1]:.0f} MB {anchor}", f"{r:.2f}×",
+              "≤ 1.0× time", _met(r <= 1.0))
+    if best["ours"][2] != best["theirs"][2]:
+        table.note(f"{what}: {best['ours'][2]} ids against {best['theirs'][2]}")
+
+
+def row_open_loads(ctx, table):
+    """Llama 3's and Qwen 3's tokenizer.json (TikTokenConverter's, as the hub ships them) with
+    our from_huggingface against tokenizers' Tokenizer.from_file; Llama 3 in the native format
+    against tiktoken's Encoding from its rank table; decoding 1 M ids against tiktoken."""
+    files = open_peer_files(ctx, table)
+    text = (REPO / "tests" / "data" / "corpus.en").read_text(encoding="utf-8")[:1024]
+    for vocab, f in files.items():
+        if f["hf_json"] and _have("tokenizers"):
+            _progress(f"open_loads: {vocab} tokenizer.json ...")
+            _load_pair(ctx, table, f"load {vocab}'s tokenizer.json + encode 1 KB, fresh process",
+                       (f"import bpe\nenc = bpe.Tokenizer.from_huggingface({f['hf_json']!r})",
+                        ", allowed_special='all'"),
+                       (f"import tokenizers\nenc = tokenizers.Tokenizer.from_file("
+                        f"{f['hf_json']!r})", ", add_special_tokens=False"),
+                       "tokenizers `from_file`", text)
+    llama = files.get("llama3")
+    if llama is None or not _have("tiktoken"):
+        return
+    native = Path(llama["ranks"]).with_suffix(".bpe")
+    import bpe
+
+    bpe.Encoding("llama3", pat_str=llama["pat_str"], mergeable_ranks=_quicktok_ranks("llama3"),
+                 special_tokens={}).save(native)
+    _progress("open_loads: llama3 native file ...")
+    _load_pair(ctx, table, "load Llama 3's native file + encode 1 KB, fresh process",
+               (f"import bpe\nenc = bpe.Tokenizer.load({str(native)!r})", ""),
+               ("import tiktoken\nfrom tiktoken.load import load_tiktoken_bpe\n"
+                f"enc = tiktoken.Encoding('llama3', pat_str={llama['pat_str']!r}, "
+                f"mergeable_ranks=load_tiktoken_bpe({llama['ranks']!r}), special_tokens={{}})",
+                ""), "tiktoken `Encoding(...)` from its rank table", text)
+    _decode_row(ctx, table, llama)
+
+
+def _decode_row(ctx, table, llama):
+    """decode of 1 M ids (Llama 3's, of english10.txt) against tiktoken, same process."""
+    import tiktoken
+
+    import bpe
+
+    corpus = utf8_corpus(ctx, table, "english10.txt")
+    text = corpus.read_text(encoding="utf-8")[:4_000_000]
+    ranks = _quicktok_ranks("llama3")
+    ours = bpe.Encoding("llama3", pat_str=llama["pat_str"], mergeable_ranks=ranks,
+                        special_tokens={})
+    theirs = tiktoken.Encoding("llama3", pat_str=llama["pat_str"], mergeable_ranks=ranks,
+                               special_tokens={})
+    ids = ours.encode_ordinary(text)[:1_000_000]
+    if len(ids) < 1_000_000:
+        table.note(f"decode: english10.txt gave only {len(ids):,} ids")
+    best = {}
+    for _ in range(max(3, ctx.reps)):
+        for name, enc in (("theirs", theirs), ("ours", ours)):
+            t0 = time.perf_counter()
+            out = enc.decode(ids)
+            dt = time.perf_counter() - t0
+            best[name] = min(best.get(name, dt), dt)
+            if name == "ours" and out != theirs.decode(ids):
+                table.note("decode: the texts differ")
+    r = best["ours"] / best["theirs"]
+    table.row(f"decode {len(ids):,} ids (Llama 3, english10.txt)", f"{best['ours']:.4f} s",
+              f"{best['theirs']:.4f} s tiktoken", f"{r:.2f}×", "≤ 1.0× time", _met(r <= 1.0))
+
+
 def row_python_train_files(ctx, table):
     name = "english10.txt"
     path = utf8_corpus(ctx, table, name)
@@ -2113,6 +2237,7 @@ def row_pathological(ctx, table):
 
 ROW_FUNCS = {
     "peers": row_peers,
+    "open_loads": row_open_loads,
     "open_peers": row_open_peers,
     "arrays": row_arrays,
     "short_calls": row_short_calls,
