@@ -36,6 +36,8 @@ from __future__ import annotations as _annotations
 import array as _array
 import collections as _collections
 import collections.abc as _abc
+import contextlib as _contextlib
+import gc as _gc
 import heapq as _heapq
 import itertools as _itertools
 import operator as _operator
@@ -69,6 +71,21 @@ BACKEND = "python"
 
 
 _MAX_ID = 1 << 31  # ids are int32 in the compiled core
+
+
+@_contextlib.contextmanager
+def _gc_paused():
+    """The cycle collector paused for a block that makes hundreds of thousands
+    of acyclic containers (a tokenizer.json's document): collecting as they
+    come costs a tenth of a load.  A block that frees them before it ends
+    leaves the collector nothing to find."""
+    paused = _gc.isenabled()
+    _gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            _gc.enable()
 
 
 def _check_int(name, value, low):
@@ -2091,12 +2108,16 @@ def _fast_path(pattern, fast):
     code points on which its classes mean otherwise than the reference
     tables say, else the pattern with those classes spelled out (see
     _spell_pattern; worked out at the first such text)."""
-    ascii_safe = not _spell_pattern(pattern, upto=0x80)[1]
+    ascii_safe = []   # worked out at the first text (start-up need not pay for it)
     exact = []
 
     def choose(text):
-        if type(text) is not str or (ascii_safe and text.isascii()):
+        if type(text) is not str:
             return fast   # (regex names a wrong type)
+        if not ascii_safe:
+            ascii_safe.append(not _spell_pattern(pattern, upto=0x80)[1])
+        if ascii_safe[0] and text.isascii():
+            return fast
         if not exact:
             spelled, differ = _spell_pattern(pattern, v1=pattern in _NAMED_PATTERNS)
             if not differ:
@@ -7516,7 +7537,11 @@ def _hf_split(split, field, fail):
 def _hf_tokenizer(cls, text, where, configs=()):
     """from_huggingface's tokenizer, from the text of a tokenizer.json (and
     the configs beside it: see _hf_config_specials)."""
-    doc = _json(text, where)
+    with _gc_paused():  # the document is gone when the block ends
+        return _hf_tokenizer_of(cls, _json(text, where), where, configs)
+
+
+def _hf_tokenizer_of(cls, doc, where, configs):
     tok = _hf_plain(cls, doc, where, configs)
     if tok is not None:
         return tok

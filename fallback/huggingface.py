@@ -41,7 +41,7 @@ from .readers import (
     token_to_str,
 )
 from .registry import _ENCODINGS, _KNOWN_RANKS
-from .util import _MAX_ID, _check_int, _short
+from .util import _MAX_ID, _check_int, _gc_paused, _short
 
 _HF_FIELDS = frozenset(["version", "truncation", "padding", "added_tokens", "normalizer",
                         "pre_tokenizer", "post_processor", "decoder", "model"])
@@ -510,7 +510,11 @@ def _hf_split(split, field, fail):
 def _hf_tokenizer(cls, text, where, configs=()):
     """from_huggingface's tokenizer, from the text of a tokenizer.json (and
     the configs beside it: see _hf_config_specials)."""
-    doc = _json(text, where)
+    with _gc_paused():  # the document is gone when the block ends
+        return _hf_tokenizer_of(cls, _json(text, where), where, configs)
+
+
+def _hf_tokenizer_of(cls, doc, where, configs):
     tok = _hf_plain(cls, doc, where, configs)
     if tok is not None:
         return tok

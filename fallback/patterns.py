@@ -237,12 +237,16 @@ def _fast_path(pattern, fast):
     code points on which its classes mean otherwise than the reference
     tables say, else the pattern with those classes spelled out (see
     _spell_pattern; worked out at the first such text)."""
-    ascii_safe = not _spell_pattern(pattern, upto=0x80)[1]
+    ascii_safe = []   # worked out at the first text (start-up need not pay for it)
     exact = []
 
     def choose(text):
-        if type(text) is not str or (ascii_safe and text.isascii()):
+        if type(text) is not str:
             return fast   # (regex names a wrong type)
+        if not ascii_safe:
+            ascii_safe.append(not _spell_pattern(pattern, upto=0x80)[1])
+        if ascii_safe[0] and text.isascii():
+            return fast
         if not exact:
             spelled, differ = _spell_pattern(pattern, v1=pattern in _NAMED_PATTERNS)
             if not differ:
