@@ -865,6 +865,77 @@ cdef class Core:
         finally:
             self.give(cache)
 
+    def scan_ids(self, text):
+        """Core.scan_ids: encode_text's ids for join_ids, a long text's piece
+        scanned on a thread of its own: its UTF-8 made and its pre-tokens
+        merged without the GIL, the ids left in an int32 buffer (an _Ids)."""
+        cdef _Cache cache
+        cdef _Ids ids
+        text = self.repaired_first(text)
+        if self.T.which == P_NONE or self.id_objs is None:
+            return self.encode_text(text)
+        ids = _Ids.__new__(_Ids)
+        ids.objs = self.id_objs
+        cache = self.take()
+        try:
+            try:
+                self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, &ids.v, False)
+            except UnicodeEncodeError:   # a surrogate: repaired, then again
+                ids.v.len = 0
+                text = repaired_wide(text)
+                self.scan_into(text, PyUnicode_GET_LENGTH(text), cache, &ids.v, False)
+            return ids
+        except _Overrun:   # a compiled pattern gave up: the regex, with its time limit
+            return self.encode_text(text)
+        finally:
+            self.give(cache)
+
+    def join_ids(self, parts):
+        """Core.join_ids: the ids of scan_ids's results one after another, one
+        list: its item array written and the ids counted without the GIL
+        (ids_to_list's way), no list made per part."""
+        cdef list out
+        cdef _Ids ids
+        cdef Py_ssize_t total = 0, at = 0, distinct = 0, k, n
+        cdef PyObject **items
+        cdef PyObject **by_id
+        cdef _Cache cache
+        parts = list(parts)
+        if self.id_objs is None or not SHORTCUTS \
+                or not all([type(p) is _Ids and (<_Ids> p).objs is self.id_objs for p in parts]):
+            out = []
+            for p in parts:
+                out += p.tolist() if type(p) is _Ids else p
+            return out
+        for p in parts:
+            total += (<_Ids> p).v.len
+        out = []
+        if total == 0:
+            return out
+        items = <PyObject **> PyMem_Malloc(total * sizeof(PyObject *))
+        if items == NULL:
+            raise MemoryError()
+        by_id = list_items(self.id_objs)
+        cache = self.take()
+        try:
+            self.counts(&cache.c)
+            for p in parts:
+                ids = <_Ids> p
+                n = ids.v.len
+                with nogil:
+                    distinct = fill_items(by_id, ids.v.data, n, items + at,
+                                          cache.c.id_count, cache.c.id_seen, distinct)
+                at += n
+            take_counted(by_id, cache.c.id_count, cache.c.id_seen, distinct, True)
+            list_adopt(out, items, total)
+            items = NULL
+            return out
+        finally:
+            if items != NULL:
+                take_counted(by_id, cache.c.id_count, cache.c.id_seen, distinct, False)
+                PyMem_Free(items)
+            self.give(cache)
+
     @property
     def pretokenizer(self):
         """Core.pretokenizer: "native" (a named pattern's scanner or a

@@ -33,7 +33,7 @@ from bpe_fallback import (CoreProtocol, FileSet, Pipeline, ProgressBar,  # no-cy
                           UnknownTokenError, encoding_name_for_model, file_cuts,  # no-cython-lint
                           gpt4_variant, list_encoding_names, main, pattern_program,  # no-cython-lint
                           pretokenizer, read_jsonl, resolve_pattern, str_to_token,  # no-cython-lint
-                          token_to_str, unpatch_tiktoken)  # no-cython-lint
+                          set_num_threads, token_to_str, unpatch_tiktoken)  # no-cython-lint
 
 __all__ = list(_py.__all__)
 BACKEND = "cython"

@@ -56,7 +56,7 @@ __all__ = ["Tokenizer", "Core", "CoreProtocol", "count_pretokens", "get_encoding
            "str_to_token", "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError",
            "Encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
            "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program", "FileSet",
-           "gpt4_variant", "SPECIAL_TOKENS"]
+           "gpt4_variant", "SPECIAL_TOKENS", "set_num_threads"]
 
 __version__ = "0.1.0"
 BACKEND = "python"
@@ -86,6 +86,98 @@ def _gc_paused():
     finally:
         if paused:
             _gc.enable()
+
+
+# ---- threads: how many a call uses by default -----------------------------
+
+_THREADS = [None]   # set_num_threads's value (None: the default)
+_FORKED = [False]   # this process is a fork() child
+
+
+def _forked():
+    _FORKED[0] = True
+
+
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_forked)
+
+_THREADS_ENV = "BPE_NUM_THREADS"
+
+
+def set_num_threads(n):
+    """Set how many threads ``encode_batch``, ``encode_ordinary_batch``, and
+    ``encode``, ``encode_ordinary`` and ``encode_to_numpy`` of long texts use
+    when not told (``num_threads=``); None restores the default.  The
+    default: the environment variable BPE_NUM_THREADS if set, else one in a
+    worker process (multiprocessing's, Dask's) or a fork() child, else the
+    CPUs this process may run on.  Only the compiled core uses threads.
+
+    >>> set_num_threads(1); set_num_threads(None)
+    """
+    _THREADS[0] = None if n is None else _check_int("set_num_threads's n", n, 1)
+
+
+def _default_threads():
+    """The number of threads a call uses when not told (see set_num_threads)."""
+    if _THREADS[0] is not None:
+        return _THREADS[0]
+    env = _os.environ.get(_THREADS_ENV, "").strip()
+    if env:
+        if not (env.isascii() and env.isdigit() and 0 < int(env) <= 4096):
+            raise ValueError(f"the environment variable {_THREADS_ENV} must be a number of "
+                             f"threads (1 to 4096), not {_short(env)}")
+        return int(env)
+    mp = _sys.modules.get("multiprocessing")   # (a worker process has imported it)
+    if _FORKED[0] or (mp is not None and mp.parent_process() is not None):
+        return 1   # never more threads than the one CPU a worker stands for
+    return _cpu_count()
+
+
+def _cpu_count():
+    """The CPUs this process may run on."""
+    try:
+        return max(1, len(_os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return _os.cpu_count() or 1
+
+
+def _thread_map(fn, items, threads):
+    """``[fn(x) for x in items]`` on `threads` threads (this one among them),
+    each taking the next item as it becomes free, so that unequal items or a
+    busier CPU leave no thread idle.  The exception of the first item (in
+    order) that failed is raised; no item after a failed one is started, the
+    ones before it finish."""
+    results = [None] * len(items)
+    errors = {}
+    failed = [len(items)]   # the smallest index that failed
+    ahead = iter(range(len(items)))   # next() is atomic: each item goes to one thread
+
+    def work():
+        for i in ahead:
+            if i >= failed[0]:
+                return
+            try:
+                results[i] = fn(items[i])
+            except BaseException as e:  # noqa: B036 - raised below, in this thread
+                errors[i] = e
+                failed[0] = min(failed[0], i)
+                return
+
+    helpers = [_threading.Thread(target=work, name=f"bpe-{k}", daemon=True)
+               for k in range(min(threads, len(items)) - 1)]
+    for t in helpers:
+        t.start()
+    try:
+        work()
+    except BaseException:
+        failed[0] = -1   # Ctrl-C between two items: the other threads take no more
+        raise
+    finally:
+        for t in helpers:
+            t.join()
+    if errors:
+        raise errors[min(errors)]
+    return results
 
 
 def _check_int(name, value, low):
@@ -2443,6 +2535,21 @@ def _cut_kind(pattern, specials):
     return cut if cut is not None or pattern == PATTERNS["bytes"] else _custom_cut(pattern)
 
 
+_TEXT_CUTS = {}   # a cut regex over bytes -> the same over str
+
+
+def _text_cut(pattern, specials):
+    """_cut_kind's regex over str, or None: its cuts fall between ASCII
+    characters, so it reads a text as it reads the text's UTF-8."""
+    cut = _cut_kind(pattern, specials)
+    if cut is None:
+        return None
+    rx = _TEXT_CUTS.get(cut)
+    if rx is None:
+        rx = _TEXT_CUTS[cut] = _regex.compile(cut.pattern.decode("ascii"))
+    return rx
+
+
 # GPT-4's pattern as other models and projects spell it: Llama 3's (cl100k's
 # before tiktoken added `\s++$`), minbpe's, nanochat's (two digits), Qwen 2's
 # and 3's (one digit).  The spellings of each part below match the same text,
@@ -3246,6 +3353,12 @@ class CoreProtocol(_typing.Protocol):
     def encode_texts(self, texts: Iterable[str], stop: Iterable[str] = ()) -> list[list[int]]:
         """encode_text of each text up to the first holding a str of `stop`: encode_batch's."""
 
+    def scan_ids(self, text: str) -> Sequence[int]:
+        """encode_text's ids as a sequence for join_ids: a long text's piece on a thread."""
+
+    def join_ids(self, parts: Iterable[Sequence[int]]) -> list[int]:
+        """The ids of scan_ids's results one after another, in one list."""
+
     def encode_prefix(self, text: str, limit: int) -> tuple[int, Sequence[int]]:
         """(cut, ids) of the pre-tokens ending by char `limit`: how encode_iterable cuts."""
 
@@ -3463,6 +3576,12 @@ class Core:
                 break
             out.append(self.encode_pieces(self._split(text)))
         return out
+
+    def scan_ids(self, text):
+        return self.encode_text(text)
+
+    def join_ids(self, parts):
+        return list(_itertools.chain.from_iterable(parts))
 
     def encode_prefix(self, text, limit):
         if self._pattern not in _FILE_CUTS:
@@ -4686,7 +4805,56 @@ class _TokenizerBase:
         >>> tok.encode_ordinary("hi<s>")
         [256, 60, 115, 62]
         """
+        long = self._long_pieces(text)
+        if long is not None:
+            return self._encode_long(long, frozenset(), frozenset())
         return self._core.encode_text(text)  # the core repairs the text
+
+    # A text this long (in characters) is cut where its pre-tokens do not change
+    # (see _FILE_CUTS, _custom_cut) into pieces that threads encode, where the core
+    # encodes without the GIL and a call may use several threads (set_num_threads).
+    _LONG_TEXT = 1 << 20
+    _LONG_PIECE = 1 << 18   # the least a piece is given
+
+    def _long_pieces(self, text, threads=None):
+        """(pieces, threads) of a long text, about four pieces a thread, or
+        None where the text is short, one thread serves, or the pattern has
+        no safe cut."""
+        if not (type(text) is str or isinstance(text, str)) or len(text) < self._LONG_TEXT \
+                or not self._core.releases_gil:
+            return None
+        threads = threads or _default_threads()
+        count = min(4 * threads, len(text) // self._LONG_PIECE)
+        cut = _text_cut(self._pattern, tuple(self._specials)) if threads > 1 else None
+        if cut is None or count < 2:
+            return None
+        pieces, start, step = [], 0, len(text) // count
+        for k in range(1, count):
+            at = max(start + 1, k * step)
+            m = cut.search(text, at, min(len(text), at + (1 << 16)))
+            if m is not None:
+                pieces.append(text[start:m.end()])
+                start = m.end()
+        pieces.append(text[start:])
+        if len(pieces) < 2:
+            return None
+        threads = min(threads, len(pieces))
+        self._core.reserve(threads)
+        return pieces, threads
+
+    def _encode_long(self, long, allowed, disallowed):
+        """encode of a long text's (pieces, threads), the policy resolved."""
+        pieces, threads = long
+        return self._core.join_ids(_thread_map(
+            lambda piece: self._encode_piece(piece, allowed, disallowed), pieces, threads))
+
+    def _encode_piece(self, text, allowed, disallowed):
+        """A long text's piece: its ids for join_ids."""
+        text = self._core.repair(text)
+        self._check_disallowed(text, disallowed)
+        if allowed and self._special_re(allowed).search(text):
+            return self._encode_allowed(text, allowed, [])
+        return self._core.scan_ids(text)
 
     def _policy(self, allowed_special, disallowed_special):
         """(allowed, disallowed): frozensets of special-token names."""
@@ -4772,6 +4940,9 @@ class _TokenizerBase:
         [256, 257]
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        long = self._long_pieces(text)
+        if long is not None:   # (the cuts never split a special token: none has a line feed)
+            return self._encode_long(long, allowed, disallowed)
         text = self._core.repair(text)
         if disallowed and self._core_looks(allowed, disallowed):
             done = self._core.encode_texts((text,), tuple(disallowed))
@@ -4784,9 +4955,9 @@ class _TokenizerBase:
     def encode_batch(self, texts=_UNSET, *, num_threads=None, allowed_special=_NONE_ALLOWED,
                      disallowed_special="all", text=_UNSET):
         """``[encode(t) for t in texts]``, on `num_threads` threads (default:
-        the number of CPUs, never more) where the core encodes without the GIL
-        (the compiled one), else in this thread.  ``text=``: tiktoken's
-        keyword for the texts.
+        see set_num_threads) where the core encodes without the GIL (the
+        compiled one), else in this thread.  ``text=``: tiktoken's keyword
+        for the texts.
 
         >>> tok = Tokenizer.from_merges([(b"h", b"i")])
         >>> tok.encode_batch(["hi", "ih"], num_threads=2)
@@ -4798,9 +4969,17 @@ class _TokenizerBase:
         texts = _as_list(texts, "encode_batch expects a list of str")
         if not texts:
             return []
-        cpus = _os.cpu_count() or 1
-        threads = min(num_threads or cpus, cpus, len(texts)) if self._core.releases_gil else 1
+        if not self._core.releases_gil:
+            threads = 1
+        elif num_threads is None:
+            threads = min(_default_threads(), len(texts))
+        else:   # never more than the CPUs
+            threads = min(num_threads, _cpu_count(), len(texts))
         policy = self._policy(allowed_special, disallowed_special)
+        if len(texts) == 1:   # one text: its pieces take the threads
+            long = self._long_pieces(texts[0], threads)
+            if long is not None:
+                return [self._encode_long(long, *policy)]
         if threads <= 1:
             results = [None] * len(texts)
             for start in range(0, len(texts), 64):
@@ -4811,21 +4990,17 @@ class _TokenizerBase:
             return results
         return self._encode_batch_in_threads(texts, threads, policy)
 
-    def _encode_block(self, texts, start, end, policy, results, stop=None):
+    def _encode_block(self, texts, start, end, policy, results):
         """results[start:end] = what encode gives for texts[start:end] (the
         special-token policy already resolved), the texts with no allowed
         special token in one call of the core.  None, or (i, the exception
         encode raises for texts[i]) for the first text that fails: the texts
-        before it are encoded, those after it not.  `stop`: a list whose
-        first item is an index where to stop (another thread failed there)."""
+        before it are encoded, those after it not."""
         allowed, disallowed = policy
         repair = self._core.repair
         core_looks = self._core_looks(allowed, disallowed)
         ready, failed = [], None
         for i in range(start, end):
-            if stop is not None and i >= stop[0]:
-                end = i
-                break
             try:
                 text = repair(texts[i])
                 if not core_looks:
@@ -4851,15 +5026,10 @@ class _TokenizerBase:
 
     def _encode_batch_in_threads(self, texts, threads, policy):
         """encode_batch on `threads` threads (this one among them), which take
-        the next few texts each as they become free: unequal texts or a
-        busier CPU do not leave one thread idle while another has half the
-        batch.  An error is the one encode would raise first in list order:
-        the texts after a failed one are not started, those before it finish."""
-        import threading
-
+        the next few texts each as they become free (see _thread_map): an
+        error is the one encode would raise first in list order."""
         n = len(texts)
         results = [None] * n
-        errors = {}  # index -> the exception encode raised
         # Blocks of texts, smaller towards the end (a quarter of a thread's
         # share of what is left, at most 64), so that the threads finish together.
         blocks, start = [], 0
@@ -4867,34 +5037,14 @@ class _TokenizerBase:
             size = max(1, min(64, (n - start) // (threads * 4)))
             blocks.append((start, min(start + size, n)))
             start += size
-        ahead = iter(blocks)  # next() is atomic: each block goes to one thread
-        failed = [n]  # the smallest index that failed
 
-        def work():
-            for start, end in ahead:
-                if start >= failed[0]:
-                    return
-                failure = self._encode_block(texts, start, end, policy, results, failed)
-                if failure is not None:
-                    i, errors[i] = failure
-                    failed[0] = min(failed[0], i)
-                    return
+        def encode_block(block):
+            failure = self._encode_block(texts, block[0], block[1], policy, results)
+            if failure is not None:
+                raise failure[1]
 
         self._core.reserve(threads)
-        helpers = [threading.Thread(target=work, name=f"encode_batch-{k}", daemon=True)
-                   for k in range(threads - 1)]
-        for t in helpers:
-            t.start()
-        try:
-            work()
-        except BaseException:
-            failed[0] = -1  # Ctrl-C between two texts: the other threads take no more
-            raise
-        finally:
-            for t in helpers:
-                t.join()
-        if errors:
-            raise errors[min(errors)]
+        _thread_map(encode_block, blocks, threads)
         return results
 
     _STREAM_BLOCK = 1 << 15   # characters encode_iterable gathers before it cuts
@@ -6303,22 +6453,30 @@ class _TiktokenMethods:
             self._check_disallowed(self._core.repair(text), disallowed)
             raise ImportError("encode_to_numpy needs numpy: pip install numpy "
                               "(or use encode, which returns a list)") from None
-        if self._core_looks(allowed, disallowed):
-            packed = self._core.pack_text(text, 4, tuple(disallowed))
-            if packed is None:
-                self._stopped(self._core.repair(text), disallowed)
+        long = self._long_pieces(text)
+        if long is not None:
+            packed = b"".join(_thread_map(lambda piece: self._packed(piece, allowed, disallowed),
+                                          *long))
         else:
-            text = self._core.repair(text)
-            self._check_disallowed(text, disallowed)
-            if allowed and self._special_re(allowed).search(text):
-                packed = self._core.pack_ids(self._encode_allowed(text, allowed, []), 4)
-            else:
-                packed = self._core.pack_text(text, 4)
+            packed = self._packed(text, allowed, disallowed)
         global _U4
         if _U4 is None:
             _U4 = numpy.dtype("<u4")
         # read-only, over the packed ids (as tiktoken's over its buffer)
         return numpy.frombuffer(packed, _U4)
+
+    def _packed(self, text, allowed, disallowed):
+        """encode_to_numpy's ids as little-endian uint32 (a buffer)."""
+        if self._core_looks(allowed, disallowed):
+            packed = self._core.pack_text(text, 4, tuple(disallowed))
+            if packed is None:
+                self._stopped(self._core.repair(text), disallowed)
+            return packed
+        text = self._core.repair(text)
+        self._check_disallowed(text, disallowed)
+        if allowed and self._special_re(allowed).search(text):
+            return self._core.pack_ids(self._encode_allowed(text, allowed, []), 4)
+        return self._core.pack_text(text, 4)
 
     def _ordinary_tail(self, text, allowed):
         """tiktoken's `_encode_native` + `_increase_last_piece_token_len`: the

@@ -33,7 +33,7 @@ __all__ = ["Tokenizer", "Core", "CoreProtocol", "count_pretokens", "get_encoding
            "str_to_token", "file_cuts", "read_jsonl", "ProgressBar", "main", "UnknownTokenError",
            "Encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
            "patch_tiktoken", "unpatch_tiktoken", "Pipeline", "pattern_program", "FileSet",
-           "gpt4_variant", "SPECIAL_TOKENS"]
+           "gpt4_variant", "SPECIAL_TOKENS", "set_num_threads"]
 
 __version__ = "0.1.0"
 BACKEND = "python"

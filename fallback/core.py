@@ -164,6 +164,12 @@ class CoreProtocol(_typing.Protocol):
     def encode_texts(self, texts: Iterable[str], stop: Iterable[str] = ()) -> list[list[int]]:
         """encode_text of each text up to the first holding a str of `stop`: encode_batch's."""
 
+    def scan_ids(self, text: str) -> Sequence[int]:
+        """encode_text's ids as a sequence for join_ids: a long text's piece on a thread."""
+
+    def join_ids(self, parts: Iterable[Sequence[int]]) -> list[int]:
+        """The ids of scan_ids's results one after another, in one list."""
+
     def encode_prefix(self, text: str, limit: int) -> tuple[int, Sequence[int]]:
         """(cut, ids) of the pre-tokens ending by char `limit`: how encode_iterable cuts."""
 
@@ -381,6 +387,12 @@ class Core:
                 break
             out.append(self.encode_pieces(self._split(text)))
         return out
+
+    def scan_ids(self, text):
+        return self.encode_text(text)
+
+    def join_ids(self, parts):
+        return list(_itertools.chain.from_iterable(parts))
 
     def encode_prefix(self, text, limit):
         if self._pattern not in _FILE_CUTS:

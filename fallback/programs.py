@@ -4,6 +4,8 @@ pattern that cl100k's scanner serves (gpt4_variant)."""
 
 from __future__ import annotations as _annotations
 
+import regex as _regex
+
 from .patterns import _FILE_CUTS, PATTERNS, Pipeline, _check_pattern, _line_cut
 from .regex_syntax import _char_ranges, _nullable, _regex_char, _RegexReader
 
@@ -81,6 +83,21 @@ def _cut_kind(pattern, specials):
         return None
     cut = _FILE_CUTS.get(pattern)
     return cut if cut is not None or pattern == PATTERNS["bytes"] else _custom_cut(pattern)
+
+
+_TEXT_CUTS = {}   # a cut regex over bytes -> the same over str
+
+
+def _text_cut(pattern, specials):
+    """_cut_kind's regex over str, or None: its cuts fall between ASCII
+    characters, so it reads a text as it reads the text's UTF-8."""
+    cut = _cut_kind(pattern, specials)
+    if cut is None:
+        return None
+    rx = _TEXT_CUTS.get(cut)
+    if rx is None:
+        rx = _TEXT_CUTS[cut] = _regex.compile(cut.pattern.decode("ascii"))
+    return rx
 
 
 # GPT-4's pattern as other models and projects spell it: Llama 3's (cl100k's

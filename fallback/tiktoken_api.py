@@ -24,7 +24,7 @@ from .registry import (
     _unpickle_registered,
     encoding_name_for_model,
 )
-from .util import _NONE_ALLOWED, _as_list, _short, _thread_count
+from .util import _NONE_ALLOWED, _as_list, _short, _thread_count, _thread_map
 
 _WHITE_SPACE = _regex.compile(r"\p{White_Space}")
 _DROP_CONTINUATION = _operator.methodcaller("translate", None, bytes(range(0x80, 0xC0)))
@@ -241,22 +241,30 @@ class _TiktokenMethods:
             self._check_disallowed(self._core.repair(text), disallowed)
             raise ImportError("encode_to_numpy needs numpy: pip install numpy "
                               "(or use encode, which returns a list)") from None
-        if self._core_looks(allowed, disallowed):
-            packed = self._core.pack_text(text, 4, tuple(disallowed))
-            if packed is None:
-                self._stopped(self._core.repair(text), disallowed)
+        long = self._long_pieces(text)
+        if long is not None:
+            packed = b"".join(_thread_map(lambda piece: self._packed(piece, allowed, disallowed),
+                                          *long))
         else:
-            text = self._core.repair(text)
-            self._check_disallowed(text, disallowed)
-            if allowed and self._special_re(allowed).search(text):
-                packed = self._core.pack_ids(self._encode_allowed(text, allowed, []), 4)
-            else:
-                packed = self._core.pack_text(text, 4)
+            packed = self._packed(text, allowed, disallowed)
         global _U4
         if _U4 is None:
             _U4 = numpy.dtype("<u4")
         # read-only, over the packed ids (as tiktoken's over its buffer)
         return numpy.frombuffer(packed, _U4)
+
+    def _packed(self, text, allowed, disallowed):
+        """encode_to_numpy's ids as little-endian uint32 (a buffer)."""
+        if self._core_looks(allowed, disallowed):
+            packed = self._core.pack_text(text, 4, tuple(disallowed))
+            if packed is None:
+                self._stopped(self._core.repair(text), disallowed)
+            return packed
+        text = self._core.repair(text)
+        self._check_disallowed(text, disallowed)
+        if allowed and self._special_re(allowed).search(text):
+            return self._core.pack_ids(self._encode_allowed(text, allowed, []), 4)
+        return self._core.pack_text(text, 4)
 
     def _ordinary_tail(self, text, allowed):
         """tiktoken's `_encode_native` + `_increase_last_piece_token_len`: the

@@ -7,7 +7,6 @@ from __future__ import annotations as _annotations
 import collections.abc as _abc
 import itertools as _itertools
 import operator as _operator
-import os as _os
 
 from .core import Core
 from .counting import _count_into
@@ -23,7 +22,7 @@ from .patterns import (
     pretokenizer,
     resolve_pattern,
 )
-from .programs import _cut_kind
+from .programs import _cut_kind, _text_cut
 from .readers import _Lines, _native_dump, _native_head, _native_parse, _native_specials
 from .training import _check_tie_break
 from .util import (
@@ -32,11 +31,14 @@ from .util import (
     _UNSET,
     _as_list,
     _check_int,
+    _cpu_count,
+    _default_threads,
     _either,
     _name_set,
     _reporter,
     _short,
     _thread_count,
+    _thread_map,
 )
 
 
@@ -387,7 +389,56 @@ class _TokenizerBase:
         >>> tok.encode_ordinary("hi<s>")
         [256, 60, 115, 62]
         """
+        long = self._long_pieces(text)
+        if long is not None:
+            return self._encode_long(long, frozenset(), frozenset())
         return self._core.encode_text(text)  # the core repairs the text
+
+    # A text this long (in characters) is cut where its pre-tokens do not change
+    # (see _FILE_CUTS, _custom_cut) into pieces that threads encode, where the core
+    # encodes without the GIL and a call may use several threads (set_num_threads).
+    _LONG_TEXT = 1 << 20
+    _LONG_PIECE = 1 << 18   # the least a piece is given
+
+    def _long_pieces(self, text, threads=None):
+        """(pieces, threads) of a long text, about four pieces a thread, or
+        None where the text is short, one thread serves, or the pattern has
+        no safe cut."""
+        if not (type(text) is str or isinstance(text, str)) or len(text) < self._LONG_TEXT \
+                or not self._core.releases_gil:
+            return None
+        threads = threads or _default_threads()
+        count = min(4 * threads, len(text) // self._LONG_PIECE)
+        cut = _text_cut(self._pattern, tuple(self._specials)) if threads > 1 else None
+        if cut is None or count < 2:
+            return None
+        pieces, start, step = [], 0, len(text) // count
+        for k in range(1, count):
+            at = max(start + 1, k * step)
+            m = cut.search(text, at, min(len(text), at + (1 << 16)))
+            if m is not None:
+                pieces.append(text[start:m.end()])
+                start = m.end()
+        pieces.append(text[start:])
+        if len(pieces) < 2:
+            return None
+        threads = min(threads, len(pieces))
+        self._core.reserve(threads)
+        return pieces, threads
+
+    def _encode_long(self, long, allowed, disallowed):
+        """encode of a long text's (pieces, threads), the policy resolved."""
+        pieces, threads = long
+        return self._core.join_ids(_thread_map(
+            lambda piece: self._encode_piece(piece, allowed, disallowed), pieces, threads))
+
+    def _encode_piece(self, text, allowed, disallowed):
+        """A long text's piece: its ids for join_ids."""
+        text = self._core.repair(text)
+        self._check_disallowed(text, disallowed)
+        if allowed and self._special_re(allowed).search(text):
+            return self._encode_allowed(text, allowed, [])
+        return self._core.scan_ids(text)
 
     def _policy(self, allowed_special, disallowed_special):
         """(allowed, disallowed): frozensets of special-token names."""
@@ -473,6 +524,9 @@ class _TokenizerBase:
         [256, 257]
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
+        long = self._long_pieces(text)
+        if long is not None:   # (the cuts never split a special token: none has a line feed)
+            return self._encode_long(long, allowed, disallowed)
         text = self._core.repair(text)
         if disallowed and self._core_looks(allowed, disallowed):
             done = self._core.encode_texts((text,), tuple(disallowed))
@@ -485,9 +539,9 @@ class _TokenizerBase:
     def encode_batch(self, texts=_UNSET, *, num_threads=None, allowed_special=_NONE_ALLOWED,
                      disallowed_special="all", text=_UNSET):
         """``[encode(t) for t in texts]``, on `num_threads` threads (default:
-        the number of CPUs, never more) where the core encodes without the GIL
-        (the compiled one), else in this thread.  ``text=``: tiktoken's
-        keyword for the texts.
+        see set_num_threads) where the core encodes without the GIL (the
+        compiled one), else in this thread.  ``text=``: tiktoken's keyword
+        for the texts.
 
         >>> tok = Tokenizer.from_merges([(b"h", b"i")])
         >>> tok.encode_batch(["hi", "ih"], num_threads=2)
@@ -499,9 +553,17 @@ class _TokenizerBase:
         texts = _as_list(texts, "encode_batch expects a list of str")
         if not texts:
             return []
-        cpus = _os.cpu_count() or 1
-        threads = min(num_threads or cpus, cpus, len(texts)) if self._core.releases_gil else 1
+        if not self._core.releases_gil:
+            threads = 1
+        elif num_threads is None:
+            threads = min(_default_threads(), len(texts))
+        else:   # never more than the CPUs
+            threads = min(num_threads, _cpu_count(), len(texts))
         policy = self._policy(allowed_special, disallowed_special)
+        if len(texts) == 1:   # one text: its pieces take the threads
+            long = self._long_pieces(texts[0], threads)
+            if long is not None:
+                return [self._encode_long(long, *policy)]
         if threads <= 1:
             results = [None] * len(texts)
             for start in range(0, len(texts), 64):
@@ -512,21 +574,17 @@ class _TokenizerBase:
             return results
         return self._encode_batch_in_threads(texts, threads, policy)
 
-    def _encode_block(self, texts, start, end, policy, results, stop=None):
+    def _encode_block(self, texts, start, end, policy, results):
         """results[start:end] = what encode gives for texts[start:end] (the
         special-token policy already resolved), the texts with no allowed
         special token in one call of the core.  None, or (i, the exception
         encode raises for texts[i]) for the first text that fails: the texts
-        before it are encoded, those after it not.  `stop`: a list whose
-        first item is an index where to stop (another thread failed there)."""
+        before it are encoded, those after it not."""
         allowed, disallowed = policy
         repair = self._core.repair
         core_looks = self._core_looks(allowed, disallowed)
         ready, failed = [], None
         for i in range(start, end):
-            if stop is not None and i >= stop[0]:
-                end = i
-                break
             try:
                 text = repair(texts[i])
                 if not core_looks:
@@ -552,15 +610,10 @@ class _TokenizerBase:
 
     def _encode_batch_in_threads(self, texts, threads, policy):
         """encode_batch on `threads` threads (this one among them), which take
-        the next few texts each as they become free: unequal texts or a
-        busier CPU do not leave one thread idle while another has half the
-        batch.  An error is the one encode would raise first in list order:
-        the texts after a failed one are not started, those before it finish."""
-        import threading
-
+        the next few texts each as they become free (see _thread_map): an
+        error is the one encode would raise first in list order."""
         n = len(texts)
         results = [None] * n
-        errors = {}  # index -> the exception encode raised
         # Blocks of texts, smaller towards the end (a quarter of a thread's
         # share of what is left, at most 64), so that the threads finish together.
         blocks, start = [], 0
@@ -568,34 +621,14 @@ class _TokenizerBase:
             size = max(1, min(64, (n - start) // (threads * 4)))
             blocks.append((start, min(start + size, n)))
             start += size
-        ahead = iter(blocks)  # next() is atomic: each block goes to one thread
-        failed = [n]  # the smallest index that failed
 
-        def work():
-            for start, end in ahead:
-                if start >= failed[0]:
-                    return
-                failure = self._encode_block(texts, start, end, policy, results, failed)
-                if failure is not None:
-                    i, errors[i] = failure
-                    failed[0] = min(failed[0], i)
-                    return
+        def encode_block(block):
+            failure = self._encode_block(texts, block[0], block[1], policy, results)
+            if failure is not None:
+                raise failure[1]
 
         self._core.reserve(threads)
-        helpers = [threading.Thread(target=work, name=f"encode_batch-{k}", daemon=True)
-                   for k in range(threads - 1)]
-        for t in helpers:
-            t.start()
-        try:
-            work()
-        except BaseException:
-            failed[0] = -1  # Ctrl-C between two texts: the other threads take no more
-            raise
-        finally:
-            for t in helpers:
-                t.join()
-        if errors:
-            raise errors[min(errors)]
+        _thread_map(encode_block, blocks, threads)
         return results
 
     _STREAM_BLOCK = 1 << 15   # characters encode_iterable gathers before it cuts

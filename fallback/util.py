@@ -6,6 +6,7 @@ from __future__ import annotations as _annotations
 import contextlib as _contextlib
 import gc as _gc
 import operator as _operator
+import os as _os
 import sys as _sys
 import threading as _threading
 import time as _time
@@ -29,6 +30,98 @@ def _gc_paused():
     finally:
         if paused:
             _gc.enable()
+
+
+# ---- threads: how many a call uses by default -----------------------------
+
+_THREADS = [None]   # set_num_threads's value (None: the default)
+_FORKED = [False]   # this process is a fork() child
+
+
+def _forked():
+    _FORKED[0] = True
+
+
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_forked)
+
+_THREADS_ENV = "BPE_NUM_THREADS"
+
+
+def set_num_threads(n):
+    """Set how many threads ``encode_batch``, ``encode_ordinary_batch``, and
+    ``encode``, ``encode_ordinary`` and ``encode_to_numpy`` of long texts use
+    when not told (``num_threads=``); None restores the default.  The
+    default: the environment variable BPE_NUM_THREADS if set, else one in a
+    worker process (multiprocessing's, Dask's) or a fork() child, else the
+    CPUs this process may run on.  Only the compiled core uses threads.
+
+    >>> set_num_threads(1); set_num_threads(None)
+    """
+    _THREADS[0] = None if n is None else _check_int("set_num_threads's n", n, 1)
+
+
+def _default_threads():
+    """The number of threads a call uses when not told (see set_num_threads)."""
+    if _THREADS[0] is not None:
+        return _THREADS[0]
+    env = _os.environ.get(_THREADS_ENV, "").strip()
+    if env:
+        if not (env.isascii() and env.isdigit() and 0 < int(env) <= 4096):
+            raise ValueError(f"the environment variable {_THREADS_ENV} must be a number of "
+                             f"threads (1 to 4096), not {_short(env)}")
+        return int(env)
+    mp = _sys.modules.get("multiprocessing")   # (a worker process has imported it)
+    if _FORKED[0] or (mp is not None and mp.parent_process() is not None):
+        return 1   # never more threads than the one CPU a worker stands for
+    return _cpu_count()
+
+
+def _cpu_count():
+    """The CPUs this process may run on."""
+    try:
+        return max(1, len(_os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return _os.cpu_count() or 1
+
+
+def _thread_map(fn, items, threads):
+    """``[fn(x) for x in items]`` on `threads` threads (this one among them),
+    each taking the next item as it becomes free, so that unequal items or a
+    busier CPU leave no thread idle.  The exception of the first item (in
+    order) that failed is raised; no item after a failed one is started, the
+    ones before it finish."""
+    results = [None] * len(items)
+    errors = {}
+    failed = [len(items)]   # the smallest index that failed
+    ahead = iter(range(len(items)))   # next() is atomic: each item goes to one thread
+
+    def work():
+        for i in ahead:
+            if i >= failed[0]:
+                return
+            try:
+                results[i] = fn(items[i])
+            except BaseException as e:  # noqa: B036 - raised below, in this thread
+                errors[i] = e
+                failed[0] = min(failed[0], i)
+                return
+
+    helpers = [_threading.Thread(target=work, name=f"bpe-{k}", daemon=True)
+               for k in range(min(threads, len(items)) - 1)]
+    for t in helpers:
+        t.start()
+    try:
+        work()
+    except BaseException:
+        failed[0] = -1   # Ctrl-C between two items: the other threads take no more
+        raise
+    finally:
+        for t in helpers:
+            t.join()
+    if errors:
+        raise errors[min(errors)]
+    return results
 
 
 def _check_int(name, value, low):
