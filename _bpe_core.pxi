@@ -179,6 +179,7 @@ cdef extern from "_bpe_core.h":
 cdef object _END = object()
 cdef Py_ssize_t HINT_MAX = 1 << 23   # items a _Flatten's length hint adds to what it holds
 cdef Py_ssize_t HOLD_GIL_BYTES = 1024  # shorter texts are scanned with the GIL held
+cdef enum: TEXT_GROUP = 64   # encode_texts: texts scanned in one stretch without the GIL
 
 
 cdef int scan_chars(const CoreT *T, const Utf8 *u, Py_ssize_t n, bint ascii, Py_ssize_t limit,
@@ -1002,65 +1003,76 @@ cdef class Core:
         return done
 
     cdef list texts_with(self, list texts, _Cache cache, list names):
-        cdef Py_ssize_t n = len(texts), k, distinct = 0, cut = 0, nn = len(names)
+        """encode_texts of named or compiled patterns, a group of texts at a
+        time: their UTF-8 taken with the GIL, all of them scanned in one
+        stretch without it, their item arrays allocated with it, written
+        without it: a handful of GIL hand-offs a group, not a few a text (a
+        batch of short texts on several threads spends its time encoding, not
+        waiting for the GIL)."""
+        cdef Py_ssize_t n = len(texts), k, k0, k1, j, distinct = 0, cut = 0, nn = len(names)
+        cdef Py_ssize_t start, stop_at
         cdef const uint8_t **name_at = <const uint8_t **> malloc((nn + 1) * sizeof(uint8_t *))
         cdef Py_ssize_t *name_len = <Py_ssize_t *> malloc((nn + 1) * sizeof(Py_ssize_t))
-        cdef bint stopped = False
-        cdef IVec a, b
-        cdef IVec *prev = &a
-        cdef IVec *cur = &b
-        cdef IVec *t
-        cdef Utf8 u
+        cdef Utf8 *u = <Utf8 *> calloc(TEXT_GROUP, sizeof(Utf8))
+        cdef Py_ssize_t *ends = <Py_ssize_t *> malloc((TEXT_GROUP + 1) * sizeof(Py_ssize_t))
+        cdef IVec ids
         cdef int err = 0
         cdef bint taken = False
         cdef PyObject **by_id = list_items(self.id_objs)
-        cdef PyObject **fill = NULL
         cdef PyObject ***items = <PyObject ***> calloc(n + 1, sizeof(PyObject **))
         cdef Py_ssize_t *lens = <Py_ssize_t *> calloc(n + 1, sizeof(Py_ssize_t))
         cdef list result = [[] for _ in range(n)]  # empty until their items are theirs
-        memset(&a, 0, sizeof(IVec))
-        memset(&b, 0, sizeof(IVec))
-        u.owned = NULL
+        memset(&ids, 0, sizeof(IVec))
         try:
-            if items == NULL or lens == NULL or name_at == NULL or name_len == NULL:
+            if (items == NULL or lens == NULL or name_at == NULL or name_len == NULL
+                    or u == NULL or ends == NULL):
                 raise MemoryError()
             for k in range(nn):
                 name_at[k] = <const uint8_t *> PyBytes_AS_STRING(names[k])
                 name_len[k] = PyBytes_GET_SIZE(names[k])
             self.counts(&cache.c)
-            # one pass without the GIL a text: the previous text's items
-            # written (their array allocated with the GIL), this one scanned
-            for k in range(n + 1):
-                if k < n:
-                    utf8_of(<str> texts[k], &u)
-                fill = NULL
-                if k > 0 and prev.len:
-                    fill = items[k - 1] = <PyObject **> PyMem_Malloc(prev.len * sizeof(PyObject *))
-                    if fill == NULL:
-                        raise MemoryError()
+            k0 = 0
+            while k0 < n:
+                k1 = k0 + TEXT_GROUP if k0 + TEXT_GROUP < n else n
+                for k in range(k0, k1):
+                    utf8_of(<str> texts[k], &u[k - k0])
+                stop_at = k1
                 with nogil:
-                    if fill != NULL:
-                        distinct = fill_items(by_id, prev.data, prev.len, fill,
-                                              cache.c.id_count, cache.c.id_seen, distinct)
-                        lens[k - 1] = prev.len
-                    if k < n:
-                        stopped = nn > 0 and holds_any(u.data, u.len, name_at, name_len, nn)
-                        cur.len = 0
-                        if not stopped:
-                            err = scan_text(&self.T, u.data, u.len, &cache.c, cur,
-                                            (<Py_ssize_t> 1) << 62, &cut)
-                        free(u.owned)
-                        u.owned = NULL
+                    ids.len = 0
+                    ends[0] = 0
+                    for k in range(k0, k1):
+                        j = k - k0
+                        if nn > 0 and holds_any(u[j].data, u[j].len, name_at, name_len, nn):
+                            stop_at = k
+                            break
+                        err = scan_text(&self.T, u[j].data, u[j].len, &cache.c, &ids,
+                                        (<Py_ssize_t> 1) << 62, &cut)
+                        if err:
+                            break
+                        ends[j + 1] = ids.len
+                    for j in range(k1 - k0):
+                        free(u[j].owned)
+                        u[j].owned = NULL
                 if err == -3:
                     raise _Overrun()
                 if err:
                     raise MemoryError()
-                if stopped:
-                    n = k   # the results of the texts before it
+                for k in range(k0, stop_at):
+                    lens[k] = ends[k - k0 + 1] - ends[k - k0]
+                    if lens[k]:
+                        items[k] = <PyObject **> PyMem_Malloc(lens[k] * sizeof(PyObject *))
+                        if items[k] == NULL:
+                            raise MemoryError()
+                with nogil:
+                    for k in range(k0, stop_at):
+                        if lens[k]:
+                            start = ends[k - k0]
+                            distinct = fill_items(by_id, ids.data + start, lens[k], items[k],
+                                                  cache.c.id_count, cache.c.id_seen, distinct)
+                if stop_at < k1:
+                    n = stop_at   # the results of the texts before it
                     break
-                t = prev
-                prev = cur
-                cur = t
+                k0 = k1
             take_counted(by_id, cache.c.id_count, cache.c.id_seen, distinct, True)
             taken = True
             for k in range(n):
@@ -1073,15 +1085,18 @@ cdef class Core:
             if not taken and cache.c.id_count != NULL:
                 take_counted(by_id, cache.c.id_count, cache.c.id_seen, distinct, False)
             if items != NULL:
-                for k in range(n):
+                for k in range(len(texts)):
                     PyMem_Free(items[k])
+            if u != NULL:
+                for j in range(TEXT_GROUP):
+                    free(u[j].owned)
+            free(u)
+            free(ends)
             free(items)
             free(lens)
             free(name_at)
             free(name_len)
-            free(u.owned)
-            ivec_free(&a)
-            ivec_free(&b)
+            ivec_free(&ids)
 
     def encode_prefix(self, text, Py_ssize_t limit):
         """(end, ids) of the pre-tokens of `text` that end at or before

@@ -27,6 +27,22 @@ def threads(mod, monkeypatch):
     mod.set_num_threads(None)
 
 
+def counting(mod):
+    """(a Tokenizer class whose core lists the length of each piece it scans apart, that
+    list): where a long text was cut, and into how many pieces."""
+    scanned = []
+
+    class Core(mod.Core):
+        def scan_ids(self, text):
+            scanned.append(len(text))
+            return super().scan_ids(text)
+
+    class Tokenizer(mod.Tokenizer):
+        core_class = Core
+
+    return Tokenizer, scanned
+
+
 def long_text():
     """Lines of English (every third one ending in a word, where GPT-4's pattern may be
     cut), code-like lines and a few non-ASCII ones, with blank lines."""
@@ -36,32 +52,33 @@ def long_text():
     return "".join(lines)
 
 
-def encodings(mod, name):
+def encodings(cls, name):
     """(ours, tiktoken's) of gpt2 or cl100k_base, from tests/data."""
     if name == "gpt2":
-        return mod.Tokenizer.from_gpt2(str(GPT2_VOCAB), str(GPT2_MERGES)), gpt2_tiktoken()
-    tok = mod.get_encoding(name, path=DATA / f"{name}.tiktoken.gz")
-    return tok, tiktoken.Encoding(name, pat_str=tok._pat_str, special_tokens=tok._special_tokens,
-                                  mergeable_ranks=tok._mergeable_ranks)
+        return cls.from_gpt2(str(GPT2_VOCAB), str(GPT2_MERGES)), gpt2_tiktoken()
+    tok = cls.get_encoding(name, path=DATA / f"{name}.tiktoken.gz")
+    specials = tok.special_tokens
+    ranks = {t: i for i, t in tok.vocab.items() if i not in specials.values()}
+    return tok, tiktoken.Encoding(name, pat_str=tok.pattern, special_tokens=specials,
+                                  mergeable_ranks=ranks)
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])
 def test_long_text_pieces_give_tiktokens_ids(threads, name):
-    mod = threads
-    tok, enc = encodings(mod, name)
+    cls, scanned = counting(threads)
+    tok, enc = encodings(cls, name)
     text = long_text()
     want = enc.encode_ordinary(text)
     assert tok.encode_ordinary(text) == want
+    if threads.BACKEND == "cython":   # the text was cut: about four pieces a thread
+        assert len(scanned) > 4 and sum(scanned) == len(text)
     assert tok.encode(text) == want
     assert tok.encode_batch([text]) == [want]
     assert tok.encode_to_numpy(text).tolist() == want
-    if mod.BACKEND == "cython":   # the text was cut: several pieces, joined
-        pieces, used = tok._long_pieces(text)
-        assert len(pieces) > 2 and used == 2 and "".join(pieces) == text
 
 
 def test_long_text_special_tokens_as_encode(threads):
-    tok, enc = encodings(threads, "gpt2")
+    tok, enc = encodings(threads.Tokenizer, "gpt2")
     text = long_text()
     text = text[:5000] + EOT + text[5000:] + EOT
     assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
@@ -74,17 +91,18 @@ def test_long_text_special_tokens_as_encode(threads):
 
 def test_a_custom_pattern_cut_at_line_feeds(threads):
     mod = threads
+    cls, scanned = counting(mod)
     pattern = r"""'s|'t| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-    tok = mod.Tokenizer.train(read_data("corpus.en", 20000), 300, pattern=pattern)
+    tok = cls.train(read_data("corpus.en", 20000), 300, pattern=pattern)
     text = long_text()
     mod.set_num_threads(1)
     want = tok.encode_ordinary(text)
-    assert tok._long_pieces(text) is None
+    assert scanned == []   # one thread: not cut
     mod.set_num_threads(2)
     assert tok.encode_ordinary(text) == want
     assert tok.decode(want) == text
     if mod.BACKEND == "cython":
-        assert len(tok._long_pieces(text)[0]) > 2
+        assert len(scanned) > 4 and sum(scanned) == len(text)
 
 
 def test_set_num_threads_checks_its_argument(mod):
@@ -97,46 +115,73 @@ def test_set_num_threads_checks_its_argument(mod):
     mod.set_num_threads(None)
 
 
-CHILD = textwrap.dedent("""
+PROBE = textwrap.dedent("""
     import json, multiprocessing, os, sys
-    import bpe_fallback as m   # (where the threads' rule lives; {mod} uses it)
-    import {mod}
-    {mod}.set_num_threads(None)
-    out = {{"main": m._default_threads()}}
-    {mod}.set_num_threads(3)
-    out["set"] = m._default_threads()
-    {mod}.set_num_threads(None)
-    pid = os.fork()
-    if pid == 0:
-        os.write(1, json.dumps({{"forked": m._default_threads()}}).encode() + b"\\n")
-        os._exit(0)
-    os.waitpid(pid, 0)
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        out["pool"] = pool.apply(m._default_threads)
-    print(json.dumps(out))
+    import {mod} as m
+
+    scanned = []
+
+    class Core(m.Core):
+        def scan_ids(self, text):
+            scanned.append(len(text))
+            return super().scan_ids(text)
+
+    class Tokenizer(m.Tokenizer):
+        core_class = Core
+        _LONG_TEXT, _LONG_PIECE = 3000, 100
+
+    tok = Tokenizer.train("hello world and so on\\n" * 50, 260)
+    TEXT = "hello world and so on\\n" * 500
+
+    def pieces():
+        \"\"\"Into how many pieces encode_ordinary cuts a long text (0: not cut, one thread).\"\"\"
+        scanned.clear()
+        assert tok.decode(tok.encode_ordinary(TEXT)) == TEXT
+        return len(scanned)
+
+    if __name__ == "__main__":
+        out = {{"main": pieces()}}
+        m.set_num_threads(3)
+        out["set"] = pieces()
+        m.set_num_threads(None)
+        pid = os.fork()
+        if pid == 0:
+            os.write(1, json.dumps({{"forked": pieces()}}).encode() + b"\\n")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            import probe
+            out["pool"] = pool.apply(probe.pieces)
+        print(json.dumps(out))
 """)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
-def test_default_threads_never_oversubscribe(mod):
-    """The CPUs by default; one in a fork() child and in a worker process; the environment
-    variable, then set_num_threads, override it; a bad value is a ValueError naming it."""
+def test_default_threads_never_oversubscribe(mod, tmp_path):
+    """A long text is cut into four pieces a thread: as many threads as CPUs by default; one
+    (no cut) in a fork() child and in a worker process; the environment variable, then
+    set_num_threads, override it; a bad value is a ValueError naming it."""
     import json
 
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    (tmp_path / "probe.py").write_text(PROBE.format(mod=mod.__name__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, str(tmp_path)]))
     env.pop("BPE_NUM_THREADS", None)
-    run = subprocess.run([sys.executable, "-c", CHILD.format(mod=mod.__name__)], env=env,
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert run.returncode == 0, run.stderr
-    lines = [json.loads(line) for line in run.stdout.splitlines()]
-    got = {k: v for d in lines for k, v in d.items()}
-    assert got == {"main": len(os.sched_getaffinity(0)), "set": 3, "forked": 1, "pool": 1}
-    for value, want in (("3", 3), ("0", None), ("two", None)):
-        run = subprocess.run([sys.executable, "-c", f"import {mod.__name__}, bpe_fallback; "
-                              "print(bpe_fallback._default_threads())"],
-                             env=dict(env, BPE_NUM_THREADS=value), capture_output=True,
-                             text=True, cwd=ROOT, timeout=120)
-        if want is None:
-            assert "BPE_NUM_THREADS" in run.stderr and "ValueError" in run.stderr
-        else:
-            assert run.stdout.strip() == str(want)
+
+    def run(**extra):
+        return subprocess.run([sys.executable, str(tmp_path / "probe.py")], capture_output=True,
+                              text=True, cwd=ROOT, timeout=120, env=dict(env, **extra))
+
+    got = run()
+    assert got.returncode == 0, got.stderr
+    seen = {k: v for line in got.stdout.splitlines() for k, v in json.loads(line).items()}
+    cpus = len(os.sched_getaffinity(0))
+    if mod.BACKEND == "python":   # one thread always: never cut
+        assert seen == {"main": 0, "set": 0, "forked": 0, "pool": 0}
+        return
+    assert seen == {"main": 4 * cpus if cpus > 1 else 0, "set": 12, "forked": 0, "pool": 0}
+    got = run(BPE_NUM_THREADS="3")
+    assert json.loads(got.stdout.splitlines()[-1])["main"] == 12
+    for bad in ("0", "two", "99999"):
+        got = run(BPE_NUM_THREADS=bad)
+        assert got.returncode != 0 and "ValueError" in got.stderr
+        assert "BPE_NUM_THREADS" in got.stderr.strip().splitlines()[-1]
