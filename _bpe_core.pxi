@@ -3,7 +3,7 @@
 # _Packer, and the small helpers Core exposes (repair, pack_ids).
 # Needs: big_alloc, IVec, ivec_free, PyLong_AsUnsignedLong, PyUnicode_DATA,
 # PyUnicode_GET_LENGTH, PyUnicode_IS_ASCII, PyUnicode_KIND (_bpe_common.pxi);
-# fill_items, ids_to_list, incref, list_adopt, list_items, Py_DECREF,
+# fill_items, gc_untrack, ids_to_list, incref, list_adopt, list_items, Py_DECREF,
 # PyMem_Free, PyMem_Malloc, PyTypeObject, set_iternext, SHORTCUTS, take_counted
 # (_bpe_cpython.pxi); _build_flags, _which, as_str, has_surrogate, P_NONE,
 # Utf8, utf8_chars, utf8_of, utf8_offset (_bpe_scanner.pxi); native_pretokens
@@ -638,6 +638,7 @@ cdef class Core:
             self.sparse.update(encoded)
             return 0
         self.id_objs = list(range(self.n_ids))
+        gc_untrack(self.id_objs)   # ints only, never handed out: no cycle to look for in it
         self.dec_off = <int64_t *> malloc(self.n_ids * sizeof(int64_t))
         self.dec_len = <int32_t *> malloc(self.n_ids * sizeof(int32_t))
         if self.dec_off == NULL or self.dec_len == NULL:

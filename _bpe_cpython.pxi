@@ -27,6 +27,9 @@ cdef extern from "Python.h":
     void Py_DECREF(PyObject *)
     void *PyMem_Malloc(size_t n)
     void PyMem_Free(void *p)
+    # public API: the cycle collector no longer looks into an object (a container of
+    # ints only: each full collection would visit every item)
+    void gc_untrack "PyObject_GC_UnTrack"(object o)
 
 cdef extern from "_bpe_cpython.h":
     const bint SHORTCUTS "BPE_SHORTCUTS"

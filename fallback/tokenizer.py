@@ -34,6 +34,7 @@ from .util import (
     _cpu_count,
     _default_threads,
     _either,
+    _gc_paused,
     _name_set,
     _reporter,
     _short,
@@ -560,6 +561,12 @@ class _TokenizerBase:
         else:   # never more than the CPUs
             threads = min(num_threads, _cpu_count(), len(texts))
         policy = self._policy(allowed_special, disallowed_special)
+        # thousands of new lists: the cycle collector would go over them (and over
+        # everything else) again and again while they come; it waits for the end
+        with _gc_paused():
+            return self._encode_batch(texts, threads, policy)
+
+    def _encode_batch(self, texts, threads, policy):
         if len(texts) == 1:   # one text: its pieces take the threads
             long = self._long_pieces(texts[0], threads)
             if long is not None:

@@ -64,6 +64,10 @@ Rows (the project's performance targets, README.md and docs/speed.md):
                       Encoding(...) from load_tiktoken_bpe of its rank table; each then
                       encodes 1 KB; and decode of 1 M Llama 3 ids of english10.txt vs
                       tiktoken in one process; target <= 1.0x time
+  defaults            each library as a user calls it (no pinning, no thread settings), o200k:
+                      one 10 MB encode_ordinary, and encode_batch of english10.txt's first
+                      10,000 paragraphs, against fastokens and gigatoken (lists of ids),
+                      alternating, medians of max(3, --rounds); target >= 1.3x the faster
   python_train_files  bpe_fallback.Tokenizer.train_files, english10.txt, vocab 8192,
                       vs Hugging Face tokenizers' BpeTrainer
   python_encode       bpe_fallback encode_ordinary, the first 2 MB of english10.txt, GPT-2's
@@ -154,6 +158,7 @@ ROWS = [
     "pool",
     "startup",
     "open_loads",
+    "defaults",
     "python_train_files",
     "python_encode",
     "parity",
@@ -1865,6 +1870,69 @@ def _decode_row(ctx, table, llama):
               f"{best['theirs']:.4f} s tiktoken", f"{r:.2f}×", "≤ 1.0× time", _met(r <= 1.0))
 
 
+# Default settings on all the machine's cores: no pinning, no thread knob, each library as a
+# user calls it, o200k_base
+
+def row_defaults(ctx, table):
+    """One 10 MB encode_ordinary and a batch of 10,000 documents (english10.txt's paragraphs)
+    at each library's defaults, against fastokens and gigatoken (lists of ids, as ours),
+    alternating, medians of max(3, --rounds); ids checked against ours."""
+    import statistics
+
+    import bpe
+
+    libs = [lib for lib in ("fastokens", "gigatoken") if _have(lib)]
+    files = peer_files(ctx, table).get("o200k_base")
+    if files is None or not libs:
+        table.note("defaults: needs o200k_base's files and fastokens or gigatoken")
+        return
+    text = utf8_corpus(ctx, table, "english10.txt").read_text(encoding="utf-8")[:10_000_000]
+    docs = [d for d in text.split("\n\n") if d.strip()][:10_000]
+    ours = bpe.Tokenizer.load(files["native"])
+    calls = {"ours": (ours.encode_ordinary, ours.encode_batch)}
+    if "fastokens" in libs:
+        import fastokens
+
+        ft = fastokens.Tokenizer.from_tiktoken(files["ranks"], encoding="o200k_base")
+        calls["fastokens"] = (lambda t: ft.encode_ordinary(t).ids,
+                              lambda ds: [e.ids for e in ft.encode_batch(
+                                  ds, add_special_tokens=False)])
+    if "gigatoken" in libs:
+        import gigatoken
+
+        gt = gigatoken.Tokenizer.from_tiktoken(files["ranks"])
+        calls["gigatoken"] = (lambda t: gt.encode(t).tolist(),
+                              lambda ds: [a.tolist() for a in gt.encode_batch(ds)])
+    for k, (what, arg, mb) in enumerate((
+            ("one 10 MB text, `encode_ordinary`", text, len(text.encode()) / 1e6),
+            (f"a batch of {len(docs):,} documents, `encode_batch`", docs,
+             sum(len(d.encode()) for d in docs) / 1e6))):
+        _progress(f"defaults: {what} ...")
+        want = calls["ours"][k](arg)
+        times = {lib: [] for lib in calls}
+        same = {}
+        for _ in range(max(3, ctx.peer_rounds)):
+            for lib, fns in calls.items():
+                t0 = time.perf_counter()
+                got = fns[k](arg)
+                times[lib].append(time.perf_counter() - t0)
+                same[lib] = got == want
+        med = {lib: statistics.median(ts) for lib, ts in times.items()}
+        peers = {lib: m for lib, m in med.items() if lib != "ours" and same[lib]}
+        table.note(f"defaults, {what}: " + "; ".join(
+            f"{lib} {mb / m:.1f} MB/s{'' if same[lib] else ' (other ids)'}"
+            for lib, m in med.items()))
+        if not peers:
+            table.row(f"default settings, {what}", f"{mb / med['ours']:.1f} MB/s", "-", "-",
+                      PEER_TARGET_TXT, "-")
+            continue
+        best = min(peers, key=peers.get)
+        r = peers[best] / med["ours"]
+        table.row(f"default settings, 2 cores: {what} (o200k_base)",
+                  f"{mb / med['ours']:.1f} MB/s", f"{mb / peers[best]:.1f} MB/s {best}",
+                  f"{r:.2f}×", PEER_TARGET_TXT, _met(r >= PEER_TARGET))
+
+
 def row_python_train_files(ctx, table):
     name = "english10.txt"
     path = utf8_corpus(ctx, table, name)
@@ -2238,6 +2306,7 @@ def row_pathological(ctx, table):
 ROW_FUNCS = {
     "peers": row_peers,
     "open_loads": row_open_loads,
+    "defaults": row_defaults,
     "open_peers": row_open_peers,
     "arrays": row_arrays,
     "short_calls": row_short_calls,
