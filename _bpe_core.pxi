@@ -182,6 +182,44 @@ cdef Py_ssize_t HOLD_GIL_BYTES = 1024  # shorter texts are scanned with the GIL 
 cdef enum: TEXT_GROUP = 64   # encode_texts: texts scanned in one stretch without the GIL
 
 
+cdef bint valid_utf8(const uint8_t *s, Py_ssize_t n) noexcept nogil:
+    """Whether s[:n] is UTF-8 as Python's strict decoder reads it (no overlong
+    forms, no surrogates, nothing above U+10FFFF)."""
+    cdef Py_ssize_t i = 0, k, need
+    cdef uint8_t c, lo, hi
+    while i < n:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        lo, hi = 0x80, 0xBF
+        if 0xC2 <= c <= 0xDF:
+            need = 1
+        elif 0xE0 <= c <= 0xEF:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F
+        elif 0xF0 <= c <= 0xF4:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        else:
+            return False
+        if i + need >= n:   # (the sequence runs past the end)
+            return False
+        if not lo <= s[i + 1] <= hi:
+            return False
+        for k in range(2, need + 1):
+            if not 0x80 <= s[i + k] <= 0xBF:
+                return False
+        i += need + 1
+    return True
+
+
 cdef int scan_chars(const CoreT *T, const Utf8 *u, Py_ssize_t n, bint ascii, Py_ssize_t limit,
                     PCache *cache, IVec *out, Py_ssize_t *chars) noexcept nogil:
     """scan_text over a str's UTF-8 (n code points) up to code point `limit`;
@@ -1289,6 +1327,53 @@ cdef class Core:
         no encoding behind its fallback to the rank merge).
         Irregular merges (see build_tables) never walk the trie: merge_bytes."""
         return self.by(data, True)
+
+    def unrebuilt(self):
+        """Core.unrebuilt: (id, ids) of the first token by id, of two bytes or
+        more and valid UTF-8 (a text's pre-token may be it), whose bytes
+        merge_bytes does not give back as the token itself (what tokenizers
+        gives it with ignore_merges false), or None."""
+        cdef IVec out
+        cdef Scratch sc
+        cdef Py_ssize_t i, n, found = -1
+        cdef int err = 0
+        cdef const uint8_t *buf
+        cdef uint8_t *special = NULL
+        if self.sparse is not None:
+            for i, t in self.tokens().items():
+                if len(t) >= 2 and valid_utf8(<const uint8_t *> PyBytes_AS_STRING(t), len(t)):
+                    ids = self.merge_bytes(t)
+                    if ids != [i]:
+                        return i, ids
+            return None
+        memset(&out, 0, sizeof(IVec))
+        memset(&sc, 0, sizeof(Scratch))
+        special = <uint8_t *> calloc(self.n_ids + 1, 1)
+        buf = <const uint8_t *> PyBytes_AS_STRING(self.dec_buf)
+        try:
+            if special == NULL:
+                raise MemoryError()
+            for i in self.specials.values():
+                special[<Py_ssize_t> i] = 1
+            with nogil:
+                for i in range(self.n_ids):
+                    n = self.dec_len[i]
+                    if n < 2 or special[i] or not valid_utf8(buf + self.dec_off[i], n):
+                        continue
+                    out.len = 0
+                    err = rank_merge(&self.T, buf + self.dec_off[i], n, &out, &sc)
+                    if err < 0 or out.len != 1 or out.data[0] != i:
+                        found = i
+                        break
+            if err < 0:
+                raise MemoryError()
+            if found >= 0:
+                return found, [out.data[k] for k in range(out.len)]
+            return None
+        finally:
+            free(special)
+            ivec_free(&out)
+            scratch_free(&sc)
 
     cdef list by(self, bytes data, bint trie):
         cdef IVec out

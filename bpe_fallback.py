@@ -3368,6 +3368,10 @@ class CoreProtocol(_typing.Protocol):
     def merge_bytes(self, data: bytes) -> list[int]:
         """The ids of raw bytes by merge rank alone, no pre-tokens (encode_bytes)."""
 
+    def unrebuilt(self) -> tuple[int, list[int]] | None:
+        """(id, ids) of the first token by id (2+ bytes, valid UTF-8) merge_bytes does not
+        give back as itself (tokenizers' ignore_merges false), or None."""
+
     def trie_ids(self, data: bytes) -> list[int]:
         """merge_bytes's ids by the compiled core's trie alone: tests check its trie by it."""
 
@@ -3544,6 +3548,19 @@ class Core:
 
     def trie_ids(self, data):
         return self.merge_bytes(data)  # no trie here: the rank merge it must equal
+
+    def unrebuilt(self):
+        for i, t in self.tokens().items():   # (in id order)
+            if len(t) < 2:
+                continue
+            try:
+                t.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            ids = self.merge_bytes(t)
+            if ids != [i]:
+                return i, ids
+        return None
 
     @staticmethod
     def pretokenize(pattern, text):
@@ -7169,19 +7186,13 @@ def _check_merges_rebuild(tok, where):
 def _unrebuilt_token(tok):
     """(id, bytes, ids) of the first token (by id) that merges alone, by rank
     (GPT-2's rule: no whole-token rule), do not rebuild from its bytes, or
-    None.  A token whose bytes are not UTF-8 is never a whole pre-token, a
-    single byte always rebuilds."""
-    for i, t in sorted(tok._tokens.items()):
-        if len(t) < 2:
-            continue
-        try:
-            t.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        ids = tok._core.merge_bytes(t)
-        if ids != [i]:
-            return i, t, ids
-    return None
+    None (see Core.unrebuilt).  A token whose bytes are not UTF-8 is never a
+    whole pre-token, a single byte always rebuilds."""
+    found = tok._core.unrebuilt()
+    if found is None:
+        return None
+    i, ids = found
+    return i, tok._tokens[i], ids
 
 
 def _check_tiktoken_exact(tok):

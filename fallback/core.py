@@ -179,6 +179,10 @@ class CoreProtocol(_typing.Protocol):
     def merge_bytes(self, data: bytes) -> list[int]:
         """The ids of raw bytes by merge rank alone, no pre-tokens (encode_bytes)."""
 
+    def unrebuilt(self) -> tuple[int, list[int]] | None:
+        """(id, ids) of the first token by id (2+ bytes, valid UTF-8) merge_bytes does not
+        give back as itself (tokenizers' ignore_merges false), or None."""
+
     def trie_ids(self, data: bytes) -> list[int]:
         """merge_bytes's ids by the compiled core's trie alone: tests check its trie by it."""
 
@@ -355,6 +359,19 @@ class Core:
 
     def trie_ids(self, data):
         return self.merge_bytes(data)  # no trie here: the rank merge it must equal
+
+    def unrebuilt(self):
+        for i, t in self.tokens().items():   # (in id order)
+            if len(t) < 2:
+                continue
+            try:
+                t.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            ids = self.merge_bytes(t)
+            if ids != [i]:
+                return i, ids
+        return None
 
     @staticmethod
     def pretokenize(pattern, text):

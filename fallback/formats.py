@@ -207,19 +207,13 @@ def _check_merges_rebuild(tok, where):
 def _unrebuilt_token(tok):
     """(id, bytes, ids) of the first token (by id) that merges alone, by rank
     (GPT-2's rule: no whole-token rule), do not rebuild from its bytes, or
-    None.  A token whose bytes are not UTF-8 is never a whole pre-token, a
-    single byte always rebuilds."""
-    for i, t in sorted(tok._tokens.items()):
-        if len(t) < 2:
-            continue
-        try:
-            t.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        ids = tok._core.merge_bytes(t)
-        if ids != [i]:
-            return i, t, ids
-    return None
+    None (see Core.unrebuilt).  A token whose bytes are not UTF-8 is never a
+    whole pre-token, a single byte always rebuilds."""
+    found = tok._core.unrebuilt()
+    if found is None:
+        return None
+    i, ids = found
+    return i, tok._tokens[i], ids
 
 
 def _check_tiktoken_exact(tok):

@@ -76,3 +76,29 @@ def test_a_core_is_built_from_the_contracts_arguments(mod):
     assert isinstance(core.releases_gil, bool) and core.pretokenizer in ("native", "regex")
     with pytest.raises(TypeError):
         mod.Core.from_model(mod.PATTERNS["gpt2"], None, {})
+
+
+BYTES = [b"a", b"b", b"\xc3", b"\xa9", b"\xed", b"\xa0", b"\x80", b"\xf0", b"\x9f", b"\xf4",
+         b"\x90", b"\xe0", b"\xc0", b"\xff", b" "]
+
+
+def test_unrebuilt_reads_utf8_as_python_does():
+    """Core.unrebuilt names the first token (by id) that is valid UTF-8 and that the merges
+    by rank do not give back: tokens only a whole pre-token gives (made by no merge), of
+    every kind of byte sequence, strict UTF-8 (overlong forms, surrogates, past U+10FFFF
+    are not) as Python's decoder reads it; the compiled core's C against bpe_fallback's."""
+    import itertools
+
+    bpe = pytest.importorskip("bpe")
+    words = [b"".join(p) for n in (2, 3, 4) for p in itertools.product(BYTES, repeat=n)]
+    words = words[::7]   # some of each length and kind, a few thousand
+    expected = None
+    for start in range(0, len(words), 97):
+        ranks = {bytes([b]): b for b in range(256)}
+        ranks.update({w: 256 + k for k, w in enumerate(words[start:start + 97])
+                      if w not in ranks})
+        got = [m.Tokenizer.from_tiktoken(dict(ranks), pattern="gpt2").core.unrebuilt()
+               for m in (bpe, bpe_fallback)]
+        assert got[0] == got[1]
+        expected = expected or got[1]
+    assert expected is not None   # some token was valid UTF-8 and made by no merge
