@@ -1360,8 +1360,12 @@ cdef class Core:
                     n = self.dec_len[i]
                     if n < 2 or special[i] or not valid_utf8(buf + self.dec_off[i], n):
                         continue
-                    out.len = 0
-                    err = rank_merge(&self.T, buf + self.dec_off[i], n, &out, &sc)
+                    out.len = 0   # (the trie gives merge_bytes's ids, faster: see trie_ids)
+                    err = -2 if self.T.irregular else backtrack(&self.T, buf + self.dec_off[i],
+                                                                n, &out, &sc)
+                    if err == -2:
+                        out.len = 0
+                        err = rank_merge(&self.T, buf + self.dec_off[i], n, &out, &sc)
                     if err < 0 or out.len != 1 or out.data[0] != i:
                         found = i
                         break

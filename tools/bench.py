@@ -1822,6 +1822,15 @@ def row_open_loads(ctx, table):
                        (f"import tokenizers\nenc = tokenizers.Tokenizer.from_file("
                         f"{f['hf_json']!r})", ", add_special_tokens=False"),
                        "tokenizers `from_file`", text)
+        if vocab == "qwen3" and _have("tokenizers"):
+            hub = _hub_shaped(f)
+            _progress("open_loads: qwen3 tokenizer.json, the hub's shape ...")
+            _load_pair(ctx, table, "load qwen3's tokenizer.json (the hub's shape) + encode 1 KB, "
+                       "fresh process",
+                       (f"import bpe\nenc = bpe.Tokenizer.from_huggingface({hub!r})",
+                        ", allowed_special='all'"),
+                       (f"import tokenizers\nenc = tokenizers.Tokenizer.from_file({hub!r})",
+                        ", add_special_tokens=False"), "tokenizers `from_file`", text)
     llama = files.get("llama3")
     if llama is None or not _have("tiktoken"):
         return
@@ -1838,6 +1847,27 @@ def row_open_loads(ctx, table):
                 f"mergeable_ranks=load_tiktoken_bpe({llama['ranks']!r}), special_tokens={{}})",
                 ""), "tiktoken `Encoding(...)` from its rank table", text)
     _decode_row(ctx, table, llama)
+
+
+def _hub_shaped(f):
+    """A tokenizer.json of the open vocabulary f as the hub ships Qwen's: one merge per
+    token (tiktoken's), written "a b", ignore_merges false, the chat tokens added."""
+    import bpe
+
+    path = Path(f["ranks"]).with_suffix(".hub.json")
+    if not path.is_file():
+        tok = bpe.Tokenizer.from_tiktoken(f["ranks"], pattern=f["pat_str"])
+        tok.save_huggingface(path)
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc["model"]["merges"] = [" ".join(m) for m in doc["model"]["merges"]]
+        doc["model"]["ignore_merges"] = False
+        n = len(doc["model"]["vocab"])
+        doc["added_tokens"] = [
+            {"id": n + k, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": True}
+            for k, s in enumerate(["<|endoftext|>", "<|im_start|>", "<|im_end|>"])]
+        path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return str(path)
 
 
 def _decode_row(ctx, table, llama):
