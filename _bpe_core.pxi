@@ -237,6 +237,28 @@ cdef int scan_chars(const CoreT *T, const Utf8 *u, Py_ssize_t n, bint ascii, Py_
     return err
 
 
+cdef class _Fill:
+    """One thread's share of Core.join_ids: its parts' ids written into the
+    shared item array from `start` on, without the GIL, counted in its own
+    cache's scratch space (references taken by the caller, with the GIL)."""
+    cdef PyObject **items
+    cdef PyObject **by_id
+    cdef _Cache cache
+    cdef list parts      # _Ids, one after another
+    cdef Py_ssize_t start, end, distinct
+
+    def run(self):
+        cdef _Ids ids
+        cdef Py_ssize_t at = self.start
+        for p in self.parts:
+            ids = <_Ids> p
+            with nogil:
+                self.distinct = fill_items(self.by_id, ids.v.data, ids.v.len, self.items + at,
+                                           self.cache.c.id_count, self.cache.c.id_seen,
+                                           self.distinct)
+            at += ids.v.len
+
+
 cdef class _Flatten:
     """The items of an iterable of id sequences, one after another (what
     itertools.chain.from_iterable does), reading _Ids buffers directly: a
@@ -930,16 +952,15 @@ cdef class Core:
         finally:
             self.give(cache)
 
-    def join_ids(self, parts):
+    def join_ids(self, parts, Py_ssize_t threads=1):
         """Core.join_ids: the ids of scan_ids's results one after another, one
-        list: its item array written and the ids counted without the GIL
-        (ids_to_list's way), no list made per part."""
-        cdef list out
-        cdef _Ids ids
-        cdef Py_ssize_t total = 0, at = 0, distinct = 0, k, n
+        list, no list made per part: its item array written and the ids
+        counted without the GIL (ids_to_list's way) on up to `threads`
+        threads, each a share of the parts and counts of its own."""
+        cdef list out, fills
+        cdef Py_ssize_t total = 0, at = 0, share, k
         cdef PyObject **items
-        cdef PyObject **by_id
-        cdef _Cache cache
+        cdef _Fill fill
         parts = list(parts)
         if self.id_objs is None or not SHORTCUTS \
                 or not all([type(p) is _Ids and (<_Ids> p).objs is self.id_objs for p in parts]):
@@ -955,26 +976,45 @@ cdef class Core:
         items = <PyObject **> PyMem_Malloc(total * sizeof(PyObject *))
         if items == NULL:
             raise MemoryError()
-        by_id = list_items(self.id_objs)
-        cache = self.take()
+        fills = []
+        share = total // max(1, min(threads, len(parts))) + 1
         try:
-            self.counts(&cache.c)
-            for p in parts:
-                ids = <_Ids> p
-                n = ids.v.len
-                with nogil:
-                    distinct = fill_items(by_id, ids.v.data, n, items + at,
-                                          cache.c.id_count, cache.c.id_seen, distinct)
-                at += n
-            take_counted(by_id, cache.c.id_count, cache.c.id_seen, distinct, True)
+            for p in parts:   # the parts in runs of about `share` ids, one run a thread
+                if not fills or fill.end - fill.start >= share:
+                    fill = _Fill.__new__(_Fill)
+                    fill.items = items
+                    fill.by_id = list_items(self.id_objs)
+                    fill.cache = self.take()
+                    self.counts(&fill.cache.c)
+                    fill.parts = []
+                    fill.start = fill.end = at
+                    fills.append(fill)
+                fill.parts.append(p)
+                at += (<_Ids> p).v.len
+                fill.end = at
+            helpers = [threading.Thread(target=f.run, name=f"bpe-join-{k}", daemon=True)
+                       for k, f in enumerate(fills[1:])]
+            for t in helpers:
+                t.start()
+            (<_Fill> fills[0]).run()
+            for t in helpers:
+                t.join()
+            for f in fills:
+                fill = <_Fill> f
+                take_counted(fill.by_id, fill.cache.c.id_count, fill.cache.c.id_seen,
+                             fill.distinct, True)
+                fill.distinct = 0
             list_adopt(out, items, total)
             items = NULL
             return out
         finally:
-            if items != NULL:
-                take_counted(by_id, cache.c.id_count, cache.c.id_seen, distinct, False)
-                PyMem_Free(items)
-            self.give(cache)
+            for f in fills:
+                fill = <_Fill> f
+                if fill.distinct:   # (an error came first: the counts forgotten)
+                    take_counted(fill.by_id, fill.cache.c.id_count, fill.cache.c.id_seen,
+                                 fill.distinct, False)
+                self.give(fill.cache)
+            PyMem_Free(items)
 
     @property
     def pretokenizer(self):

@@ -3356,8 +3356,9 @@ class CoreProtocol(_typing.Protocol):
     def scan_ids(self, text: str) -> Sequence[int]:
         """encode_text's ids as a sequence for join_ids: a long text's piece on a thread."""
 
-    def join_ids(self, parts: Iterable[Sequence[int]]) -> list[int]:
-        """The ids of scan_ids's results one after another, in one list."""
+    def join_ids(self, parts: Iterable[Sequence[int]], threads: int = 1) -> list[int]:
+        """The ids of scan_ids's results one after another, in one list (written by up to
+        `threads` threads)."""
 
     def encode_prefix(self, text: str, limit: int) -> tuple[int, Sequence[int]]:
         """(cut, ids) of the pre-tokens ending by char `limit`: how encode_iterable cuts."""
@@ -3597,7 +3598,7 @@ class Core:
     def scan_ids(self, text):
         return self.encode_text(text)
 
-    def join_ids(self, parts):
+    def join_ids(self, parts, threads=1):
         return list(_itertools.chain.from_iterable(parts))
 
     def encode_prefix(self, text, limit):
@@ -4863,7 +4864,8 @@ class _TokenizerBase:
         """encode of a long text's (pieces, threads), the policy resolved."""
         pieces, threads = long
         return self._core.join_ids(_thread_map(
-            lambda piece: self._encode_piece(piece, allowed, disallowed), pieces, threads))
+            lambda piece: self._encode_piece(piece, allowed, disallowed), pieces, threads),
+            threads)
 
     def _encode_piece(self, text, allowed, disallowed):
         """A long text's piece: its ids for join_ids."""

@@ -431,7 +431,8 @@ class _TokenizerBase:
         """encode of a long text's (pieces, threads), the policy resolved."""
         pieces, threads = long
         return self._core.join_ids(_thread_map(
-            lambda piece: self._encode_piece(piece, allowed, disallowed), pieces, threads))
+            lambda piece: self._encode_piece(piece, allowed, disallowed), pieces, threads),
+            threads)
 
     def _encode_piece(self, text, allowed, disallowed):
         """A long text's piece: its ids for join_ids."""
