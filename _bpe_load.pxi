@@ -873,7 +873,8 @@ cdef int hf_merges(ModelT *M, list merges) except -1:
     """model.merges into the model's merges, in order: each one's parts and
     their join looked up, 16 merges' lookups fetched at a time; NOT_PLAIN
     for a part or a join that is not a token, or a pair given twice (the
-    reference reader names it)."""
+    reference reader names it: a repeated pair makes its token twice, so
+    only the pairs of tokens made more than once are kept to compare)."""
     cdef Py_ssize_t r, r0, end, j, k, room = 0, step
     cdef Py_ssize_t la[16]
     cdef Py_ssize_t lb[16]
@@ -884,6 +885,7 @@ cdef int hf_merges(ModelT *M, list merges) except -1:
     cdef const VSlot *y
     cdef const VSlot *z
     cdef U64Map seen
+    cdef int32_t *first = <int32_t *> malloc((M.n_tok + 1) * sizeof(int32_t))
     cdef int err = 0
     for k in range(M.n_tok):
         if M.lens[k] > room:
@@ -894,8 +896,9 @@ cdef int hf_merges(ModelT *M, list merges) except -1:
     buf = <uint8_t *> malloc(16 * step)
     memset(&seen, 0, sizeof(U64Map))
     try:
-        if M.merges == NULL or buf == NULL or u64map_init(&seen, len(merges)) < 0:
+        if M.merges == NULL or buf == NULL or first == NULL or u64map_init(&seen, 16) < 0:
             return -1
+        memset(first, 0xFF, (M.n_tok + 1) * sizeof(int32_t))
         r0 = 0
         while r0 < len(merges):
             end = r0 + 16 if r0 + 16 < len(merges) else len(merges)
@@ -922,6 +925,13 @@ cdef int hf_merges(ModelT *M, list merges) except -1:
                 M.merges[r].left = x.id
                 M.merges[r].right = y.id
                 M.merges[r].id = z.id
+                if first[z.k] < 0:   # the first merge of its token: no repeat
+                    first[z.k] = <int32_t> r
+                    continue
+                # a token made again: the pairs of its merges go to `seen`
+                k = (<Py_ssize_t> M.merges[first[z.k]].left << 32) | M.merges[first[z.k]].right
+                if u64map_put(&seen, <uint64_t> k, first[z.k]) < 0:
+                    return -1
                 k = (<Py_ssize_t> x.id << 32) | y.id
                 if u64map_get(&seen, <uint64_t> k, -1) >= 0:
                     return NOT_PLAIN
@@ -932,6 +942,7 @@ cdef int hf_merges(ModelT *M, list merges) except -1:
         return 0
     finally:
         free(buf)
+        free(first)
         u64map_free(&seen)
 
 
