@@ -162,6 +162,13 @@ def _sources(paths, kinds_of):
             for (name, fs, path, size, local), kind in zip(found, kinds)]
 
 
+def _input_bytes(paths):
+    """The bytes of the inputs (paths or URLs, globs expanded; a gzip
+    file's compressed size): what bpe train --dask reports reading."""
+    _need_dask()
+    return sum(s.size for s in _sources(paths, lambda names: ["text"] * len(names)))
+
+
 def _source_is_gzip(fs, path):
     """_is_gzip of a source: named *.gz, or starting with gzip's magic bytes."""
     if path.lower().endswith(".gz"):
