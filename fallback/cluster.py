@@ -173,8 +173,7 @@ def _source_is_gzip(fs, path):
     """_is_gzip of a source: named *.gz, or starting with gzip's magic bytes."""
     if path.lower().endswith(".gz"):
         return True
-    with fs.open(path, "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+    return fs.cat_file(path, start=0, end=2) == b"\x1f\x8b"  # (remote: one small request)
 
 
 def _opened(source):
