@@ -9850,14 +9850,18 @@ def _dask_is_val(source, val):
     import hashlib
 
     h = hashlib.blake2b(key=val[0].encode("utf-8"), digest_size=8)
-    with _Fetched(source, 0, source.size) as (path, a, b, opener):
-        if opener is open:
-            with open(path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    h.update(block)
-        else:  # (a remote file: fetched whole, one request)
-            with opener(path, "rb") as f:
-                h.update(f.read())
+
+    def feed(f):
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+
+    if source.gzip:
+        with _Fetched(source, 0, None) as (path, _, _, _), open(path, "rb") as f:
+            feed(f)
+    else:
+        with (open(source.path, "rb") if source.local else
+              source.fs.open(source.path, "rb", block_size=1 << 22)) as f:
+            feed(f)
     return _is_val(h, val)
 
 
@@ -9911,7 +9915,8 @@ class _ClusterWork:
                 raise (_dask_failed(e) or e) from None
             _rewarn(warned)
         counts = cls.core_class.counter(options.pattern)
-        counts.add_packed(packed)
+        if packed is not None:
+            counts.add_packed(packed)
         return counts
 
     def _encode_on_dask(self, dask, paths, out, val_out, jsonl, chunk_size, options, dtype,
@@ -10004,7 +10009,7 @@ def _sum_on_dask(client, cls, options, tasks, sizes, report, split_every=8):
                 pending.add(step)
                 ready = []
         if not ready:
-            return {}, []
+            return None, []  # no input
         while len(ready) > 1:
             ready = [client.submit(_dask_add, cls, options.pattern, ready[i:i + split_every],
                                    pure=False) for i in range(0, len(ready), split_every)]
