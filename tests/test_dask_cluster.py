@@ -246,17 +246,21 @@ def processes():
 
 
 def _killer(client, when):
-    """A progress callback that SIGKILLs one worker process when `when` of the bytes are
-    done; its `killed` lists (done, total) then."""
-    pids = sorted(client.run(os.getpid).values())
+    """A progress callback that SIGKILLs a worker process running a task, once `when` of
+    the bytes are done; its `killed` lists (done, total) then, its `pid` the process."""
+    pids = client.run(os.getpid)  # address -> pid
 
     def progress(phase, done, total):
-        if phase in ("count", "encode") and not killed and done >= when * total and done:
+        if phase not in ("count", "encode") or killed or not done or done < when * total:
+            return
+        busy = sorted(a for a, keys in client.processing().items() if keys)
+        if busy:  # (one busy now: its task is lost with it)
             killed.append((done, total))
-            os.kill(pids[0], signal.SIGKILL)
+            progress.pid = pids[busy[0]]
+            os.kill(progress.pid, signal.SIGKILL)
 
     killed = []
-    progress.killed, progress.pid = killed, pids[0]
+    progress.killed = killed
     return progress
 
 
