@@ -73,7 +73,7 @@ class _Cluster:
                 import logging
 
                 self.cluster = distributed.LocalCluster(
-                    n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                    n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                     silence_logs=logging.CRITICAL)
                 self.client = distributed.Client(self.cluster)
             elif _os.path.isfile(address):
@@ -379,6 +379,10 @@ def _dask_is_val(source, val):
     return _is_val(h, val)
 
 
+def _itself(x):
+    return x
+
+
 def _dask_failed(e):
     """An error of the cluster itself (a worker killed too often, the
     scheduler gone) as a RuntimeError naming it; the tasks' own errors
@@ -399,9 +403,9 @@ class _ClusterWork:
     @classmethod
     def _count_on_dask(cls, dask, paths, options, chunk_size, report, jsonl):
         """The pre-tokens of the inputs, counted by the workers in tasks of
-        about `chunk_size` bytes cut by the rule of train_files; the counts
-        are summed on the workers, eight at a time as they come, and only the
-        total comes here: a core's counter, as _count_files gives."""
+        about `chunk_size` bytes cut by the rule of train_files; the tasks'
+        counts come here as they finish and are added into a core's counter
+        (returned, as _count_files returns one): counts, never text."""
         with _Cluster(dask) as client, _WarnOnce():
             if not isinstance(options.text_field, str):
                 raise TypeError(f"text_field must be a str, not "
@@ -424,13 +428,10 @@ class _ClusterWork:
                 tasks.append(current)
                 sizes.append(size)
             try:
-                packed, warned = _sum_on_dask(client, cls, options, tasks, sizes, report)
+                counts, warned = _sum_on_dask(client, cls, options, tasks, sizes, report)
             except Exception as e:
                 raise (_dask_failed(e) or e) from None
             _rewarn(warned)
-        counts = cls.core_class.counter(options.pattern)
-        if packed is not None:
-            counts.add_packed(packed)
         return counts
 
     def _encode_on_dask(self, dask, paths, out, val_out, jsonl, chunk_size, options, dtype,
@@ -496,9 +497,11 @@ class _ClusterWork:
         return jobs, owners, ranges
 
 
-def _sum_on_dask(client, cls, options, tasks, sizes, report, split_every=8):
-    """Run the count tasks and sum their counts on the workers as they finish:
-    (the packed total, the warnings).  Progress: the bytes of the tasks done."""
+def _sum_on_dask(client, cls, options, tasks, sizes, report):
+    """Run the count tasks and add their counts into one counter here as they come
+    (while the workers count the others); when several have come at once and more are
+    running (this process is behind), a worker sums them first.  Returns (the counter,
+    the warnings).  Progress: the bytes of the tasks done."""
     from distributed import as_completed
 
     futures = client.map(_dask_count, tasks, cls=cls, options=options, pure=False)
@@ -506,29 +509,30 @@ def _sum_on_dask(client, cls, options, tasks, sizes, report, split_every=8):
     total, done = sum(sizes), 0
     if report is not None:
         report("count", 0, total)
-    pending, ready = as_completed(futures), []
-    sums = []
+    counts = cls.core_class.counter(options.pattern)
+    warned, sums = [], []
+    pending = as_completed(futures)
     try:
-        for future in pending:
-            if future.status == "error":
-                future.result()  # raises the task's error
-            if future.key in size_of:
-                done += size_of[future.key]
-                if report is not None:
-                    report("count", done, total)
-            ready.append(future)
-            if len(ready) >= split_every:
-                step = client.submit(_dask_add, cls, options.pattern, ready, pure=False)
+        for batch in pending.batches():
+            for future in batch:
+                if future.status == "error":
+                    future.result()  # raises the task's error
+                if future.key in size_of:
+                    done += size_of[future.key]
+                    if report is not None:
+                        report("count", done, total)
+            if len(batch) > 1 and not pending.is_empty():
+                step = client.submit(_dask_add, cls, options.pattern, batch, pure=False)
                 sums.append(step)
                 pending.add(step)
-                ready = []
-        if not ready:
-            return None, []  # no input
-        while len(ready) > 1:
-            ready = [client.submit(_dask_add, cls, options.pattern, ready[i:i + split_every],
-                                   pure=False) for i in range(0, len(ready), split_every)]
-            sums += ready
-        return ready[0].result()
+                continue
+            for future in batch:
+                packed, more = future.result()
+                future.release()
+                counts.add_packed(packed)
+                del packed
+                warned += [w for w in more if w not in warned]
+        return counts, warned
     finally:
         client.cancel(futures + sums)
 
@@ -537,7 +541,9 @@ def _encoded_on_dask(client, tok, jobs, owners, ranges, options, window):
     """Yield the parts of each job in order, encoded by the workers: at most
     `window` tasks are submitted and not yet written (their ids wait on the
     workers).  A gzip source's range gets its inflated size."""
-    tok_future = client.scatter(tok, broadcast=True, hash=False)
+    # the model once, as a task's result: a worker that dies with it makes Dask compute it
+    # again from the task (scattered data would be lost with the last worker holding it)
+    tok_future = client.submit(_itself, tok, pure=False)
     ahead = _collections.deque()
     following = 0
     try:

@@ -32,7 +32,7 @@ CHUNK = 8192
 def client():
     """A cluster of two worker threads in this process: quick to start."""
     c = distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
-                           dashboard_address=None, silence_logs=logging.CRITICAL)
+                           dashboard_address=":0", silence_logs=logging.CRITICAL)
     try:
         yield c
     finally:
@@ -231,11 +231,19 @@ def test_cli_on_a_local_cluster(corpus, tmp_path):
     assert _files(tmp_path / "dask") == _files(tmp_path / "one")
 
 
+def _slow(paths):
+    """The paths as slow:// URLs: each worker's read of a chunk takes a quarter second."""
+    import slow_files
+
+    slow_files.register()
+    return [f"slow://{os.path.abspath(p)}" for p in paths]
+
+
 @pytest.fixture
 def processes():
     """A cluster of two worker processes (each restarted by its nanny when killed)."""
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
+                                       dashboard_address=":0", silence_logs=logging.CRITICAL)
     c = distributed.Client(cluster)
     try:
         c.wait_for_workers(2, timeout=120)
@@ -248,15 +256,15 @@ def processes():
 def _killer(client, when):
     """A progress callback that SIGKILLs a worker process running a task, once `when` of
     the bytes are done; its `killed` lists (done, total) then, its `pid` the process."""
-    pids = client.run(os.getpid)  # address -> pid
-
     def progress(phase, done, total):
         if phase not in ("count", "encode") or killed or not done or done < when * total:
             return
-        busy = sorted(a for a, keys in client.processing().items() if keys)
-        if busy:  # (one busy now: its task is lost with it)
+        # one running a task (each reads through slow://, so it is still running when the
+        # signal arrives): that task is lost with it
+        n, busy = max((len(keys), a) for a, keys in client.processing().items())
+        if n:
             killed.append((done, total))
-            progress.pid = pids[busy[0]]
+            progress.pid = client.run(os.getpid, workers=[busy])[busy]
             os.kill(progress.pid, signal.SIGKILL)
 
     killed = []
@@ -270,8 +278,8 @@ def test_a_worker_killed_mid_count_is_retried(processes, corpus):
 
     texts, _ = corpus
     progress = _killer(processes, 0.1)
-    tok = bpe_fallback.Tokenizer.train_files(texts, VOCAB, special_tokens=[EOT], dask=processes,
-                                             chunk_size=2048, progress=progress)
+    tok = bpe_fallback.Tokenizer.train_files(_slow(texts), VOCAB, special_tokens=[EOT],
+                                             dask=processes, chunk_size=8192, progress=progress)
     done, total = progress.killed[0]
     assert done < total  # killed mid-run: the rest ran on (and was retried by) the other
     assert progress.pid not in processes.run(os.getpid).values()
@@ -285,8 +293,8 @@ def test_a_worker_killed_mid_encode_is_retried(processes, corpus, tmp_path):
     texts, jsonl = corpus
     tok = bpe_fallback.Tokenizer.train_files(texts, VOCAB, special_tokens=[EOT])
     progress = _killer(processes, 0.2)
-    tok.encode_files(texts + jsonl, tmp_path / "dask.bin", eot=EOT, allowed_special="all",
-                     dask=processes, chunk_size=2048, progress=progress)
+    tok.encode_files(_slow(texts + jsonl), tmp_path / "dask.bin", eot=EOT, allowed_special="all",
+                     dask=processes, chunk_size=8192, progress=progress)
     assert progress.killed[0][0] < progress.killed[0][1]
     tok.encode_files(texts + jsonl, tmp_path / "one.bin", eot=EOT, allowed_special="all")
     assert (tmp_path / "dask.bin").read_bytes() == (tmp_path / "one.bin").read_bytes()
@@ -306,17 +314,18 @@ def test_a_worker_killed_past_retries_fails_cleanly(corpus, tmp_path):
     before = _files(tmp_path)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=logging.CRITICAL)
+                                           dashboard_address=":0", silence_logs=logging.CRITICAL)
         client = distributed.Client(cluster)
     try:
         client.wait_for_workers(2, timeout=120)
         progress = _killer(client, 0.1)
         with pytest.raises(RuntimeError, match=r"the Dask cluster failed: KilledWorker.*nothing"):
-            tok.encode_files(texts + jsonl, tmp_path / "train.bin", eot=EOT,
-                             allowed_special="all", dask=client, chunk_size=2048,
+            tok.encode_files(_slow(texts + jsonl), tmp_path / "train.bin", eot=EOT,
+                             allowed_special="all", dask=client, chunk_size=8192,
                              progress=progress)
+        assert progress.killed
         with pytest.raises(RuntimeError, match=r"the Dask cluster failed: KilledWorker"):
-            bpe_fallback.Tokenizer.train_files(texts, VOCAB, dask=client, chunk_size=2048,
+            bpe_fallback.Tokenizer.train_files(_slow(texts), VOCAB, dask=client, chunk_size=8192,
                                                progress=_killer(client, 0.1))
     finally:
         client.close()
