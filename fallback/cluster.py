@@ -192,12 +192,14 @@ def _cuts(source, chunk_size, cut_re):
         return _ranges(f, source.size, 0, source.size, chunk_size, cut_re)
 
 
-def _default_chunk(sources, client, chunk_size):
-    """About four chunks per worker thread, of 1 to 64 MB: each task's text
-    and counts (or ids) are what a worker holds."""
+def _default_chunk(sources, client, chunk_size, per_thread=4, least=1 << 20):
+    """About `per_thread` chunks per worker thread, of `least` to 64 MB: each
+    task's text and counts (or ids) are what a worker holds.  (Counting: few
+    tasks, few counts to add; encoding: more, for the ids to come back in a
+    steady stream.)"""
     if chunk_size is None:
         total = sum(s.size for s in sources)
-        return min(max(total // (4 * _threads(client)), 1 << 20), 1 << 26)
+        return min(max(total // (per_thread * _threads(client)), least), 1 << 26)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
     return chunk_size
@@ -451,7 +453,7 @@ class _ClusterWork:
                 if outs[1] == outs[0]:
                     raise ValueError(f"the validation output is the output {outs[0]}")
                 _check_distinct([outs[0], outs[0] + ".json", outs[1], outs[1] + ".json"])
-            chunk_size = _default_chunk(sources, client, chunk_size)
+            chunk_size = _default_chunk(sources, client, chunk_size, 8, 1 << 22)
             try:
                 sides = self._dask_sides(client, sources, options.val)
                 jobs, owners, ranges = self._plan_on_dask(sources, chunk_size, options, sides)
