@@ -217,11 +217,16 @@ def _run(*args, timeout=180):
 @pytest.mark.slow
 def test_cli_on_a_local_cluster(corpus, tmp_path):
     texts, _ = corpus
-    for flags, name in ((["--dask", "local:2"], "dask"), ([], "one")):
-        r = _run("train", *texts, "--vocab-size", VOCAB, "--special", EOT, "-o",
-                 tmp_path / f"{name}.bpe", *flags)
+    runs = {}
+    for flags, name in ((["--dask", "local:2", "--progress"], "dask"), ([], "one")):
+        runs[name] = r = _run("train", *texts, "--vocab-size", VOCAB, "--special", EOT, "-o",
+                              tmp_path / f"{name}.bpe", *flags)
         assert r.returncode == 0, r.stderr
         assert ("cluster      Dask, 2 workers" in r.stdout) == bool(flags)
+    # progress on stderr, as without a cluster: the bytes the workers counted, then the merges
+    size = sum(os.path.getsize(p) for p in texts)  # (a gzip file's: its own bytes)
+    assert f"counted {size:,} bytes in" in runs["dask"].stderr, runs["dask"].stderr
+    assert f"learned {VOCAB - 257} merges" in runs["dask"].stderr
     assert (tmp_path / "dask.bpe").read_bytes() == (tmp_path / "one.bpe").read_bytes()
     for flags, name in ((["--dask", "local:2"], "dask"), ([], "one")):
         r = _run("encode", "-t", tmp_path / "one.bpe", *texts, "--eot", EOT, "--allowed-special",
