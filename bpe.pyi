@@ -197,7 +197,8 @@ class Tokenizer:
                     pattern: _PatternSpec | None = "gpt2", special_tokens: Sequence[str] = (),
                     min_frequency: int = 2, max_token_bytes: int | None = None,
                     progress: _Progress = False, jsonl: bool | None = None,
-                    text_field: str = "text", tie_break: _TieBreak = "bytes") -> Tokenizer: ...
+                    text_field: str = "text", tie_break: _TieBreak = "bytes",
+                    dask: Any = None) -> Tokenizer: ...
     @classmethod
     def train_from_counts(cls, counts: Mapping[bytes | str, int], vocab_size: int, *,
                           pattern: _PatternSpec | None = "gpt2", special_tokens: Sequence[str] = (),
@@ -279,6 +280,7 @@ class Tokenizer:
         val_fraction: float | None = None,
         val_out: _Path | None = None,
         seed: int = 0,
+        dask: Any = None,
     ) -> dict[str, Any]: ...
     # tokens=: tiktoken's keyword for ids
     def decode(self, ids: Iterable[int] = ..., errors: str = "replace", *,

@@ -63,6 +63,7 @@ LAYERS = [
     "cutting",
     "workers",
     "corpus",
+    "cluster",
     "api",
     "cli",
 ]

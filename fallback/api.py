@@ -3,6 +3,7 @@ functions of tiktoken's API."""
 
 from __future__ import annotations as _annotations
 
+from .cluster import _ClusterWork
 from .corpus import _CorpusWork
 from .huggingface import _FileFormats
 from .registry import _forget_built, _patch
@@ -69,7 +70,7 @@ def patch_tiktoken(tokenizer_class=None):
     _patch(base)
 
 
-class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork):
+class Tokenizer(_TokenizerBase, _TiktokenMethods, _FileFormats, _CorpusWork, _ClusterWork):
     """A byte-level BPE tokenizer: a pre-tokenization pattern, mergeable tokens
     (bytes -> id), the ordered merges and special tokens (str -> id).
 

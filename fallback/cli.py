@@ -9,6 +9,7 @@ import time as _time
 import warnings as _warnings
 
 from .api import Tokenizer
+from .cluster import _Cluster, _input_bytes
 from .corpus import _DTYPES, _check_same_model, _ids_dtype, _val_path
 from .cutting import _LINE_CUT, _Inflated, _ranges, read_jsonl
 from .files import (
@@ -65,6 +66,11 @@ def _cli_parser():
                        help="no summary, no automatic progress")
         c.add_argument("--progress", action="store_true",
                        help="show progress on stderr even when it is not a terminal")
+        c.add_argument("--dask", metavar="ADDRESS",
+                       help="run on a Dask cluster (pip install bpe[dask]): a scheduler's address "
+                            "(tcp://host:8786) or scheduler file, or local[:N] for N worker "
+                            "processes here; INPUTs may be fsspec URLs (s3://...). The same "
+                            "output as without it")
     return p
 
 
@@ -423,6 +429,57 @@ class _Spooled:
         return False
 
 
+def _check_dask_options(args):
+    """--dask with what it cannot take: one line, before any work."""
+    if args.dask is None:
+        return
+    if "-" in args.inputs:
+        raise _Usage("--dask: the cluster's workers cannot read standard input (-): write it to "
+                     "a file they can read")
+    if args.workers is not None:
+        raise _Usage("--workers counts this machine's workers: with --dask the cluster's "
+                     "workers do the work (local:N starts N here)")
+
+
+class _cli_inputs:
+    """``with _cli_inputs(args) as (paths, client)``: without --dask, the
+    inputs with standard input spooled and gzip files inflated (their sizes
+    are the text's), client None; with it, the inputs as given (the workers
+    read them) and a client of the cluster, closed at the end."""
+
+    def __init__(self, args):
+        self.args, self.stack = args, None
+
+    def __enter__(self):
+        import contextlib
+
+        self.stack = contextlib.ExitStack()
+        try:
+            if self.args.dask is not None:
+                client = self.stack.enter_context(_Cluster(self.args.dask))
+                return list(self.args.inputs), client
+            paths = self.stack.enter_context(_Spooled(self.args.inputs))
+            if self.args.command == "train":
+                paths = self.stack.enter_context(_Inflated(paths))
+            return paths, None
+        except BaseException:
+            self.stack.close()
+            raise
+
+    def __exit__(self, *exc):
+        return self.stack.__exit__(*exc)
+
+
+def _cluster_rows(client):
+    """The summary's row about the Dask cluster (none without one)."""
+    if client is None:
+        return []
+    threads = client.nthreads()
+    n, total = len(threads), sum(threads.values())
+    return [("cluster", f"Dask, {n} worker{'s' * (n != 1)} ({total} thread{'s' * (total != 1)}) "
+                        f"at {client.scheduler.address}")]
+
+
 def _show_progress(args):
     return ProgressBar() if args.progress or (not args.quiet and _isatty(_sys.stderr)) else None
 
@@ -433,7 +490,8 @@ def _cli_train(args, mod):
     least = 256 + len(args.special)
     _check_counts(args, least)
     out = args.output or _FORMATS[args.format]
-    for path in args.inputs:
+    _check_dask_options(args)
+    for path in args.inputs if args.dask is None else ():  # (the cluster's: paths or URLs)
         _check_input(path)
     for path in args.eval:
         _check_input(path, "eval file")
@@ -446,18 +504,20 @@ def _cli_train(args, mod):
     mod.Tokenizer.train("", least, **options)  # the library checks the options first (instant)
     workers = args.workers or _os.cpu_count() or 1
     phases = _Phases(_show_progress(args))
-    with _Spooled(args.inputs) as paths, _Inflated(paths) as paths:  # sizes: inflated ones
-        size = sum(_os.path.getsize(p) for p in paths)
+    with _cli_inputs(args) as (paths, client):
+        size = (sum(_os.path.getsize(p) for p in paths) if client is None  # inflated ones
+                else _input_bytes(paths))
         start = _time.perf_counter()
-        tok = mod.Tokenizer.train_files(paths, args.vocab_size, workers=workers, progress=phases,
-                                        jsonl=True if args.jsonl else None,
-                                        text_field=args.text_field, **options)
+        tok = mod.Tokenizer.train_files(paths, args.vocab_size,
+                                        workers=workers if client is None else None,
+                                        progress=phases, jsonl=True if args.jsonl else None,
+                                        text_field=args.text_field, dask=client, **options)
         took = _time.perf_counter() - start
         _make_parent(out)
         written = _save_as(tok, out, args.format)
         if args.quiet:
             return 0
-        rows = _train_summary(args, mod, tok, paths, phases, size, start, took)
+        rows = _train_summary(args, mod, tok, paths, phases, size, start, took, client)
     rows.append(("wrote", f"{', '.join(written)} ({args.format})"))
     for key, value in rows:
         print(f"{key:<12} {value}")
@@ -466,17 +526,19 @@ def _cli_train(args, mod):
     return 0
 
 
-def _train_summary(args, mod, tok, paths, phases, size, start, took):
+def _train_summary(args, mod, tok, paths, phases, size, start, took, client=None):
     """The rows of bpe train's summary: what was trained on, what was
-    learned, how long it took, and the compression on the training text and
-    on each --eval file."""
+    learned, how long it took, and the compression on the training text
+    (not read here when a cluster read it) and on each --eval file."""
     least = 256 + len(args.special)
-    nbytes, ntokens, whole = _measure(tok, paths, jsonl=args.jsonl, text_field=args.text_field)
+    if client is None:
+        nbytes, ntokens, whole = _measure(tok, paths, jsonl=args.jsonl,
+                                          text_field=args.text_field)
     evals = [(path, *_measure(tok, [path])) for path in args.eval]
     names = ["standard input" if p == "-" else p for p in args.inputs]
     names = names[:3] + ([f"... ({len(names) - 3} more)"] if len(names) > 3 else [])
     n_target, n_merges = args.vocab_size - least, len(tok.merges)
-    rows = [("backend", mod.BACKEND),
+    rows = [("backend", mod.BACKEND)] + _cluster_rows(client) + [
             ("corpus", f"{', '.join(names)} ({_fmt_bytes(size)}"
                        f"{f', {len(paths)} files' if len(paths) > 1 else ''})")]
     if phases.pretokens is not None:
@@ -498,10 +560,12 @@ def _train_summary(args, mod, tok, paths, phases, size, start, took):
     def ratio(b, t):
         return f"{b / t:.2f} bytes per token" if t else "no tokens"
 
-    part = "the training text" if whole else f"the first {_fmt_bytes(nbytes)} of the training text"
-    if args.jsonl:
-        part = part.replace("the training text", "the records' texts")
-    rows.append(("compression", f"{ratio(nbytes, ntokens)} on {part} ({ntokens:,} tokens)"))
+    if client is None:
+        part = ("the training text" if whole
+                else f"the first {_fmt_bytes(nbytes)} of the training text")
+        if args.jsonl:
+            part = part.replace("the training text", "the records' texts")
+        rows.append(("compression", f"{ratio(nbytes, ntokens)} on {part} ({ntokens:,} tokens)"))
     for path, b, t, full in evals:
         rows.append(("eval", f"{ratio(b, t)} on {path} ({t:,} tokens"
                              f"{'' if full else f', first {_fmt_bytes(b)}'})"))
@@ -680,7 +744,8 @@ def _val_fraction(args):
 def _cli_encode(args, mod):
     _check_counts(args, None)
     val_fraction = _val_fraction(args)
-    for path in args.inputs:
+    _check_dask_options(args)
+    for path in args.inputs if args.dask is None else ():  # (the cluster's: paths or URLs)
         _check_input(path)
     read = args.inputs + _tokenizer_files(args.tokenizer)
     _check_output(args.output, read, outputs=[args.output, args.output + ".json"])
@@ -696,12 +761,11 @@ def _cli_encode(args, mod):
                    workers=args.workers, val_fraction=val_fraction, seed=args.seed)
     for path in [args.output] + ([val_out] if val_out is not None else []):
         _make_parent(path)
-    with _Spooled(args.inputs) as paths:
-        size = sum(_os.path.getsize(p) for p in paths)
+    with _cli_inputs(args) as (paths, client):
         start = _time.perf_counter()
         try:
             meta = tok.encode_files(paths, args.output, progress=_show_progress(args) or False,
-                                    **options)
+                                    dask=client, **options)
         except ValueError as e:
             if "disallowed special token" not in str(e):
                 raise
@@ -711,6 +775,7 @@ def _cli_encode(args, mod):
             raise ValueError(f"{found}: pass --allowed-special TOKEN (or all) to encode it as "
                              f"the special token, or --ordinary to encode it as text") from None
         took = _time.perf_counter() - start
+        cluster = _cluster_rows(client)
     if args.quiet:
         return 0
     n, docs = meta["count"], len(meta["documents"])
@@ -722,9 +787,10 @@ def _cli_encode(args, mod):
         with open(val_out + ".json", encoding="utf-8") as f:
             val = json.load(f)
         n, docs = n + val["count"], docs + len(val["documents"])
-    rows = [("backend", mod.BACKEND),
+    rows = [("backend", mod.BACKEND)] + cluster + [
             ("tokenizer", f"{args.tokenizer} (vocab_size {tok.vocab_size:,})"),
-            ("inputs", f"{len(paths)} file{'s' * (len(paths) != 1)} ({_fmt_bytes(size)}), "
+            ("inputs", f"{len(meta['inputs'])} file{'s' * (len(meta['inputs']) != 1)} "
+                       f"({_fmt_bytes(size)}), "
                        f"{docs:,} document{'s' * (docs != 1)}"),
             ("ids", f"{n:,} {meta['dtype']}"
                     + (f" ({size / n:.2f} bytes per id)" if n else "")

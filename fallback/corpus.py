@@ -363,15 +363,15 @@ def _plan_encode(tok, inputs, jsonl, chunk_size, workers, threads=False, disallo
     return jobs, owners, ranges
 
 
-def _read_job(job, options):
+def _read_job(job, options, opener=open):
     """The documents of a job, read: ([text], None) for a text file's range;
     for JSON lines, (the records' texts, the ValueError of a bad line that
     ended them, or None)."""
     if job.kind != "jsonl":
-        return [_read_range(job.path, job.start, job.end)], None
+        return [_read_range(job.path, job.start, job.end, opener)], None
     texts = []
     try:
-        for text in read_jsonl(_read_bytes(job.path, job.start, job.end),
+        for text in read_jsonl(_read_bytes(job.path, job.start, job.end, opener),
                                text_field=options.text_field, name=job.path, offset=job.start):
             texts.append(text)
     except ValueError as e:
@@ -668,7 +668,7 @@ class _JobThreads:
 
 def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_special,
                   disallowed_special, workers, chunk_size, progress, val_fraction=None,
-                  val_out=None, seed=0):
+                  val_out=None, seed=0, dask=None):
     allowed, disallowed = tok._policy(allowed_special, disallowed_special)
     dtype = _ids_dtype(tok, dtype)
     eot = _eot_id(tok, eot)
@@ -678,6 +678,13 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         raise TypeError(f"jsonl must be None, True or False, not {jsonl!r}")
     val = _val_options(val_fraction, seed)
     report = _reporter(progress)
+    options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field, val)
+    if dask is not None:  # the cluster's workers encode (see _ClusterWork)
+        if workers is not None:
+            raise ValueError("workers counts this machine's workers: with dask, the cluster's "
+                             "workers encode")
+        return tok._encode_on_dask(dask, paths, out, val_out, jsonl, chunk_size, options, dtype,
+                                   (val_fraction, seed), report)
     inputs = _encode_inputs(paths)
     outs = _ids_outputs(out, val_out, val, inputs)
     inflated = _Inflated(p for p, _, _ in inputs)
@@ -688,38 +695,47 @@ def _encode_files(tok, paths, out, dtype, eot, jsonl, text_field, allowed_specia
         jobs, owners, ranges = _plan_encode(tok, inputs, jsonl, chunk_size, workers,
                                             threads and workers > 1, disallowed, val)
         ranges = [(inflated.name(p), a, b) for p, a, b in ranges]
-        options = _EncodeOptions(allowed, disallowed, eot, _DTYPES[dtype], text_field, val)
-        sizes = [job.end - job.start for job in jobs]
-        with FileSet() as publish:
-            # the arrays, then their sidecars, published together: a failure leaves the old set
-            modes = [(_existing_mode(path), _existing_mode(path + ".json")) for path in outs]
-            fds = [publish.open(path, mode) for path, (mode, _) in zip(outs, modes)]
-            files = [open(fd, "wb", closefd=False) for fd in fds]
+        return _write_encoded(tok, outs, owners, ranges, options, dtype, (val_fraction, seed),
+                              lambda: _encode_jobs(tok, jobs, options, workers),
+                              [job.end - job.start for job in jobs], report)
+
+
+def _write_encoded(tok, outs, owners, ranges, options, dtype, split, results, sizes, report):
+    """Write the arrays `outs` (the train array, and the validation one with
+    a split) from `results()`, the jobs' results in order (an iterator that
+    is closed at the end: workers on this machine, or a Dask cluster's), and
+    their sidecars, published together: a failure leaves the old set.
+    `split`: (val_fraction, seed).  Returns the sidecar of the first."""
+    val, (val_fraction, seed) = options.val, split
+    with FileSet() as publish:
+        modes = [(_existing_mode(path), _existing_mode(path + ".json")) for path in outs]
+        fds = [publish.open(path, mode) for path, (mode, _) in zip(outs, modes)]
+        files = [open(fd, "wb", closefd=False) for fd in fds]
+        try:
+            results = results()
             try:
-                results = _encode_jobs(tok, jobs, options, workers)
-                try:
-                    written = _write_ids(files, owners, len(ranges),
-                                         _reported(results, sizes, report, "encode"))
-                finally:
-                    # an error or Ctrl-C here, not in the generator: stop its workers now, not
-                    # when it is collected (maybe at exit, with the threads that starts frozen)
-                    results.close()
-                for f in files:
-                    f.flush()
+                written = _write_ids(files, owners, len(ranges),
+                                     _reported(results, sizes, report, "encode"))
             finally:
-                for f in files:
-                    f.close()
-            by = None
-            if val is not None:
-                written, by = _split_sides(fds, written, _DTYPES[dtype], val_fraction, seed, outs)
-            metas = _ids_metas(tok, dtype, eot, ranges, written)
-            if val is not None:
-                for meta, name in zip(metas, ("train", "val")):
-                    meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed,
-                                     "by": by}
-            for path, meta, (_, mode) in zip(outs, metas, modes):
-                publish.text(path + ".json", _sidecar_text(meta), mode, describes=True)
-            publish.publish()
+                # an error or Ctrl-C here, not in the generator: stop its workers now, not
+                # when it is collected (maybe at exit, with the threads that starts frozen)
+                results.close()
+            for f in files:
+                f.flush()
+        finally:
+            for f in files:
+                f.close()
+        by = None
+        if val is not None:
+            written, by = _split_sides(fds, written, options.itemsize, val_fraction, seed, outs)
+        metas = _ids_metas(tok, dtype, options.eot, ranges, written)
+        if val is not None:
+            for meta, name in zip(metas, ("train", "val")):
+                meta["split"] = {"part": name, "val_fraction": val_fraction, "seed": seed,
+                                 "by": by}
+        for path, meta, (_, mode) in zip(outs, metas, modes):
+            publish.text(path + ".json", _sidecar_text(meta), mode, describes=True)
+        publish.publish()
     return metas[0]
 
 
@@ -905,7 +921,7 @@ class _CorpusWork:
     @classmethod
     def train_files(cls, paths, vocab_size, *, workers=None, chunk_size=None, pattern="gpt2",
                     special_tokens=(), min_frequency=2, max_token_bytes=None, progress=False,
-                    jsonl=None, text_field="text", tie_break="bytes"):
+                    jsonl=None, text_field="text", tie_break="bytes", dask=None):
         """Train on UTF-8 files: large files are read in chunks cut where no
         pre-token can change and counted by `workers` workers (default: the
         CPUs): threads of this process with the compiled core, worker
@@ -917,18 +933,31 @@ class _CorpusWork:
         one document (the merges of ``train(texts)``).  A ``.jsonl`` or
         ``.ndjson`` file read as text (the default, ``jsonl=None``) warns;
         ``jsonl=False`` reads it as text quietly.  ``tie_break``: as for
-        ``train``."""
+        ``train``.
+
+        ``dask``: a ``distributed.Client``, or an address (``"local:N"``, a
+        scheduler's): the cluster's workers count, reading paths or fsspec
+        URLs; this process receives the counts and merges (the same merges).
+        See docs/dask.md."""
         pattern, specials = cls._train_options(vocab_size, pattern, special_tokens, min_frequency,
                                                max_token_bytes, tie_break)
         progress = _reporter(progress)
-        counts = _count_files(cls.core_class, paths, _CountOptions(pattern, specials, text_field),
-                              workers, chunk_size, progress, jsonl)
+        options = _CountOptions(pattern, specials, text_field)
+        if dask is not None:
+            if workers is not None:
+                raise ValueError("workers counts this machine's workers: with dask, the "
+                                 "cluster's workers count")
+            counts = cls._count_on_dask(dask, paths, options, chunk_size, progress, jsonl)
+        else:
+            counts = _count_files(cls.core_class, paths, options, workers, chunk_size, progress,
+                                  jsonl)
         return cls._train_counts(counts, vocab_size, pattern, specials, min_frequency,
                                  max_token_bytes, progress, tie_break=tie_break)
 
     def encode_files(self, paths, out, *, dtype=None, eot=None, jsonl=None, text_field="text",
                      allowed_special=_NONE_ALLOWED, disallowed_special="all", workers=None,
-                     chunk_size=None, progress=False, val_fraction=None, val_out=None, seed=0):
+                     chunk_size=None, progress=False, val_fraction=None, val_out=None, seed=0,
+                     dask=None):
         """Encode a corpus into `out`, one flat little-endian array of ids
         (``uint16`` when every id fits, else ``uint32``; no header: what
         ``numpy.memmap(out, dtype=..., mode="r")`` reads), and write
@@ -968,6 +997,11 @@ class _CorpusWork:
         the set with one name; nothing is written then.  Returns the sidecar
         of `out`.
 
+        ``dask``: a ``distributed.Client``, or an address (``"local:N"``, a
+        scheduler's): the cluster's workers read (paths or fsspec URLs) and
+        encode the chunks; their ids come back in order and this process
+        writes the same files (see docs/dask.md).
+
         >>> import os, tempfile, array
         >>> tok = Tokenizer.from_merges([(b"h", b"i")], special_tokens=["<|endoftext|>"])
         >>> d = tempfile.mkdtemp()
@@ -984,4 +1018,4 @@ class _CorpusWork:
         """
         return _encode_files(self, paths, out, dtype, eot, jsonl, text_field, allowed_special,
                              disallowed_special, workers, chunk_size, progress, val_fraction,
-                             val_out, seed)
+                             val_out, seed, dask)

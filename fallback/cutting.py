@@ -15,15 +15,17 @@ from .programs import _cut_kind
 from .util import _check_int, _warn
 
 
-def _read_bytes(path, start, end):
-    with open(path, "rb") as f:
+def _read_bytes(path, start, end, opener=open):
+    """Bytes [start, end) of a file; `opener(path, "rb")` opens it (a Dask
+    worker's opener reads a remote file's range it fetched)."""
+    with opener(path, "rb") as f:
         f.seek(start)
         return f.read(end - start)
 
 
-def _read_range(path, start, end):
+def _read_range(path, start, end, opener=open):
     """The text of bytes [start, end) of a UTF-8 file (bad bytes -> U+FFFD, with a warning)."""
-    data = _read_bytes(path, start, end)
+    data = _read_bytes(path, start, end, opener)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -42,7 +44,7 @@ _CountJob = _collections.namedtuple("_CountJob", "path start end kind")
 _CountOptions = _collections.namedtuple("_CountOptions", "pattern specials text_field")
 
 
-def _job_texts(job, options):
+def _job_texts(job, options, opener=open):
     """The documents of a count job, a list per piece: a text file's range
     is read in pieces of about _COUNT_PIECE bytes cut where its pre-tokens do
     not change (as the jobs are), a JSON lines range in pieces of whole
@@ -50,21 +52,21 @@ def _job_texts(job, options):
     path, start, end, kind = job
     jsonl = kind == "jsonl"
     cut_re = _LINE_CUT if jsonl else _cut_kind(options.pattern, options.specials)
-    with open(path, "rb") as f:
+    with opener(path, "rb") as f:
         pieces = _ranges(f, end, start, end, _COUNT_PIECE, cut_re)
     for a, b in pieces:
         if jsonl:
-            yield list(read_jsonl(_read_bytes(path, a, b), text_field=options.text_field,
+            yield list(read_jsonl(_read_bytes(path, a, b, opener), text_field=options.text_field,
                                   name=path, offset=a))
         else:
-            yield [_read_range(path, a, b)]
+            yield [_read_range(path, a, b, opener)]
 
 
-def _count_job(job, options, core, counter):
+def _count_job(job, options, core, counter, opener=open):
     """Count the pre-tokens of bytes [start, end) of a file into `counter`
     (a core's)."""
     special_re = _special_regex(options.specials)
-    for texts in _job_texts(job, options):
+    for texts in _job_texts(job, options, opener):
         for text in texts:
             _count_into(counter, text, core.repair, special_re)
 

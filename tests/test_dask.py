@@ -3,7 +3,9 @@ Tokenizer.train_files (text files) and Tokenizer.train(documents) (JSON lines); 
 encoded on the cluster are exactly the array of Tokenizer.encode_files.
 
 Needs dask[distributed] (`pip install '.[dask]'`); skipped without it.  One local cluster
-of two worker processes serves the whole module."""
+of two worker processes serves the whole module.  The library does this work itself now
+(train_files(dask=...), encode_files(dask=...): tests/test_dask_cluster.py, in the quick
+loop); the script stays for its shards, so its tests are all slow."""
 
 import gzip
 import importlib.util
@@ -15,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.slow
 
 pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")

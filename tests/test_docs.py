@@ -34,7 +34,8 @@ RUN_BY_CI = ("pip install", "python -m pytest")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 CHECKER = doctest.OutputChecker()
 # what an example needs beyond the test extra: (a marker in its text, the modules it needs)
-EXTRAS = [("train_dask", ("distributed", "fsspec")), ("--plot", ("matplotlib",)),
+EXTRAS = [("train_dask", ("distributed", "fsspec")), ("--dask", ("distributed", "fsspec")),
+          ("--plot", ("matplotlib",)),
           ("distributed", ("distributed",)), ("transformers", ("transformers",))]
 
 
