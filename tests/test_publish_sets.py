@@ -1,13 +1,10 @@
 """A set of files is published as a set: encode_files' arrays with their validation split
-and sidecars, save_pretrained's transformers directory, tools/train_dask.py's shards with
-their index.  Every file is written before any is renamed into place; a failure on a later
-file (a full disk, simulated) or among the renames leaves the old set whole, byte for byte,
-with no temporary file behind, and no index lists a shard of another run."""
+and sidecars, save_pretrained's transformers directory.  Every file is written before any is
+renamed into place; a failure on a later file (a full disk, simulated) or among the renames
+leaves the old set whole, byte for byte, with no temporary file behind."""
 
 import errno
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -110,54 +107,3 @@ def test_save_pretrained_is_one_set(mod, tmp_path, monkeypatch, failure):
     assert hf.encode(DOCS[0]) == old.encode(DOCS[0])
 
 
-def load_dask_tool():
-    pytest.importorskip("dask")
-    pytest.importorskip("fsspec")
-    if "train_dask" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("train_dask",
-                                                      ROOT / "tools" / "train_dask.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["train_dask"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["train_dask"]
-
-
-@pytest.fixture
-def dask_in_this_thread():
-    """dask's local scheduler without its thread pool (nothing left running)."""
-    dask = pytest.importorskip("dask")
-    with dask.config.set(scheduler="synchronous"):
-        yield
-
-
-def test_dask_shards_and_their_index_are_one_set(mod, tmp_path, monkeypatch, dask_in_this_thread):
-    td = load_dask_tool()
-    paths = corpus(tmp_path)
-    out = tmp_path / "shards"
-    out.mkdir()
-    tok = mod.Tokenizer.train(DOCS, 300, special_tokens=[EOT])
-    index = td.encode_on_dask(paths, tok, str(out), eot=EOT, blocksize=2000)
-    assert len(index["shards"]) > 2
-    before = snapshot(out)
-    other = mod.Tokenizer.train(DOCS, 280, special_tokens=[EOT])
-    real, calls = td.encode_task, []
-
-    def encode_task(task, tok, shard, options):  # the third task fails (a full disk)
-        calls.append(shard)
-        if len(calls) == 3:
-            raise OSError(errno.ENOSPC, "No space left on device (simulated)")
-        return real(task, tok, shard, options)
-
-    with monkeypatch.context() as m:
-        m.setattr(td, "encode_task", encode_task)
-        with pytest.raises(OSError):
-            td.encode_on_dask(paths, other, str(out), eot=EOT, blocksize=2000)
-    assert snapshot(out) == before  # no new shard beside the old index, no staged one left
-    # a run with fewer shards: the index lists exactly its own, the old extra ones are gone
-    index = td.encode_on_dask(paths[:3], other, str(out), eot=EOT, blocksize=100000)
-    listed = {s["path"] for s in index["shards"]}
-    on_disk = {n for n in os.listdir(out) if n.endswith(".bin")}
-    assert listed == on_disk and len(listed) < len(before) // 2
-    joined = b"".join((out / s["path"]).read_bytes() for s in index["shards"])
-    other.encode_files(paths[:3], str(tmp_path / "whole.bin"), eot=EOT)
-    assert joined == (tmp_path / "whole.bin").read_bytes()
