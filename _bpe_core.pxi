@@ -1052,8 +1052,8 @@ cdef class Core:
         return names
 
     def encode_texts(self, texts, stop=()):
-        """[encode_text(t) for t in texts] (each text repaired, no special
-        tokens) up to the first text holding a str of `stop`, for
+        """[encode_text(t) for t in texts] (each text repaired here, no special
+        tokens) up to the first text holding a str of `stop` (once repaired), for
         encode_batch: one cache for all of them, the GIL held only to
         allocate each result's item array, and the references of all the
         results taken at the end, one update per distinct id."""
@@ -1076,6 +1076,7 @@ cdef class Core:
         stop = [as_str(name) for name in stop]
         done = []
         for text in texts:
+            text = _repair(text)
             if any([name in text for name in stop]):
                 break
             done.append(self.encode_text(text))
@@ -1114,7 +1115,11 @@ cdef class Core:
             while k0 < n:
                 k1 = k0 + TEXT_GROUP if k0 + TEXT_GROUP < n else n
                 for k in range(k0, k1):
-                    utf8_of(<str> texts[k], &u[k - k0])
+                    try:
+                        utf8_of(<str> texts[k], &u[k - k0])
+                    except UnicodeEncodeError:   # a surrogate: repaired, then again
+                        texts[k] = repaired_wide(texts[k])
+                        utf8_of(<str> texts[k], &u[k - k0])
                 stop_at = k1
                 with nogil:
                     ids.len = 0

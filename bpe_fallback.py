@@ -3351,7 +3351,8 @@ class CoreProtocol(_typing.Protocol):
         """The ids of text: its pre-tokens, each merged by rank (encode's unit of work)."""
 
     def encode_texts(self, texts: Iterable[str], stop: Iterable[str] = ()) -> list[list[int]]:
-        """encode_text of each text up to the first holding a str of `stop`: encode_batch's."""
+        """encode_text of each text (repaired) up to the first holding a str of `stop`:
+        encode_batch's."""
 
     def scan_ids(self, text: str) -> Sequence[int]:
         """encode_text's ids as a sequence for join_ids: a long text's piece on a thread."""
@@ -3590,6 +3591,7 @@ class Core:
         out = []
         stop = _stop_names(stop)
         for text in texts:
+            text = _repair(text)
             if any(name in text for name in stop):
                 break
             out.append(self.encode_pieces(self._split(text)))
@@ -5022,8 +5024,21 @@ class _TokenizerBase:
         encode raises for texts[i]) for the first text that fails: the texts
         before it are encoded, those after it not."""
         allowed, disallowed = policy
-        repair = self._core.repair
         core_looks = self._core_looks(allowed, disallowed)
+        if core_looks and not allowed:   # the core repairs and looks: one call for the block
+            try:
+                done = self._core.encode_texts(texts[start:end], tuple(disallowed))
+            except Exception:  # noqa: BLE001 - a bad text: the way below finds which
+                pass
+            else:
+                results[start : start + len(done)] = done
+                if start + len(done) < end:   # that text holds a disallowed special token
+                    try:
+                        self._stopped(self._core.repair(texts[start + len(done)]), disallowed)
+                    except ValueError as e:
+                        return start + len(done), e
+                return None
+        repair = self._core.repair
         ready, failed = [], None
         for i in range(start, end):
             try:

@@ -162,7 +162,8 @@ class CoreProtocol(_typing.Protocol):
         """The ids of text: its pre-tokens, each merged by rank (encode's unit of work)."""
 
     def encode_texts(self, texts: Iterable[str], stop: Iterable[str] = ()) -> list[list[int]]:
-        """encode_text of each text up to the first holding a str of `stop`: encode_batch's."""
+        """encode_text of each text (repaired) up to the first holding a str of `stop`:
+        encode_batch's."""
 
     def scan_ids(self, text: str) -> Sequence[int]:
         """encode_text's ids as a sequence for join_ids: a long text's piece on a thread."""
@@ -401,6 +402,7 @@ class Core:
         out = []
         stop = _stop_names(stop)
         for text in texts:
+            text = _repair(text)
             if any(name in text for name in stop):
                 break
             out.append(self.encode_pieces(self._split(text)))

@@ -589,8 +589,21 @@ class _TokenizerBase:
         encode raises for texts[i]) for the first text that fails: the texts
         before it are encoded, those after it not."""
         allowed, disallowed = policy
-        repair = self._core.repair
         core_looks = self._core_looks(allowed, disallowed)
+        if core_looks and not allowed:   # the core repairs and looks: one call for the block
+            try:
+                done = self._core.encode_texts(texts[start:end], tuple(disallowed))
+            except Exception:  # noqa: BLE001 - a bad text: the way below finds which
+                pass
+            else:
+                results[start : start + len(done)] = done
+                if start + len(done) < end:   # that text holds a disallowed special token
+                    try:
+                        self._stopped(self._core.repair(texts[start + len(done)]), disallowed)
+                    except ValueError as e:
+                        return start + len(done), e
+                return None
+        repair = self._core.repair
         ready, failed = [], None
         for i in range(start, end):
             try:
