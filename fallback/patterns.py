@@ -362,13 +362,15 @@ def _pipeline_split(pipeline):
 _LINE_CUTS = {}
 
 
-def _line_cut(kind):
+def _line_cut(kind, last=False):
     """The custom patterns' cut, between an ASCII letter or digit and a line
-    feed, as a regex over `kind` (bytes or str); compiled at first use."""
-    if kind not in _LINE_CUTS:
-        text = r"[0-9A-Za-z](?=\n)"
-        _LINE_CUTS[kind] = _regex.compile(text.encode("ascii") if kind is bytes else text)
-    return _LINE_CUTS[kind]
+    feed, as a regex over `kind` (bytes or str); compiled at first use.
+    `last`: one that searches from the end (its match is the last cut)."""
+    key = (kind, last)
+    if key not in _LINE_CUTS:
+        text = ("(?r)" if last else "") + r"[0-9A-Za-z](?=\n)"
+        _LINE_CUTS[key] = _regex.compile(text.encode("ascii") if kind is bytes else text)
+    return _LINE_CUTS[key]
 
 
 def _special_regex(specials):

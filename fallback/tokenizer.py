@@ -680,7 +680,7 @@ class _TokenizerBase:
         longest = max((len(s) for s in allowed | disallowed), default=1)
         split_pretokens = self._pattern in _FILE_CUTS   # (what encode_prefix reads)
         if not split_pretokens and _cut_kind(self._pattern, tuple(self._specials)) is not None:
-            split_pretokens = _line_cut(str)   # a custom pattern cut at line feeds
+            split_pretokens = _line_cut(str, last=True)   # a custom pattern cut at line feeds
         parts, size = [], 0
         checked = 0  # the window's first `checked` characters were searched for disallowed ones
         block = self._STREAM_BLOCK
@@ -736,8 +736,9 @@ class _TokenizerBase:
         certain, as are pre-tokens of a named pattern that end
         _STREAM_MARGIN characters before the end of their piece: none of
         those patterns looks further ahead.  `split_pretokens` may instead be
-        the regex of a custom pattern's file cuts (see _custom_cut): then the
-        text is cut at the last of those before that limit."""
+        the regex of a custom pattern's file cuts (see _custom_cut), searching
+        from the end: then the text is cut at the last of those before that
+        limit."""
         limit = len(text) - longest - self._STREAM_MARGIN
         out = []
         if limit <= 0:
@@ -750,9 +751,9 @@ class _TokenizerBase:
                     break
                 start = m.end()
         limit = min(limit, end - self._STREAM_MARGIN)
-        if split_pretokens is not True and limit > start:   # a custom pattern's cuts
-            cuts = split_pretokens.finditer(text, start, limit) if split_pretokens else ()
-            start = max((m.end() for m in cuts), default=start)
+        if split_pretokens is not True and limit > start:   # a custom pattern's last cut
+            m = split_pretokens.search(text, start, limit) if split_pretokens else None
+            start = m.end() if m is not None else start
             return start, self._encode_allowed(text[:start], allowed, out)
         out = self._encode_allowed(text[:start], allowed, out)
         if not split_pretokens or limit <= start:
