@@ -2868,29 +2868,35 @@ def _apply_merge(w, a, b):
 # ==========================================================================================
 
 
-def _bpe_short(ids, pair_rank, rank_pair, rank_id):
-    """Merge the lowest-ranked adjacent pair, every non-overlapping occurrence
-    left to right, until none is left.  Quadratic; for short pre-tokens."""
+_NO_RANK = 1 << 62   # above every merge rank: the pair of a place that merges no more
+
+
+def _bpe_short(ids, pair_rank, rank_id):
+    """Merge the lowest-ranked adjacent pair, the leftmost of equals, one pair
+    at a time, until none is left.  For merges that replay in order this is
+    every occurrence of a pair left to right (the same ids); where a token is
+    made by several merges (a tokenizer.json that lists every split of every
+    token) or a merge joins a token only a later merge makes (tiktoken's rule
+    on a rank table where a token's lower-ranked pieces are three or more but
+    a higher-ranked token rejoins them: 90 of Llama 3's), one pair at a time
+    is the meaning tiktoken and tokenizers give them.  The ranks of
+    the adjacent pairs live in a list that min() and index() scan in C, two
+    of them looked up again per merge: quadratic, but cheap for pre-tokens
+    up to _SHORT symbols; longer ones go to _bpe_long."""
     get = pair_rank.get
-    while len(ids) > 1:
-        best = None
-        for pair in zip(ids, ids[1:]):
-            r = get(pair)
-            if r is not None and (best is None or r < best):
-                best = r
-        if best is None:
+    ranks = list(map(get, zip(ids, ids[1:]), _itertools.repeat(_NO_RANK)))
+    while ranks:
+        r = min(ranks)
+        if r == _NO_RANK:
             break
-        a, b = rank_pair[best]
-        new = rank_id[best]
-        out, i, n = [], 0, len(ids)
-        while i < n:
-            if i + 1 < n and ids[i] == a and ids[i + 1] == b:
-                out.append(new)
-                i += 2
-            else:
-                out.append(ids[i])
-                i += 1
-        ids = out
+        i = ranks.index(r)
+        new = rank_id[r]
+        ids[i] = new
+        del ids[i + 1], ranks[i]
+        if i:
+            ranks[i - 1] = get((ids[i - 1], new), _NO_RANK)
+        if i < len(ranks):
+            ranks[i] = get((new, ids[i + 1]), _NO_RANK)
     return ids
 
 
@@ -2953,9 +2959,54 @@ def _stop_names(stop):
     return stop
 
 
-_SHORT = 48            # pre-tokens up to this many bytes use _bpe_short
-_CACHE_SIZE = 1 << 16  # pre-token -> ids entries before the cache is cleared
-_CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
+_SHORT = 40              # pre-tokens up to this many bytes use _bpe_short
+_CACHE_SIZE = 1 << 16    # pre-token -> ids entries before the cache is cleared
+_CACHE_MAX_LEN = 256     # longer pre-tokens are not cached
+_CACHE_CHARS = 1 << 21   # characters of cached pre-tokens before the cache is cleared
+
+
+def _merge_ids(ids, pair_rank, rank_id):
+    """The ids of a pre-token's symbols (a fresh list) merged by rank."""
+    if len(ids) <= _SHORT:
+        return _bpe_short(ids, pair_rank, rank_id)
+    return _bpe_long(ids, pair_rank, rank_id)
+
+
+class _PieceCache(dict):
+    """pre-token (str) -> its ids: a miss (__missing__) encodes the
+    pre-token's UTF-8 and merges it, and keeps the result if the pre-token is
+    at most _CACHE_MAX_LEN characters.  Bounded: cleared when it holds
+    _CACHE_SIZE entries or _CACHE_CHARS characters of pre-tokens.  Looked up
+    by map(cache.__getitem__, pieces), a pre-token seen before costs no
+    Python-level call at all."""
+
+    __slots__ = ("_token_id", "_byte_id", "_pair_rank", "_rank_id", "_chars")
+
+    def __init__(self, encoder, byte_ids, pair_rank, rank_id):
+        super().__init__()
+        self._token_id = encoder.get
+        self._byte_id = None if byte_ids == list(range(256)) else byte_ids.__getitem__
+        self._pair_rank = pair_rank
+        self._rank_id = rank_id
+        self._chars = 0
+
+    def __missing__(self, piece):
+        data = piece.encode("utf-8")
+        i = self._token_id(data)
+        if i is not None:
+            ids = [i]
+        else:
+            byte_id = self._byte_id
+            ids = _merge_ids(list(data) if byte_id is None else list(map(byte_id, data)),
+                             self._pair_rank, self._rank_id)
+        n = len(piece)
+        if n <= _CACHE_MAX_LEN:
+            if len(self) >= _CACHE_SIZE or self._chars + n > _CACHE_CHARS:
+                self.clear()
+                self._chars = 0
+            self._chars += n
+            self[piece] = ids
+        return ids
 
 
 # ==========================================================================================
@@ -2989,7 +3040,7 @@ def _check_merges(merges, encoder):
     whose results and parts are tokens, no pair twice.  Several merges may
     make the same token, and a merge may join a token that a later merge
     makes: merging by lowest rank gives them a meaning (tiktoken's and
-    tokenizers'), and real vocabularies have them (see _irregular)."""
+    tokenizers'), and real vocabularies have them (see _bpe_short)."""
     pair_rank, rank_pair, rank_id = {}, [], []
     for rank, merge in enumerate(merges):
         if not (isinstance(merge, (tuple, list)) and len(merge) == 2
@@ -3014,22 +3065,6 @@ def _check_merges(merges, encoder):
         rank_pair.append(pair)
         rank_id.append(new)
     return rank_pair, rank_id
-
-
-def _irregular(rank_pair, rank_id):
-    """Whether merges by rank over these merges differ from replaying them in
-    order: a token made by several merges (a tokenizer.json that lists every
-    split of every token), or a merge that joins a token only a later merge
-    makes (tiktoken's rule on a rank table where a token's lower-ranked
-    pieces are three or more, but a higher-ranked token rejoins them: 90 of
-    Llama 3's).  Such merges are merged one pair at a time, lowest rank
-    first, the leftmost of equals (never all of a pair's places at once)."""
-    made = {}
-    for rank, m in enumerate(rank_id):
-        if made.setdefault(m, rank) != rank:
-            return True
-    return any(made.get(a, -1) >= rank or made.get(b, -1) >= rank
-               for rank, (a, b) in enumerate(rank_pair))
 
 
 def _check_special_ids(specials, is_token):
@@ -3081,6 +3116,8 @@ def _assign_specials(special_tokens, token_at, id_of, max_id):
 # The core: the hot work behind a small interface (CoreProtocol), in pure Python.
 # ==========================================================================================
 
+
+_chain_from = _itertools.chain.from_iterable
 
 if _typing.TYPE_CHECKING:  # the names of CoreProtocol's annotations
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -3339,15 +3376,14 @@ class Core:
         self._split = pretokenizer(pattern)
         self._encoder = ranks
         self._byte_ids = [ranks[bytes([b])] for b in range(256)]
-        self._identity_bytes = self._byte_ids == list(range(256))
         self._rank_pair = [(a, b) for a, b, _ in merges]
         self._rank_id = [m for _, _, m in merges]
         self._pair_rank = {pair: r for r, pair in enumerate(self._rank_pair)}
-        self._irregular = _irregular(self._rank_pair, self._rank_id)
         self._decoder = {i: t for t, i in ranks.items()}
         for s, i in reversed(specials.items()):  # an id's first name decodes it
             self._decoder[i] = s.encode("utf-8")
-        self._cache = {}
+        self._cache = _PieceCache(ranks, self._byte_ids, self._pair_rank, self._rank_id)
+        self._lookup = self._cache.__getitem__
 
     counter = staticmethod(_Counter)
     learn_merges = staticmethod(_learn_merges)
@@ -3374,26 +3410,8 @@ class Core:
                         f"native_model answer None): it takes none, not "
                         f"{type(model).__name__}")
 
-    def _bpe(self, piece):
-        """Ids of one pre-token (str), through the cache."""
-        data = piece.encode("utf-8")
-        i = self._encoder.get(data)
-        if i is not None:
-            ids = [i]
-        else:
-            ids = list(data) if self._identity_bytes else [self._byte_ids[b] for b in data]
-            ids = self._merge(ids)
-        if len(piece) <= _CACHE_MAX_LEN:
-            cache = self._cache
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            cache[piece] = ids
-        return ids
-
     def _merge(self, ids):
-        if len(ids) <= _SHORT and not self._irregular:
-            return _bpe_short(ids, self._pair_rank, self._rank_pair, self._rank_id)
-        return _bpe_long(ids, self._pair_rank, self._rank_id)
+        return _merge_ids(ids, self._pair_rank, self._rank_id)
 
     def merge_bytes(self, data):
         return self._merge([self._byte_ids[b] for b in data])
@@ -3406,17 +3424,7 @@ class Core:
         return pretokenizer(pattern)(_repair(text))
 
     def encode_pieces(self, pieces):
-        out = []
-        cache_get = self._cache.get
-        bpe = self._bpe
-        extend = out.extend
-        for piece in pieces:
-            ids = cache_get(piece)
-            if ids is None:
-                ids = bpe(piece)
-                cache_get = self._cache.get
-            extend(ids)
-        return out
+        return list(_chain_from(map(self._lookup, pieces)))
 
     def encode_text(self, text):
         return self.encode_pieces(self._split(_repair(text)))

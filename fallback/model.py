@@ -32,7 +32,7 @@ def _check_merges(merges, encoder):
     whose results and parts are tokens, no pair twice.  Several merges may
     make the same token, and a merge may join a token that a later merge
     makes: merging by lowest rank gives them a meaning (tiktoken's and
-    tokenizers'), and real vocabularies have them (see _irregular)."""
+    tokenizers'), and real vocabularies have them (see _bpe_short)."""
     pair_rank, rank_pair, rank_id = {}, [], []
     for rank, merge in enumerate(merges):
         if not (isinstance(merge, (tuple, list)) and len(merge) == 2
@@ -57,22 +57,6 @@ def _check_merges(merges, encoder):
         rank_pair.append(pair)
         rank_id.append(new)
     return rank_pair, rank_id
-
-
-def _irregular(rank_pair, rank_id):
-    """Whether merges by rank over these merges differ from replaying them in
-    order: a token made by several merges (a tokenizer.json that lists every
-    split of every token), or a merge that joins a token only a later merge
-    makes (tiktoken's rule on a rank table where a token's lower-ranked
-    pieces are three or more, but a higher-ranked token rejoins them: 90 of
-    Llama 3's).  Such merges are merged one pair at a time, lowest rank
-    first, the leftmost of equals (never all of a pair's places at once)."""
-    made = {}
-    for rank, m in enumerate(rank_id):
-        if made.setdefault(m, rank) != rank:
-            return True
-    return any(made.get(a, -1) >= rank or made.get(b, -1) >= rank
-               for rank, (a, b) in enumerate(rank_pair))
 
 
 def _check_special_ids(specials, is_token):
