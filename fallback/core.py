@@ -271,14 +271,16 @@ class Core:
         self._pattern = pattern
         self._split = pretokenizer(pattern)
         self._encoder = ranks
-        self._byte_ids = [ranks[bytes([b])] for b in range(256)]
-        self._rank_pair = [(a, b) for a, b, _ in merges]
-        self._rank_id = [m for _, _, m in merges]
-        self._pair_rank = {pair: r for r, pair in enumerate(self._rank_pair)}
+        self._byte_ids = tuple(ranks[bytes([b])] for b in range(256))
+        # tuples and a dict of ints: nothing the garbage collector walks (see _PieceCache)
+        self._rank_pair = tuple((a, b) for a, b, _ in merges)
+        self._rank_id = tuple(m for _, _, m in merges)
+        self._shift = shift = max(ranks.values()).bit_length()
+        self._pair_rank = {a << shift | b: r for r, (a, b) in enumerate(self._rank_pair)}
         self._decoder = {i: t for t, i in ranks.items()}
         for s, i in reversed(specials.items()):  # an id's first name decodes it
             self._decoder[i] = s.encode("utf-8")
-        self._cache = _PieceCache(ranks, self._byte_ids, self._pair_rank, self._rank_id)
+        self._cache = _PieceCache(ranks, self._byte_ids, self._pair_rank, self._rank_id, shift)
         self._lookup = self._cache.__getitem__
 
     counter = staticmethod(_Counter)
@@ -307,7 +309,7 @@ class Core:
                         f"{type(model).__name__}")
 
     def _merge(self, ids):
-        return _merge_ids(ids, self._pair_rank, self._rank_id)
+        return _merge_ids(ids, self._pair_rank, self._rank_id, self._shift)
 
     def merge_bytes(self, data):
         return self._merge([self._byte_ids[b] for b in data])
