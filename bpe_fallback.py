@@ -3517,11 +3517,14 @@ class Core:
         self._split = pretokenizer(pattern)
         self._encoder = ranks
         self._byte_ids = tuple(ranks[bytes([b])] for b in range(256))
-        # tuples and a dict of ints: nothing the garbage collector walks (see _PieceCache)
-        self._rank_pair = tuple((a, b) for a, b, _ in merges)
-        self._rank_id = tuple(m for _, _, m in merges)
+        # arrays and a dict of ints: nothing the garbage collector walks (see _PieceCache)
+        flat = _array.array("q", _itertools.chain.from_iterable(merges))
+        self._merges = flat
+        self._rank_id = flat[2::3]
         self._shift = shift = max(ranks.values()).bit_length()
-        self._pair_rank = {a << shift | b: r for r, (a, b) in enumerate(self._rank_pair)}
+        self._pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
+                                                          _itertools.repeat(shift)), flat[1::3]),
+                                   range(len(merges))))
         self._decoder = {i: t for t, i in ranks.items()}
         for s, i in reversed(specials.items()):  # an id's first name decodes it
             self._decoder[i] = s.encode("utf-8")
@@ -3619,7 +3622,8 @@ class Core:
         return {i: t for t, i in sorted(self._encoder.items(), key=_operator.itemgetter(1))}
 
     def merges(self):
-        return [(a, b, m) for (a, b), m in zip(self._rank_pair, self._rank_id)]
+        flat = self._merges
+        return list(zip(flat[0::3], flat[1::3], flat[2::3]))
 
 
 # ==========================================================================================
