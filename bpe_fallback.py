@@ -3138,8 +3138,9 @@ class _PieceCache(dict):
             ids = (i,)
         else:
             byte_id = self._byte_id
-            ids = tuple(_merge_ids(list(data) if byte_id is None else list(map(byte_id, data)),
-                                   self._pair_rank, self._rank_id, self._shift))
+            ids = tuple((_bpe_short if len(data) <= _SHORT else _bpe_long)(
+                list(data) if byte_id is None else list(map(byte_id, data)),
+                self._pair_rank, self._rank_id, self._shift))
         n = len(piece)
         if n <= _CACHE_MAX_LEN:
             if len(self) >= _CACHE_SIZE or self._chars + n > _CACHE_CHARS:
@@ -3520,7 +3521,7 @@ class Core:
         # arrays and a dict of ints: nothing the garbage collector walks (see _PieceCache)
         flat = _array.array("q", _itertools.chain.from_iterable(merges))
         self._merges = flat
-        self._rank_id = flat[2::3]
+        self._rank_id = tuple(flat[2::3])   # (untracked at the first collection)
         self._shift = shift = max(ranks.values()).bit_length()
         self._pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
                                                           _itertools.repeat(shift)), flat[1::3]),

@@ -146,8 +146,9 @@ class _PieceCache(dict):
             ids = (i,)
         else:
             byte_id = self._byte_id
-            ids = tuple(_merge_ids(list(data) if byte_id is None else list(map(byte_id, data)),
-                                   self._pair_rank, self._rank_id, self._shift))
+            ids = tuple((_bpe_short if len(data) <= _SHORT else _bpe_long)(
+                list(data) if byte_id is None else list(map(byte_id, data)),
+                self._pair_rank, self._rank_id, self._shift))
         n = len(piece)
         if n <= _CACHE_MAX_LEN:
             if len(self) >= _CACHE_SIZE or self._chars + n > _CACHE_CHARS:

@@ -50,18 +50,28 @@ def test_pretokens_past_the_cache_length_repeat_exactly(gpt2):
 
 def test_a_full_cache_is_emptied_and_stays_exact(monkeypatch):
     """The pure-Python cache, made tiny, empties itself when it holds too many pre-tokens or
-    too many characters; every encode still gives tiktoken's ids."""
-    monkeypatch.setattr(bpe_fallback, "_CACHE_SIZE", 8)
-    monkeypatch.setattr(bpe_fallback, "_CACHE_CHARS", 60)
+    too many characters: thousands of distinct pre-tokens leave it small, and every encode
+    still gives tiktoken's ids."""
+    import tracemalloc
+
     from helpers import GPT2_MERGES, GPT2_VOCAB
 
+    monkeypatch.setattr(bpe_fallback, "_CACHE_SIZE", 8)
+    monkeypatch.setattr(bpe_fallback, "_CACHE_CHARS", 60)
     tok = bpe_fallback.Tokenizer.from_gpt2(str(GPT2_VOCAB), str(GPT2_MERGES))
-    cache = tok._core._cache
     ref = gpt2_tiktoken()
     pieces = words("etaoinshrdlucmfwyp", [n % 40 + 2 for n in range(200)], seed=5)
     for piece in pieces + pieces[::-1]:
         assert tok.encode_ordinary(piece) == ref.encode_ordinary(piece)
-        assert len(cache) <= 8
-        assert sum(map(len, cache)) <= 60
     text = "".join(pieces)
     assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+    many = words("etaoinshrdlucmfwyp", [12] * 20000, seed=6)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for k in range(0, len(many), 1000):
+            tok.encode_ordinary("".join(many[k:k + 1000]))
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 200_000   # 20,000 cached pre-tokens would hold megabytes
