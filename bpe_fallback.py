@@ -3179,10 +3179,28 @@ def _check_tokens(tokens):
 
 def _check_merges(merges, encoder):
     """(rank -> pair of ids, rank -> merged id) of merges (pairs of bytes)
-    whose results and parts are tokens, no pair twice.  Several merges may
-    make the same token, and a merge may join a token that a later merge
-    makes: merging by lowest rank gives them a meaning (tiktoken's and
-    tokenizers'), and real vocabularies have them (see _bpe_short)."""
+    whose results and parts are tokens, no pair twice, as tuples (nothing the
+    garbage collector walks again).  Several merges may make the same token,
+    and a merge may join a token that a later merge makes: merging by lowest
+    rank gives them a meaning (tiktoken's and tokenizers'), and real
+    vocabularies have them (see _bpe_short).  Bulk checks in C first; the
+    first offender is looked for only when one is known to exist."""
+    merges = list(merges)
+    if not set(map(type, merges)) - {tuple, list} and not set(map(len, merges)) - {2}:
+        lefts, rights = [m[0] for m in merges], [m[1] for m in merges]
+        if not set(map(type, lefts)) - {bytes} and not set(map(type, rights)) - {bytes}:
+            get = encoder.get
+            rank_id = tuple(map(get, map(bytes.__add__, lefts, rights)))
+            rank_pair = tuple(zip(map(get, lefts), map(get, rights)))
+            if (None not in rank_id and not any(None in p for p in rank_pair)
+                    and len(set(rank_pair)) == len(rank_pair)):
+                return rank_pair, rank_id
+    return _check_merges_one_by_one(merges, encoder)
+
+
+def _check_merges_one_by_one(merges, encoder):
+    """_check_merges merge by merge: the error of the first merge it cannot
+    take (or the result, for subclasses of tuple and bytes)."""
     pair_rank, rank_pair, rank_id = {}, [], []
     for rank, merge in enumerate(merges):
         if not (isinstance(merge, (tuple, list)) and len(merge) == 2
@@ -3206,7 +3224,7 @@ def _check_merges(merges, encoder):
         pair_rank[pair] = rank
         rank_pair.append(pair)
         rank_id.append(new)
-    return rank_pair, rank_id
+    return tuple(rank_pair), tuple(rank_id)
 
 
 def _check_special_ids(specials, is_token):
