@@ -3539,7 +3539,7 @@ class Core:
         # arrays and a dict of ints: nothing the garbage collector walks (see _PieceCache)
         flat = _array.array("q", _itertools.chain.from_iterable(merges))
         self._merges = flat
-        self._rank_id = tuple(flat[2::3])   # (untracked at the first collection)
+        self._rank_id = flat[2::3]
         self._shift = shift = max(ranks.values()).bit_length()
         self._pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
                                                           _itertools.repeat(shift)), flat[1::3]),
@@ -4610,7 +4610,6 @@ class _TokenizerBase:
             pattern, encoder, [(a, b, m) for (a, b), m in zip(rank_pair, rank_id)], specials),
             specials)
         self._tokens = dict(tokens)
-        self._merges = [tuple(m) for m in merges]
         self._encoder = encoder
         self._rank_pair = rank_pair
         self._rank_id = rank_id

@@ -276,7 +276,7 @@ class Core:
         # arrays and a dict of ints: nothing the garbage collector walks (see _PieceCache)
         flat = _array.array("q", _itertools.chain.from_iterable(merges))
         self._merges = flat
-        self._rank_id = tuple(flat[2::3])   # (untracked at the first collection)
+        self._rank_id = flat[2::3]
         self._shift = shift = max(ranks.values()).bit_length()
         self._pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
                                                           _itertools.repeat(shift)), flat[1::3]),
