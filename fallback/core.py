@@ -273,10 +273,12 @@ class Core:
         self._split = pretokenizer(pattern)
         self._encoder = ranks
         self._byte_ids = tuple(ranks[bytes([b])] for b in range(256))
-        # arrays and a dict of ints: nothing the garbage collector walks (see _PieceCache)
+        # an array and a dict of ints, which the garbage collector never walks, and the
+        # merged ids as a tuple of the model's own int objects (one object per id in every
+        # result; walked once, at the first collection, then untracked): see _PieceCache
         flat = _array.array("q", _itertools.chain.from_iterable(merges))
         self._merges = flat
-        self._rank_id = flat[2::3]
+        self._rank_id = tuple(m for _, _, m in merges)
         self._shift = shift = max(ranks.values()).bit_length()
         self._pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
                                                           _itertools.repeat(shift)), flat[1::3]),
