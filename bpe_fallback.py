@@ -1087,19 +1087,20 @@ _NEWLINE_CODE = "\n"
 
 
 def _code_split(pattern, route="tiktoken"):
-    """(codes, rx, ascii_rx): a split for the standard library's `re`, or None.  Every
-    character of a text stands for its class: the code points that each
-    class and literal character of `pattern` (by the reference tables, as
-    _spell_pattern reads them) either all match or all miss.  `codes` maps a
-    code point to its class's code character (str.translate's table: bytes,
-    one a code point, 1.1 MB), and `rx`, `pattern` over the codes, matches
-    the translated text exactly where `pattern` matches the text; its
-    matches are the pre-tokens' lengths.  `ascii_rx`: `pattern` with its
-    classes cut to ASCII, to run on ASCII text itself.  A line feed is a class of its own whose
-    code is itself, so $ means in `re` what it means in `regex`.  None where
-    the pattern holds what only `regex` reads (an anchor or set `re` reads
-    otherwise, a class the tables do not hold, syntax `re` lacks) or has over
-    250 classes."""
+    """(codes, rx, ascii_rx): `pattern` for the standard library's `re`, or
+    None.  Every character of a text stands for its class: the code points
+    that each class and literal character of `pattern` (by the reference
+    tables, as _spell_pattern reads them) either all match or all miss.
+    `codes` maps a code point to its class's code character (str.translate's
+    table: bytes, one a code point, 1.1 MB); `rx`, `pattern` over the codes,
+    matches the translated text exactly where `pattern` matches the text
+    (its matches give the pre-tokens' lengths); `ascii_rx`, `pattern` with
+    its classes cut to ASCII, runs on ASCII text itself.  A line feed is a
+    class of its own whose code is itself, so $ means in `re` what it means
+    in `regex`.  None where the pattern holds what only `regex` reads (an
+    anchor or set `re` reads otherwise, a class the tables do not hold,
+    syntax `re` lacks) or has over 250 classes.  Capture groups stay (its
+    users split by named patterns, which have none)."""
     import re
 
     atoms = [[(10, 10)]]
