@@ -3161,7 +3161,26 @@ class _PieceCache(dict):
 
 def _check_tokens(tokens):
     """The encoder (bytes -> id) of a vocabulary (id -> bytes) that holds
-    every single byte and no token twice."""
+    every single byte and no token twice.  Bulk checks in C first; the
+    first offender is looked for only when one is known to exist (or for
+    subclasses of int and bytes)."""
+    ids, values = list(tokens), list(tokens.values())
+    encoder = None
+    if (not set(map(type, ids)) - {int} and not set(map(type, values)) - {bytes}
+            and (not ids or (0 <= min(ids) and max(ids) < _MAX_ID)) and b"" not in values):
+        encoder = dict(zip(values, ids))
+        if len(encoder) != len(values):
+            encoder = None
+    if encoder is None:
+        encoder = _check_tokens_one_by_one(tokens)
+    missing = [b for b in range(256) if bytes([b]) not in encoder]
+    if missing:
+        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
+                         f"0x{missing[0]:02x}")
+    return encoder
+
+
+def _check_tokens_one_by_one(tokens):
     encoder = {}
     for i, t in tokens.items():
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
@@ -3171,10 +3190,6 @@ def _check_tokens(tokens):
         other = encoder.setdefault(t, i)
         if other != i:
             raise ValueError(f"token {_short(t)} appears twice, as ids {other} and {i}")
-    missing = [b for b in range(256) if bytes([b]) not in encoder]
-    if missing:
-        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
-                         f"0x{missing[0]:02x}")
     return encoder
 
 
@@ -3192,8 +3207,9 @@ def _check_merges(merges, encoder):
         if not set(map(type, lefts)) - {bytes} and not set(map(type, rights)) - {bytes}:
             get = encoder.get
             rank_id = tuple(map(get, map(bytes.__add__, lefts, rights)))
-            rank_pair = tuple(zip(map(get, lefts), map(get, rights)))
-            if (None not in rank_id and not any(None in p for p in rank_pair)
+            left_ids, right_ids = list(map(get, lefts)), list(map(get, rights))
+            rank_pair = tuple(zip(left_ids, right_ids))
+            if (None not in rank_id and None not in left_ids and None not in right_ids
                     and len(set(rank_pair)) == len(rank_pair)):
                 return rank_pair, rank_id
     return _check_merges_one_by_one(merges, encoder)
@@ -6996,6 +7012,31 @@ def _tiktoken_model(ranks, where):
     the token at its own rank (a merge of a token a later merge makes: 90 of
     Llama 3's tokens), else no merge makes the token and it is given only for
     a pre-token that is the token itself (588 of Llama 3's)."""
+    keys, values = list(ranks), list(ranks.values())
+    tokens = None
+    if (not set(map(type, keys)) - {bytes} and not set(map(type, values)) - {int}
+            and (not values or (0 <= min(values) and max(values) < _MAX_ID))
+            and b"" not in keys):   # bulk checks in C first
+        tokens = dict(zip(values, keys))
+        if len(tokens) != len(keys):
+            tokens = None
+    if tokens is None:
+        tokens = _rank_tokens_one_by_one(ranks, where)
+    merges = []
+    for r, t in sorted(tokens.items()):
+        if len(t) < 2:
+            continue
+        parts = _rank_split(t, ranks, r)
+        if len(parts) > 2:
+            parts = _rank_split(t, ranks, _MAX_ID)
+        if len(parts) == 2:
+            merges.append((parts[0], parts[1]))
+    return tokens, merges
+
+
+def _rank_tokens_one_by_one(ranks, where):
+    """_tiktoken_model's tokens (rank -> bytes), entry by entry: the error of
+    the first bad one (or the tokens, for subclasses of bytes and int)."""
     tokens = {}
     for t, r in ranks.items():
         if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
@@ -7007,16 +7048,7 @@ def _tiktoken_model(ranks, where):
         if tokens.setdefault(r, t) != t:
             raise ValueError(f"{where}: rank {r} is given to both {_short(tokens[r])} and "
                              f"{_short(t)}")
-    merges = []
-    for r, t in sorted(tokens.items()):
-        if len(t) < 2:
-            continue
-        parts = _rank_split(t, ranks, r)
-        if len(parts) > 2:
-            parts = _rank_split(t, ranks, _MAX_ID)
-        if len(parts) == 2:
-            merges.append((parts[0], parts[1]))
-    return tokens, merges
+    return tokens
 
 
 def _rank_split(t, ranks, r):

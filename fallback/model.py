@@ -10,7 +10,26 @@ from .util import _MAX_ID, _short
 
 def _check_tokens(tokens):
     """The encoder (bytes -> id) of a vocabulary (id -> bytes) that holds
-    every single byte and no token twice."""
+    every single byte and no token twice.  Bulk checks in C first; the
+    first offender is looked for only when one is known to exist (or for
+    subclasses of int and bytes)."""
+    ids, values = list(tokens), list(tokens.values())
+    encoder = None
+    if (not set(map(type, ids)) - {int} and not set(map(type, values)) - {bytes}
+            and (not ids or (0 <= min(ids) and max(ids) < _MAX_ID)) and b"" not in values):
+        encoder = dict(zip(values, ids))
+        if len(encoder) != len(values):
+            encoder = None
+    if encoder is None:
+        encoder = _check_tokens_one_by_one(tokens)
+    missing = [b for b in range(256) if bytes([b]) not in encoder]
+    if missing:
+        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
+                         f"0x{missing[0]:02x}")
+    return encoder
+
+
+def _check_tokens_one_by_one(tokens):
     encoder = {}
     for i, t in tokens.items():
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
@@ -20,10 +39,6 @@ def _check_tokens(tokens):
         other = encoder.setdefault(t, i)
         if other != i:
             raise ValueError(f"token {_short(t)} appears twice, as ids {other} and {i}")
-    missing = [b for b in range(256) if bytes([b]) not in encoder]
-    if missing:
-        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
-                         f"0x{missing[0]:02x}")
     return encoder
 
 
@@ -41,8 +56,9 @@ def _check_merges(merges, encoder):
         if not set(map(type, lefts)) - {bytes} and not set(map(type, rights)) - {bytes}:
             get = encoder.get
             rank_id = tuple(map(get, map(bytes.__add__, lefts, rights)))
-            rank_pair = tuple(zip(map(get, lefts), map(get, rights)))
-            if (None not in rank_id and not any(None in p for p in rank_pair)
+            left_ids, right_ids = list(map(get, lefts)), list(map(get, rights))
+            rank_pair = tuple(zip(left_ids, right_ids))
+            if (None not in rank_id and None not in left_ids and None not in right_ids
                     and len(set(rank_pair)) == len(rank_pair)):
                 return rank_pair, rank_id
     return _check_merges_one_by_one(merges, encoder)
