@@ -48,6 +48,7 @@ import threading as _threading
 import time as _time
 import typing as _typing
 import warnings as _warnings
+from itertools import repeat as _repeat
 
 import regex as _regex
 
@@ -1039,6 +1040,7 @@ def _no_surrogates(ranges):
 
 _GROUP_OPEN = _regex.compile(r"\(\?(?:[:=!>|]|<[=!]|P?<[A-Za-z_][A-Za-z0-9_]*>)")
 _MULTI_FOLD = []   # characters whose case folding is several characters
+_REPEAT = _regex.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
 
 
 def _multi_fold():
@@ -1055,7 +1057,7 @@ def _clip(ranges, upto):
     return ranges if upto is None else [(a, min(b, upto - 1)) for a, b in ranges if a < upto]
 
 
-def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
+def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False, atoms=None):
     """`pattern` with the meaning `route`'s tables give its classes, for
     `regex`: (text, differ), `differ` the code points on which the pattern
     as written (with `regex`'s tables) may match otherwise (sorted ranges; the
@@ -1067,13 +1069,21 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
     With `upto`, only the code points below it are compared (the text then
     is not for use).  `v1`: the text may use regex's version 1 (set
     operations: faster), for a pattern that never matches the empty string
-    (where the versions step on otherwise)."""
+    (where the versions step on otherwise).  With a list `atoms`: each
+    class and literal character's code points go to it, the text holding
+    "\0k\0" for atoms[k] (see _code_split); _NotSpelled where the pattern
+    holds what only `regex` reads."""
     out, differ, stack = [], [], []
     icase = folds = False
     p, i, n = pattern, 0, len(pattern)
 
     def atom(text, ranges):
         nonlocal folds
+        if atoms is not None:
+            if ranges is None:
+                raise _NotSpelled
+            atoms.append(ranges)
+            return f"\0{len(atoms) - 1}\0"
         where = f"(?i:{text})" if icase else text
         if ranges is None:    # not in the tables: regex's meaning
             if icase:
@@ -1099,14 +1109,18 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
             elif kind == "char" and icase:
                 out.append(atom(text, _members_ranges(False, [("char", value)], icase, route)))
             elif kind == "other" and icase and text[1:2].isdigit():
-                return pattern, []   # a case-insensitive back-reference
+                return _unspelled(pattern, atoms)   # a case-insensitive back-reference
+            elif atoms is not None and kind == "char":
+                out.append(atom(text, [(value, value)]))
+            elif atoms is not None and text not in ("\\A", "\\Z"):
+                raise _NotSpelled   # \b, \G, back-references, ...: regex's meaning
             else:
                 out.append(text)
             i = end
         elif c == "[":
             cls = _read_class(p, i)
             if cls is None:
-                return pattern, []
+                return _unspelled(pattern, atoms)
             text = p[i:cls[2]]
             out.append(atom(text, _members_ranges(cls[0], cls[1], icase, route)))
             i = cls[2]
@@ -1114,7 +1128,7 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
             if p.startswith("(?#", i):
                 end = p.find(")", i)
                 if end < 0:
-                    return pattern, []
+                    return _unspelled(pattern, atoms)
                 out.append(p[i:end + 1])
                 i = end + 1
                 continue
@@ -1132,7 +1146,7 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
                 icase = True
                 i += 4
             elif p.startswith("(?", i):
-                return pattern, []   # other flags, conditionals, recursion: regex's
+                return _unspelled(pattern, atoms)   # other flags, conditionals, recursion: regex's
             else:
                 out.append("(")
                 i += 1
@@ -1140,6 +1154,16 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
             if stack:
                 icase = stack.pop()
             out.append(c)
+            i += 1
+        elif atoms is not None and c in "{}":
+            m = _REPEAT.match(p, i)
+            if m is None:
+                raise _NotSpelled   # a brace that is no repeat
+            out.append(m.group())
+            i = m.end()
+        elif atoms is not None and c not in "|?*+^$.":
+            ranges = _members_ranges(False, [("char", ord(c))], icase, route)
+            out.append(atom(_regex.escape(c), ranges))
             i += 1
         elif icase and (c.isalpha() or not c.isascii()):
             out.append(atom(_regex.escape(c), _members_ranges(False, [("char", ord(c))], True,
@@ -1151,9 +1175,92 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
     if folds:
         differ.extend(_clip(_multi_fold(), upto))
     text = "".join(out)
+    if atoms is not None:
+        return text, []
     if v1 and text != pattern:
         text = "(?V1)" + text
     return text, _merge_ranges(differ)
+
+
+class _NotSpelled(Exception):
+    """_spell_pattern with atoms met what only `regex` reads."""
+
+
+def _unspelled(pattern, atoms):
+    if atoms is not None:
+        raise _NotSpelled
+    return pattern, []
+
+
+_NEWLINE_CODE = "\n"
+
+
+def _code_split(pattern, route="tiktoken"):
+    """(codes, rx, ascii_rx): `pattern` for the standard library's `re`, or
+    None.  Every character of a text stands for its class: the code points
+    that each class and literal character of `pattern` (by the reference
+    tables, as _spell_pattern reads them) either all match or all miss.
+    `codes` maps a code point to its class's code character (str.translate's
+    table: bytes, one a code point, 1.1 MB); `rx`, `pattern` over the codes,
+    matches the translated text exactly where `pattern` matches the text
+    (its matches give the pre-tokens' lengths); `ascii_rx`, `pattern` with
+    its classes cut to ASCII, runs on ASCII text itself.  A line feed is a
+    class of its own whose code is itself, so $ means in `re` what it means
+    in `regex`.  None where the pattern holds what only `regex` reads (an
+    anchor or set `re` reads otherwise, a class the tables do not hold,
+    syntax `re` lacks) or has over 250 classes.  Capture groups stay (its
+    users split by named patterns, which have none)."""
+    import re
+
+    atoms = [[(10, 10)]]
+    if "\0" in pattern:
+        return None
+    try:
+        text, _ = _spell_pattern(pattern, route, atoms=atoms)
+    except (_NotSpelled, RecursionError):
+        return None
+    events = {}   # code point -> atoms entering or leaving there (a bit each)
+    for k, ranges in enumerate(atoms):
+        for a, b in _merge_ranges(ranges):
+            events[a] = events.get(a, 0) ^ (1 << k)
+            events[b + 1] = events.get(b + 1, 0) ^ (1 << k)
+    starts, masks, mask = [0], [0], 0
+    for x in sorted(events):
+        mask ^= events[x]
+        if x > _MAX_CP:
+            break
+        if x == starts[-1]:
+            masks[-1] = mask
+        elif mask != masks[-1]:
+            starts.append(x)
+            masks.append(mask)
+    order = {}   # class (its mask) -> code, in the order of first code points
+    chars = (chr(c) for c in range(256) if c != 10)
+    for mask in masks:
+        if mask not in order:
+            order[mask] = _NEWLINE_CODE if mask & 1 else next(chars, None)
+    if None in order.values():
+        return None
+    members = [[] for _ in atoms]
+    for mask, code in order.items():
+        for k in range(len(atoms)):
+            if mask >> k & 1:
+                members[k].append(f"\\x{ord(code):02x}")
+    ascii_members = [[f"\\x{c:02x}" for a, b in ranges for c in range(a, min(b, 127) + 1)]
+                     for ranges in atoms]
+
+    def spelled(members):
+        return _regex.sub("\0([0-9]+)\0", lambda m: f"[{''.join(members[int(m.group(1))])}]"
+                          if members[int(m.group(1))] else "(?!)", text)
+
+    try:
+        rx, ascii_rx = re.compile(spelled(members)), re.compile(spelled(ascii_members))
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+    ends = starts[1:] + [_MAX_CP + 1]
+    codes = b"".join(order[mask].encode("latin-1") * (end - start)
+                     for start, end, mask in zip(starts, ends, masks))
+    return codes, rx, ascii_rx
 
 
 def _ranges_xor(a, b):
@@ -2255,7 +2362,8 @@ def pretokenizer(pattern):
     rx = _compile_pattern(pattern)
     choose = _FAST_PATHS[pattern]
     if pattern in _NAMED_PATTERNS:
-        return lambda text: choose(text).findall(text)
+        split = _code_splitter(pattern)
+        return split if split is not None else lambda text: choose(text).findall(text)
 
     import threading
 
@@ -2305,6 +2413,34 @@ def pretokenizer(pattern):
         if pos < len(text):
             append(text[pos:])
         return out
+
+    return split
+
+
+_CODE_SPLITS = {}
+
+
+def _code_splitter(pattern):
+    """The split of a named pattern (which matches every character and never
+    the empty string) by the standard library's `re` over class codes (see
+    _code_split), faster than `regex` over the text; None where `re` cannot
+    run it.  The matches' lengths cut the text into its pre-tokens."""
+    if pattern not in _CODE_SPLITS:
+        _CODE_SPLITS[pattern] = _code_split(pattern)
+    found = _CODE_SPLITS[pattern]
+    if found is None:
+        return None
+    codes, rx, ascii_rx = found
+    findall, ascii_findall = rx.findall, ascii_rx.findall
+    lengths, cut = _itertools.accumulate, slice
+
+    def split(text):
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, not {type(text).__name__}")
+        if text.isascii():
+            return ascii_findall(text)
+        ends = list(lengths(map(len, findall(text.translate(codes))), initial=0))
+        return list(map(text.__getitem__, map(cut, ends, ends[1:])))
 
     return split
 
@@ -2998,33 +3134,42 @@ def _apply_merge(w, a, b):
 # ==========================================================================================
 
 
-def _bpe_short(ids, pair_rank, rank_pair, rank_id):
-    """Merge the lowest-ranked adjacent pair, every non-overlapping occurrence
-    left to right, until none is left.  Quadratic; for short pre-tokens."""
+_NO_RANK = 1 << 62   # above every merge rank: the pair of a place that merges no more
+
+
+def _bpe_short(ids, pair_rank, rank_id, shift):
+    """Merge the lowest-ranked adjacent pair, the leftmost of equals, one pair
+    at a time, until none is left.  For merges that replay in order this is
+    every occurrence of a pair left to right (the same ids); where a token is
+    made by several merges (a tokenizer.json that lists every split of every
+    token) or a merge joins a token only a later merge makes (tiktoken's rule
+    on a rank table where a token's lower-ranked pieces are three or more but
+    a higher-ranked token rejoins them: 90 of Llama 3's), one pair at a time
+    is the meaning tiktoken and tokenizers give them.  `pair_rank` maps
+    ``left << shift | right`` to the rank (int keys: a dict the garbage
+    collector never walks).  The ranks of the adjacent pairs live in a list
+    that min() and index() scan in C, two of them looked up again per merge:
+    quadratic, but cheap for pre-tokens up to _SHORT symbols; longer ones go
+    to _bpe_long."""
     get = pair_rank.get
-    while len(ids) > 1:
-        best = None
-        for pair in zip(ids, ids[1:]):
-            r = get(pair)
-            if r is not None and (best is None or r < best):
-                best = r
-        if best is None:
+    ranks = list(map(get, map(_operator.or_, map(_operator.lshift, ids, _repeat(shift)), ids[1:]),
+                     _repeat(_NO_RANK)))
+    while ranks:
+        r = min(ranks)
+        if r == _NO_RANK:
             break
-        a, b = rank_pair[best]
-        new = rank_id[best]
-        out, i, n = [], 0, len(ids)
-        while i < n:
-            if i + 1 < n and ids[i] == a and ids[i + 1] == b:
-                out.append(new)
-                i += 2
-            else:
-                out.append(ids[i])
-                i += 1
-        ids = out
+        i = ranks.index(r)
+        new = rank_id[r]
+        ids[i] = new
+        del ids[i + 1], ranks[i]
+        if i:
+            ranks[i - 1] = get(ids[i - 1] << shift | new, _NO_RANK)
+        if i < len(ranks):
+            ranks[i] = get(new << shift | ids[i + 1], _NO_RANK)
     return ids
 
 
-def _bpe_long(ids, pair_rank, rank_id):
+def _bpe_long(ids, pair_rank, rank_id, shift):
     """The same result with a heap of (rank, position) over a linked list:
     O(n log n) for long pre-tokens."""
     n = len(ids)
@@ -3034,14 +3179,14 @@ def _bpe_long(ids, pair_rank, rank_id):
     get = pair_rank.get
     heap = []
     for i in range(n - 1):
-        r = get((sym[i], sym[i + 1]))
+        r = get(sym[i] << shift | sym[i + 1])
         if r is not None:
             heap.append((r, i))
     _heapq.heapify(heap)
     while heap:
         r, p = _heapq.heappop(heap)
         q = nxt[p] if sym[p] >= 0 else -1
-        if q < 0 or get((sym[p], sym[q])) != r:
+        if q < 0 or get(sym[p] << shift | sym[q]) != r:
             continue
         sym[p] = rank_id[r]
         sym[q] = -1
@@ -3049,12 +3194,12 @@ def _bpe_long(ids, pair_rank, rank_id):
         nxt[p] = right
         if right >= 0:
             prv[right] = p
-            r2 = get((sym[p], sym[right]))
+            r2 = get(sym[p] << shift | sym[right])
             if r2 is not None:
                 _heapq.heappush(heap, (r2, p))
         left = prv[p]
         if left >= 0:
-            r2 = get((sym[left], sym[p]))
+            r2 = get(sym[left] << shift | sym[p])
             if r2 is not None:
                 _heapq.heappush(heap, (r2, left))
     return [s for s in sym if s >= 0]
@@ -3083,9 +3228,58 @@ def _stop_names(stop):
     return stop
 
 
-_SHORT = 48            # pre-tokens up to this many bytes use _bpe_short
-_CACHE_SIZE = 1 << 16  # pre-token -> ids entries before the cache is cleared
-_CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
+_SHORT = 40              # pre-tokens up to this many bytes use _bpe_short
+_CACHE_SIZE = 1 << 16    # pre-token -> ids entries before the cache is cleared
+_CACHE_MAX_LEN = 256     # longer pre-tokens are not cached
+_CACHE_CHARS = 1 << 21   # characters of cached pre-tokens before the cache is cleared
+
+
+def _merge_ids(ids, pair_rank, rank_id, shift):
+    """The ids of a pre-token's symbols (a fresh list) merged by rank."""
+    if len(ids) <= _SHORT:
+        return _bpe_short(ids, pair_rank, rank_id, shift)
+    return _bpe_long(ids, pair_rank, rank_id, shift)
+
+
+class _PieceCache(dict):
+    """pre-token (str) -> its ids (a tuple): a miss (__missing__) encodes
+    the pre-token's UTF-8 and merges it, and keeps the result if the
+    pre-token is at most _CACHE_MAX_LEN characters.  Bounded: cleared when it
+    holds _CACHE_SIZE entries or _CACHE_CHARS characters of pre-tokens.
+    Looked up by map(cache.__getitem__, pieces), a pre-token seen before
+    costs no Python-level call at all.  Tuples of ints, which the garbage
+    collector stops tracking, keep a growing cache from setting off full
+    collections (each of which walks every large list of the model)."""
+
+    __slots__ = ("_token_id", "_byte_id", "_pair_rank", "_rank_id", "_shift", "_chars")
+
+    def __init__(self, encoder, byte_ids, pair_rank, rank_id, shift):
+        super().__init__()
+        self._token_id = encoder.get
+        self._byte_id = None if list(byte_ids) == list(range(256)) else byte_ids.__getitem__
+        self._pair_rank = pair_rank
+        self._rank_id = rank_id
+        self._shift = shift
+        self._chars = 0
+
+    def __missing__(self, piece):
+        data = piece.encode("utf-8")
+        i = self._token_id(data)
+        if i is not None:
+            ids = (i,)
+        else:
+            byte_id = self._byte_id
+            ids = tuple((_bpe_short if len(data) <= _SHORT else _bpe_long)(
+                list(data) if byte_id is None else list(map(byte_id, data)),
+                self._pair_rank, self._rank_id, self._shift))
+        n = len(piece)
+        if n <= _CACHE_MAX_LEN:
+            if len(self) >= _CACHE_SIZE or self._chars + n > _CACHE_CHARS:
+                self.clear()
+                self._chars = 0
+            self._chars += n
+            self[piece] = ids
+        return ids
 
 
 # ==========================================================================================
@@ -3097,7 +3291,26 @@ _CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
 
 def _check_tokens(tokens):
     """The encoder (bytes -> id) of a vocabulary (id -> bytes) that holds
-    every single byte and no token twice."""
+    every single byte and no token twice.  Bulk checks in C first; the
+    first offender is looked for only when one is known to exist (or for
+    subclasses of int and bytes)."""
+    ids, values = list(tokens), list(tokens.values())
+    encoder = None
+    if (not set(map(type, ids)) - {int} and not set(map(type, values)) - {bytes}
+            and (not ids or (0 <= min(ids) and max(ids) < _MAX_ID)) and b"" not in values):
+        encoder = dict(zip(values, ids))
+        if len(encoder) != len(values):
+            encoder = None
+    if encoder is None:
+        encoder = _check_tokens_one_by_one(tokens)
+    missing = [b for b in range(256) if bytes([b]) not in encoder]
+    if missing:
+        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
+                         f"0x{missing[0]:02x}")
+    return encoder
+
+
+def _check_tokens_one_by_one(tokens):
     encoder = {}
     for i, t in tokens.items():
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
@@ -3107,19 +3320,34 @@ def _check_tokens(tokens):
         other = encoder.setdefault(t, i)
         if other != i:
             raise ValueError(f"token {_short(t)} appears twice, as ids {other} and {i}")
-    missing = [b for b in range(256) if bytes([b]) not in encoder]
-    if missing:
-        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
-                         f"0x{missing[0]:02x}")
     return encoder
 
 
 def _check_merges(merges, encoder):
     """(rank -> pair of ids, rank -> merged id) of merges (pairs of bytes)
-    whose results and parts are tokens, no pair twice.  Several merges may
-    make the same token, and a merge may join a token that a later merge
-    makes: merging by lowest rank gives them a meaning (tiktoken's and
-    tokenizers'), and real vocabularies have them (see _irregular)."""
+    whose results and parts are tokens, no pair twice, as tuples (nothing the
+    garbage collector walks again).  Several merges may make the same token,
+    and a merge may join a token that a later merge makes: merging by lowest
+    rank gives them a meaning (tiktoken's and tokenizers'), and real
+    vocabularies have them (see _bpe_short).  Bulk checks in C first; the
+    first offender is looked for only when one is known to exist."""
+    merges = list(merges)
+    if not set(map(type, merges)) - {tuple, list} and not set(map(len, merges)) - {2}:
+        lefts, rights = [m[0] for m in merges], [m[1] for m in merges]
+        if not set(map(type, lefts)) - {bytes} and not set(map(type, rights)) - {bytes}:
+            get = encoder.get
+            rank_id = tuple(map(get, map(bytes.__add__, lefts, rights)))
+            left_ids, right_ids = list(map(get, lefts)), list(map(get, rights))
+            rank_pair = tuple(zip(left_ids, right_ids))
+            if (None not in rank_id and None not in left_ids and None not in right_ids
+                    and len(set(rank_pair)) == len(rank_pair)):
+                return rank_pair, rank_id
+    return _check_merges_one_by_one(merges, encoder)
+
+
+def _check_merges_one_by_one(merges, encoder):
+    """_check_merges merge by merge: the error of the first merge it cannot
+    take (or the result, for subclasses of tuple and bytes)."""
     pair_rank, rank_pair, rank_id = {}, [], []
     for rank, merge in enumerate(merges):
         if not (isinstance(merge, (tuple, list)) and len(merge) == 2
@@ -3143,23 +3371,7 @@ def _check_merges(merges, encoder):
         pair_rank[pair] = rank
         rank_pair.append(pair)
         rank_id.append(new)
-    return rank_pair, rank_id
-
-
-def _irregular(rank_pair, rank_id):
-    """Whether merges by rank over these merges differ from replaying them in
-    order: a token made by several merges (a tokenizer.json that lists every
-    split of every token), or a merge that joins a token only a later merge
-    makes (tiktoken's rule on a rank table where a token's lower-ranked
-    pieces are three or more, but a higher-ranked token rejoins them: 90 of
-    Llama 3's).  Such merges are merged one pair at a time, lowest rank
-    first, the leftmost of equals (never all of a pair's places at once)."""
-    made = {}
-    for rank, m in enumerate(rank_id):
-        if made.setdefault(m, rank) != rank:
-            return True
-    return any(made.get(a, -1) >= rank or made.get(b, -1) >= rank
-               for rank, (a, b) in enumerate(rank_pair))
+    return tuple(rank_pair), tuple(rank_id)
 
 
 def _check_special_ids(specials, is_token):
@@ -3211,6 +3423,8 @@ def _assign_specials(special_tokens, token_at, id_of, max_id):
 # The core: the hot work behind a small interface (CoreProtocol), in pure Python.
 # ==========================================================================================
 
+
+_chain_from = _itertools.chain.from_iterable
 
 if _typing.TYPE_CHECKING:  # the names of CoreProtocol's annotations
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -3486,16 +3700,22 @@ class Core:
         self._pattern = pattern
         self._split = pretokenizer(pattern)
         self._encoder = ranks
-        self._byte_ids = [ranks[bytes([b])] for b in range(256)]
-        self._identity_bytes = self._byte_ids == list(range(256))
-        self._rank_pair = [(a, b) for a, b, _ in merges]
-        self._rank_id = [m for _, _, m in merges]
-        self._pair_rank = {pair: r for r, pair in enumerate(self._rank_pair)}
-        self._irregular = _irregular(self._rank_pair, self._rank_id)
+        self._byte_ids = tuple(ranks[bytes([b])] for b in range(256))
+        # an array and a dict of ints, which the garbage collector never walks, and the
+        # merged ids as a tuple of the model's own int objects (one object per id in every
+        # result; walked once, at the first collection, then untracked): see _PieceCache
+        flat = _array.array("q", _itertools.chain.from_iterable(merges))
+        self._merges = flat
+        self._rank_id = tuple(m for _, _, m in merges)
+        self._shift = shift = max(ranks.values()).bit_length()
+        self._pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
+                                                          _itertools.repeat(shift)), flat[1::3]),
+                                   range(len(merges))))
         self._decoder = {i: t for t, i in ranks.items()}
         for s, i in reversed(specials.items()):  # an id's first name decodes it
             self._decoder[i] = s.encode("utf-8")
-        self._cache = {}
+        self._cache = _PieceCache(ranks, self._byte_ids, self._pair_rank, self._rank_id, shift)
+        self._lookup = self._cache.__getitem__
 
     counter = staticmethod(_Counter)
     learn_merges = staticmethod(_learn_merges)
@@ -3526,26 +3746,8 @@ class Core:
                         f"native_model and hf_model answer None): it takes none, not "
                         f"{type(model).__name__}")
 
-    def _bpe(self, piece):
-        """Ids of one pre-token (str), through the cache."""
-        data = piece.encode("utf-8")
-        i = self._encoder.get(data)
-        if i is not None:
-            ids = [i]
-        else:
-            ids = list(data) if self._identity_bytes else [self._byte_ids[b] for b in data]
-            ids = self._merge(ids)
-        if len(piece) <= _CACHE_MAX_LEN:
-            cache = self._cache
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            cache[piece] = ids
-        return ids
-
     def _merge(self, ids):
-        if len(ids) <= _SHORT and not self._irregular:
-            return _bpe_short(ids, self._pair_rank, self._rank_pair, self._rank_id)
-        return _bpe_long(ids, self._pair_rank, self._rank_id)
+        return _merge_ids(ids, self._pair_rank, self._rank_id, self._shift)
 
     def merge_bytes(self, data):
         return self._merge([self._byte_ids[b] for b in data])
@@ -3571,17 +3773,7 @@ class Core:
         return pretokenizer(pattern)(_repair(text))
 
     def encode_pieces(self, pieces):
-        out = []
-        cache_get = self._cache.get
-        bpe = self._bpe
-        extend = out.extend
-        for piece in pieces:
-            ids = cache_get(piece)
-            if ids is None:
-                ids = bpe(piece)
-                cache_get = self._cache.get
-            extend(ids)
-        return out
+        return list(_chain_from(map(self._lookup, pieces)))
 
     def encode_text(self, text):
         return self.encode_pieces(self._split(_repair(text)))
@@ -3640,7 +3832,8 @@ class Core:
         return {i: t for t, i in sorted(self._encoder.items(), key=_operator.itemgetter(1))}
 
     def merges(self):
-        return [(a, b, m) for (a, b), m in zip(self._rank_pair, self._rank_id)]
+        flat = self._merges
+        return list(zip(flat[0::3], flat[1::3], flat[2::3]))
 
 
 # ==========================================================================================
@@ -4608,7 +4801,6 @@ class _TokenizerBase:
             pattern, encoder, [(a, b, m) for (a, b), m in zip(rank_pair, rank_id)], specials),
             specials)
         self._tokens = dict(tokens)
-        self._merges = [tuple(m) for m in merges]
         self._encoder = encoder
         self._rank_pair = rank_pair
         self._rank_id = rank_id
@@ -7052,6 +7244,31 @@ def _tiktoken_model(ranks, where):
     the token at its own rank (a merge of a token a later merge makes: 90 of
     Llama 3's tokens), else no merge makes the token and it is given only for
     a pre-token that is the token itself (588 of Llama 3's)."""
+    keys, values = list(ranks), list(ranks.values())
+    tokens = None
+    if (not set(map(type, keys)) - {bytes} and not set(map(type, values)) - {int}
+            and (not values or (0 <= min(values) and max(values) < _MAX_ID))
+            and b"" not in keys):   # bulk checks in C first
+        tokens = dict(zip(values, keys))
+        if len(tokens) != len(keys):
+            tokens = None
+    if tokens is None:
+        tokens = _rank_tokens_one_by_one(ranks, where)
+    merges = []
+    for r, t in sorted(tokens.items()):
+        if len(t) < 2:
+            continue
+        parts = _rank_split(t, ranks, r)
+        if len(parts) > 2:
+            parts = _rank_split(t, ranks, _MAX_ID)
+        if len(parts) == 2:
+            merges.append((parts[0], parts[1]))
+    return tokens, merges
+
+
+def _rank_tokens_one_by_one(ranks, where):
+    """_tiktoken_model's tokens (rank -> bytes), entry by entry: the error of
+    the first bad one (or the tokens, for subclasses of bytes and int)."""
     tokens = {}
     for t, r in ranks.items():
         if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
@@ -7063,16 +7280,7 @@ def _tiktoken_model(ranks, where):
         if tokens.setdefault(r, t) != t:
             raise ValueError(f"{where}: rank {r} is given to both {_short(tokens[r])} and "
                              f"{_short(t)}")
-    merges = []
-    for r, t in sorted(tokens.items()):
-        if len(t) < 2:
-            continue
-        parts = _rank_split(t, ranks, r)
-        if len(parts) > 2:
-            parts = _rank_split(t, ranks, _MAX_ID)
-        if len(parts) == 2:
-            merges.append((parts[0], parts[1]))
-    return tokens, merges
+    return tokens
 
 
 def _rank_split(t, ranks, r):

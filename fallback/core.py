@@ -2,24 +2,19 @@
 
 from __future__ import annotations as _annotations
 
+import array as _array
 import itertools as _itertools
 import operator as _operator
 import typing as _typing
 
 from .counting import _Counter
-from .encoding import (
-    _CACHE_MAX_LEN,
-    _CACHE_SIZE,
-    _SHORT,
-    _bpe_long,
-    _bpe_short,
-    _pack_ids,
-    _stop_names,
-)
-from .model import _check_special_ids, _irregular
+from .encoding import _merge_ids, _pack_ids, _PieceCache, _stop_names
+from .model import _check_special_ids
 from .patterns import _FAST_PATHS, _FILE_CUTS, Pipeline, _compile_pattern, _repair, pretokenizer
 from .training import _check_learn_options, _learn_merges
 from .util import _MAX_ID, _short
+
+_chain_from = _itertools.chain.from_iterable
 
 if _typing.TYPE_CHECKING:  # the names of CoreProtocol's annotations
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -295,16 +290,22 @@ class Core:
         self._pattern = pattern
         self._split = pretokenizer(pattern)
         self._encoder = ranks
-        self._byte_ids = [ranks[bytes([b])] for b in range(256)]
-        self._identity_bytes = self._byte_ids == list(range(256))
-        self._rank_pair = [(a, b) for a, b, _ in merges]
-        self._rank_id = [m for _, _, m in merges]
-        self._pair_rank = {pair: r for r, pair in enumerate(self._rank_pair)}
-        self._irregular = _irregular(self._rank_pair, self._rank_id)
+        self._byte_ids = tuple(ranks[bytes([b])] for b in range(256))
+        # an array and a dict of ints, which the garbage collector never walks, and the
+        # merged ids as a tuple of the model's own int objects (one object per id in every
+        # result; walked once, at the first collection, then untracked): see _PieceCache
+        flat = _array.array("q", _itertools.chain.from_iterable(merges))
+        self._merges = flat
+        self._rank_id = tuple(m for _, _, m in merges)
+        self._shift = shift = max(ranks.values()).bit_length()
+        self._pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
+                                                          _itertools.repeat(shift)), flat[1::3]),
+                                   range(len(merges))))
         self._decoder = {i: t for t, i in ranks.items()}
         for s, i in reversed(specials.items()):  # an id's first name decodes it
             self._decoder[i] = s.encode("utf-8")
-        self._cache = {}
+        self._cache = _PieceCache(ranks, self._byte_ids, self._pair_rank, self._rank_id, shift)
+        self._lookup = self._cache.__getitem__
 
     counter = staticmethod(_Counter)
     learn_merges = staticmethod(_learn_merges)
@@ -335,26 +336,8 @@ class Core:
                         f"native_model and hf_model answer None): it takes none, not "
                         f"{type(model).__name__}")
 
-    def _bpe(self, piece):
-        """Ids of one pre-token (str), through the cache."""
-        data = piece.encode("utf-8")
-        i = self._encoder.get(data)
-        if i is not None:
-            ids = [i]
-        else:
-            ids = list(data) if self._identity_bytes else [self._byte_ids[b] for b in data]
-            ids = self._merge(ids)
-        if len(piece) <= _CACHE_MAX_LEN:
-            cache = self._cache
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            cache[piece] = ids
-        return ids
-
     def _merge(self, ids):
-        if len(ids) <= _SHORT and not self._irregular:
-            return _bpe_short(ids, self._pair_rank, self._rank_pair, self._rank_id)
-        return _bpe_long(ids, self._pair_rank, self._rank_id)
+        return _merge_ids(ids, self._pair_rank, self._rank_id, self._shift)
 
     def merge_bytes(self, data):
         return self._merge([self._byte_ids[b] for b in data])
@@ -380,17 +363,7 @@ class Core:
         return pretokenizer(pattern)(_repair(text))
 
     def encode_pieces(self, pieces):
-        out = []
-        cache_get = self._cache.get
-        bpe = self._bpe
-        extend = out.extend
-        for piece in pieces:
-            ids = cache_get(piece)
-            if ids is None:
-                ids = bpe(piece)
-                cache_get = self._cache.get
-            extend(ids)
-        return out
+        return list(_chain_from(map(self._lookup, pieces)))
 
     def encode_text(self, text):
         return self.encode_pieces(self._split(_repair(text)))
@@ -449,4 +422,5 @@ class Core:
         return {i: t for t, i in sorted(self._encoder.items(), key=_operator.itemgetter(1))}
 
     def merges(self):
-        return [(a, b, m) for (a, b), m in zip(self._rank_pair, self._rank_id)]
+        flat = self._merges
+        return list(zip(flat[0::3], flat[1::3], flat[2::3]))

@@ -7,37 +7,46 @@ import array as _array
 import heapq as _heapq
 import operator as _operator
 import sys as _sys
+from itertools import repeat as _repeat
 
 from .util import _short
 
+_NO_RANK = 1 << 62   # above every merge rank: the pair of a place that merges no more
 
-def _bpe_short(ids, pair_rank, rank_pair, rank_id):
-    """Merge the lowest-ranked adjacent pair, every non-overlapping occurrence
-    left to right, until none is left.  Quadratic; for short pre-tokens."""
+
+def _bpe_short(ids, pair_rank, rank_id, shift):
+    """Merge the lowest-ranked adjacent pair, the leftmost of equals, one pair
+    at a time, until none is left.  For merges that replay in order this is
+    every occurrence of a pair left to right (the same ids); where a token is
+    made by several merges (a tokenizer.json that lists every split of every
+    token) or a merge joins a token only a later merge makes (tiktoken's rule
+    on a rank table where a token's lower-ranked pieces are three or more but
+    a higher-ranked token rejoins them: 90 of Llama 3's), one pair at a time
+    is the meaning tiktoken and tokenizers give them.  `pair_rank` maps
+    ``left << shift | right`` to the rank (int keys: a dict the garbage
+    collector never walks).  The ranks of the adjacent pairs live in a list
+    that min() and index() scan in C, two of them looked up again per merge:
+    quadratic, but cheap for pre-tokens up to _SHORT symbols; longer ones go
+    to _bpe_long."""
     get = pair_rank.get
-    while len(ids) > 1:
-        best = None
-        for pair in zip(ids, ids[1:]):
-            r = get(pair)
-            if r is not None and (best is None or r < best):
-                best = r
-        if best is None:
+    ranks = list(map(get, map(_operator.or_, map(_operator.lshift, ids, _repeat(shift)), ids[1:]),
+                     _repeat(_NO_RANK)))
+    while ranks:
+        r = min(ranks)
+        if r == _NO_RANK:
             break
-        a, b = rank_pair[best]
-        new = rank_id[best]
-        out, i, n = [], 0, len(ids)
-        while i < n:
-            if i + 1 < n and ids[i] == a and ids[i + 1] == b:
-                out.append(new)
-                i += 2
-            else:
-                out.append(ids[i])
-                i += 1
-        ids = out
+        i = ranks.index(r)
+        new = rank_id[r]
+        ids[i] = new
+        del ids[i + 1], ranks[i]
+        if i:
+            ranks[i - 1] = get(ids[i - 1] << shift | new, _NO_RANK)
+        if i < len(ranks):
+            ranks[i] = get(new << shift | ids[i + 1], _NO_RANK)
     return ids
 
 
-def _bpe_long(ids, pair_rank, rank_id):
+def _bpe_long(ids, pair_rank, rank_id, shift):
     """The same result with a heap of (rank, position) over a linked list:
     O(n log n) for long pre-tokens."""
     n = len(ids)
@@ -47,14 +56,14 @@ def _bpe_long(ids, pair_rank, rank_id):
     get = pair_rank.get
     heap = []
     for i in range(n - 1):
-        r = get((sym[i], sym[i + 1]))
+        r = get(sym[i] << shift | sym[i + 1])
         if r is not None:
             heap.append((r, i))
     _heapq.heapify(heap)
     while heap:
         r, p = _heapq.heappop(heap)
         q = nxt[p] if sym[p] >= 0 else -1
-        if q < 0 or get((sym[p], sym[q])) != r:
+        if q < 0 or get(sym[p] << shift | sym[q]) != r:
             continue
         sym[p] = rank_id[r]
         sym[q] = -1
@@ -62,12 +71,12 @@ def _bpe_long(ids, pair_rank, rank_id):
         nxt[p] = right
         if right >= 0:
             prv[right] = p
-            r2 = get((sym[p], sym[right]))
+            r2 = get(sym[p] << shift | sym[right])
             if r2 is not None:
                 _heapq.heappush(heap, (r2, p))
         left = prv[p]
         if left >= 0:
-            r2 = get((sym[left], sym[p]))
+            r2 = get(sym[left] << shift | sym[p])
             if r2 is not None:
                 _heapq.heappush(heap, (r2, left))
     return [s for s in sym if s >= 0]
@@ -96,6 +105,55 @@ def _stop_names(stop):
     return stop
 
 
-_SHORT = 48            # pre-tokens up to this many bytes use _bpe_short
-_CACHE_SIZE = 1 << 16  # pre-token -> ids entries before the cache is cleared
-_CACHE_MAX_LEN = 64    # longer pre-tokens are not cached
+_SHORT = 40              # pre-tokens up to this many bytes use _bpe_short
+_CACHE_SIZE = 1 << 16    # pre-token -> ids entries before the cache is cleared
+_CACHE_MAX_LEN = 256     # longer pre-tokens are not cached
+_CACHE_CHARS = 1 << 21   # characters of cached pre-tokens before the cache is cleared
+
+
+def _merge_ids(ids, pair_rank, rank_id, shift):
+    """The ids of a pre-token's symbols (a fresh list) merged by rank."""
+    if len(ids) <= _SHORT:
+        return _bpe_short(ids, pair_rank, rank_id, shift)
+    return _bpe_long(ids, pair_rank, rank_id, shift)
+
+
+class _PieceCache(dict):
+    """pre-token (str) -> its ids (a tuple): a miss (__missing__) encodes
+    the pre-token's UTF-8 and merges it, and keeps the result if the
+    pre-token is at most _CACHE_MAX_LEN characters.  Bounded: cleared when it
+    holds _CACHE_SIZE entries or _CACHE_CHARS characters of pre-tokens.
+    Looked up by map(cache.__getitem__, pieces), a pre-token seen before
+    costs no Python-level call at all.  Tuples of ints, which the garbage
+    collector stops tracking, keep a growing cache from setting off full
+    collections (each of which walks every large list of the model)."""
+
+    __slots__ = ("_token_id", "_byte_id", "_pair_rank", "_rank_id", "_shift", "_chars")
+
+    def __init__(self, encoder, byte_ids, pair_rank, rank_id, shift):
+        super().__init__()
+        self._token_id = encoder.get
+        self._byte_id = None if list(byte_ids) == list(range(256)) else byte_ids.__getitem__
+        self._pair_rank = pair_rank
+        self._rank_id = rank_id
+        self._shift = shift
+        self._chars = 0
+
+    def __missing__(self, piece):
+        data = piece.encode("utf-8")
+        i = self._token_id(data)
+        if i is not None:
+            ids = (i,)
+        else:
+            byte_id = self._byte_id
+            ids = tuple((_bpe_short if len(data) <= _SHORT else _bpe_long)(
+                list(data) if byte_id is None else list(map(byte_id, data)),
+                self._pair_rank, self._rank_id, self._shift))
+        n = len(piece)
+        if n <= _CACHE_MAX_LEN:
+            if len(self) >= _CACHE_SIZE or self._chars + n > _CACHE_CHARS:
+                self.clear()
+                self._chars = 0
+            self._chars += n
+            self[piece] = ids
+        return ids

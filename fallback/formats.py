@@ -53,6 +53,31 @@ def _tiktoken_model(ranks, where):
     the token at its own rank (a merge of a token a later merge makes: 90 of
     Llama 3's tokens), else no merge makes the token and it is given only for
     a pre-token that is the token itself (588 of Llama 3's)."""
+    keys, values = list(ranks), list(ranks.values())
+    tokens = None
+    if (not set(map(type, keys)) - {bytes} and not set(map(type, values)) - {int}
+            and (not values or (0 <= min(values) and max(values) < _MAX_ID))
+            and b"" not in keys):   # bulk checks in C first
+        tokens = dict(zip(values, keys))
+        if len(tokens) != len(keys):
+            tokens = None
+    if tokens is None:
+        tokens = _rank_tokens_one_by_one(ranks, where)
+    merges = []
+    for r, t in sorted(tokens.items()):
+        if len(t) < 2:
+            continue
+        parts = _rank_split(t, ranks, r)
+        if len(parts) > 2:
+            parts = _rank_split(t, ranks, _MAX_ID)
+        if len(parts) == 2:
+            merges.append((parts[0], parts[1]))
+    return tokens, merges
+
+
+def _rank_tokens_one_by_one(ranks, where):
+    """_tiktoken_model's tokens (rank -> bytes), entry by entry: the error of
+    the first bad one (or the tokens, for subclasses of bytes and int)."""
     tokens = {}
     for t, r in ranks.items():
         if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
@@ -64,16 +89,7 @@ def _tiktoken_model(ranks, where):
         if tokens.setdefault(r, t) != t:
             raise ValueError(f"{where}: rank {r} is given to both {_short(tokens[r])} and "
                              f"{_short(t)}")
-    merges = []
-    for r, t in sorted(tokens.items()):
-        if len(t) < 2:
-            continue
-        parts = _rank_split(t, ranks, r)
-        if len(parts) > 2:
-            parts = _rank_split(t, ranks, _MAX_ID)
-        if len(parts) == 2:
-            merges.append((parts[0], parts[1]))
-    return tokens, merges
+    return tokens
 
 
 def _rank_split(t, ranks, r):

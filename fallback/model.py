@@ -10,7 +10,26 @@ from .util import _MAX_ID, _short
 
 def _check_tokens(tokens):
     """The encoder (bytes -> id) of a vocabulary (id -> bytes) that holds
-    every single byte and no token twice."""
+    every single byte and no token twice.  Bulk checks in C first; the
+    first offender is looked for only when one is known to exist (or for
+    subclasses of int and bytes)."""
+    ids, values = list(tokens), list(tokens.values())
+    encoder = None
+    if (not set(map(type, ids)) - {int} and not set(map(type, values)) - {bytes}
+            and (not ids or (0 <= min(ids) and max(ids) < _MAX_ID)) and b"" not in values):
+        encoder = dict(zip(values, ids))
+        if len(encoder) != len(values):
+            encoder = None
+    if encoder is None:
+        encoder = _check_tokens_one_by_one(tokens)
+    missing = [b for b in range(256) if bytes([b]) not in encoder]
+    if missing:
+        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
+                         f"0x{missing[0]:02x}")
+    return encoder
+
+
+def _check_tokens_one_by_one(tokens):
     encoder = {}
     for i, t in tokens.items():
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < _MAX_ID:
@@ -20,19 +39,34 @@ def _check_tokens(tokens):
         other = encoder.setdefault(t, i)
         if other != i:
             raise ValueError(f"token {_short(t)} appears twice, as ids {other} and {i}")
-    missing = [b for b in range(256) if bytes([b]) not in encoder]
-    if missing:
-        raise ValueError(f"the vocabulary lacks {len(missing)} single bytes, e.g. "
-                         f"0x{missing[0]:02x}")
     return encoder
 
 
 def _check_merges(merges, encoder):
     """(rank -> pair of ids, rank -> merged id) of merges (pairs of bytes)
-    whose results and parts are tokens, no pair twice.  Several merges may
-    make the same token, and a merge may join a token that a later merge
-    makes: merging by lowest rank gives them a meaning (tiktoken's and
-    tokenizers'), and real vocabularies have them (see _irregular)."""
+    whose results and parts are tokens, no pair twice, as tuples (nothing the
+    garbage collector walks again).  Several merges may make the same token,
+    and a merge may join a token that a later merge makes: merging by lowest
+    rank gives them a meaning (tiktoken's and tokenizers'), and real
+    vocabularies have them (see _bpe_short).  Bulk checks in C first; the
+    first offender is looked for only when one is known to exist."""
+    merges = list(merges)
+    if not set(map(type, merges)) - {tuple, list} and not set(map(len, merges)) - {2}:
+        lefts, rights = [m[0] for m in merges], [m[1] for m in merges]
+        if not set(map(type, lefts)) - {bytes} and not set(map(type, rights)) - {bytes}:
+            get = encoder.get
+            rank_id = tuple(map(get, map(bytes.__add__, lefts, rights)))
+            left_ids, right_ids = list(map(get, lefts)), list(map(get, rights))
+            rank_pair = tuple(zip(left_ids, right_ids))
+            if (None not in rank_id and None not in left_ids and None not in right_ids
+                    and len(set(rank_pair)) == len(rank_pair)):
+                return rank_pair, rank_id
+    return _check_merges_one_by_one(merges, encoder)
+
+
+def _check_merges_one_by_one(merges, encoder):
+    """_check_merges merge by merge: the error of the first merge it cannot
+    take (or the result, for subclasses of tuple and bytes)."""
     pair_rank, rank_pair, rank_id = {}, [], []
     for rank, merge in enumerate(merges):
         if not (isinstance(merge, (tuple, list)) and len(merge) == 2
@@ -56,23 +90,7 @@ def _check_merges(merges, encoder):
         pair_rank[pair] = rank
         rank_pair.append(pair)
         rank_id.append(new)
-    return rank_pair, rank_id
-
-
-def _irregular(rank_pair, rank_id):
-    """Whether merges by rank over these merges differ from replaying them in
-    order: a token made by several merges (a tokenizer.json that lists every
-    split of every token), or a merge that joins a token only a later merge
-    makes (tiktoken's rule on a rank table where a token's lower-ranked
-    pieces are three or more, but a higher-ranked token rejoins them: 90 of
-    Llama 3's).  Such merges are merged one pair at a time, lowest rank
-    first, the leftmost of equals (never all of a pair's places at once)."""
-    made = {}
-    for rank, m in enumerate(rank_id):
-        if made.setdefault(m, rank) != rank:
-            return True
-    return any(made.get(a, -1) >= rank or made.get(b, -1) >= rank
-               for rank, (a, b) in enumerate(rank_pair))
+    return tuple(rank_pair), tuple(rank_id)
 
 
 def _check_special_ids(specials, is_token):

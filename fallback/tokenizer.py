@@ -171,7 +171,6 @@ class _TokenizerBase:
             pattern, encoder, [(a, b, m) for (a, b), m in zip(rank_pair, rank_id)], specials),
             specials)
         self._tokens = dict(tokens)
-        self._merges = [tuple(m) for m in merges]
         self._encoder = encoder
         self._rank_pair = rank_pair
         self._rank_id = rank_id

@@ -598,6 +598,7 @@ def _no_surrogates(ranges):
 
 _GROUP_OPEN = _regex.compile(r"\(\?(?:[:=!>|]|<[=!]|P?<[A-Za-z_][A-Za-z0-9_]*>)")
 _MULTI_FOLD = []   # characters whose case folding is several characters
+_REPEAT = _regex.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
 
 
 def _multi_fold():
@@ -614,7 +615,7 @@ def _clip(ranges, upto):
     return ranges if upto is None else [(a, min(b, upto - 1)) for a, b in ranges if a < upto]
 
 
-def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
+def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False, atoms=None):
     """`pattern` with the meaning `route`'s tables give its classes, for
     `regex`: (text, differ), `differ` the code points on which the pattern
     as written (with `regex`'s tables) may match otherwise (sorted ranges; the
@@ -626,13 +627,21 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
     With `upto`, only the code points below it are compared (the text then
     is not for use).  `v1`: the text may use regex's version 1 (set
     operations: faster), for a pattern that never matches the empty string
-    (where the versions step on otherwise)."""
+    (where the versions step on otherwise).  With a list `atoms`: each
+    class and literal character's code points go to it, the text holding
+    "\0k\0" for atoms[k] (see _code_split); _NotSpelled where the pattern
+    holds what only `regex` reads."""
     out, differ, stack = [], [], []
     icase = folds = False
     p, i, n = pattern, 0, len(pattern)
 
     def atom(text, ranges):
         nonlocal folds
+        if atoms is not None:
+            if ranges is None:
+                raise _NotSpelled
+            atoms.append(ranges)
+            return f"\0{len(atoms) - 1}\0"
         where = f"(?i:{text})" if icase else text
         if ranges is None:    # not in the tables: regex's meaning
             if icase:
@@ -658,14 +667,18 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
             elif kind == "char" and icase:
                 out.append(atom(text, _members_ranges(False, [("char", value)], icase, route)))
             elif kind == "other" and icase and text[1:2].isdigit():
-                return pattern, []   # a case-insensitive back-reference
+                return _unspelled(pattern, atoms)   # a case-insensitive back-reference
+            elif atoms is not None and kind == "char":
+                out.append(atom(text, [(value, value)]))
+            elif atoms is not None and text not in ("\\A", "\\Z"):
+                raise _NotSpelled   # \b, \G, back-references, ...: regex's meaning
             else:
                 out.append(text)
             i = end
         elif c == "[":
             cls = _read_class(p, i)
             if cls is None:
-                return pattern, []
+                return _unspelled(pattern, atoms)
             text = p[i:cls[2]]
             out.append(atom(text, _members_ranges(cls[0], cls[1], icase, route)))
             i = cls[2]
@@ -673,7 +686,7 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
             if p.startswith("(?#", i):
                 end = p.find(")", i)
                 if end < 0:
-                    return pattern, []
+                    return _unspelled(pattern, atoms)
                 out.append(p[i:end + 1])
                 i = end + 1
                 continue
@@ -691,7 +704,7 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
                 icase = True
                 i += 4
             elif p.startswith("(?", i):
-                return pattern, []   # other flags, conditionals, recursion: regex's
+                return _unspelled(pattern, atoms)   # other flags, conditionals, recursion: regex's
             else:
                 out.append("(")
                 i += 1
@@ -699,6 +712,16 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
             if stack:
                 icase = stack.pop()
             out.append(c)
+            i += 1
+        elif atoms is not None and c in "{}":
+            m = _REPEAT.match(p, i)
+            if m is None:
+                raise _NotSpelled   # a brace that is no repeat
+            out.append(m.group())
+            i = m.end()
+        elif atoms is not None and c not in "|?*+^$.":
+            ranges = _members_ranges(False, [("char", ord(c))], icase, route)
+            out.append(atom(_regex.escape(c), ranges))
             i += 1
         elif icase and (c.isalpha() or not c.isascii()):
             out.append(atom(_regex.escape(c), _members_ranges(False, [("char", ord(c))], True,
@@ -710,9 +733,92 @@ def _spell_pattern(pattern, route="tiktoken", upto=None, v1=False):
     if folds:
         differ.extend(_clip(_multi_fold(), upto))
     text = "".join(out)
+    if atoms is not None:
+        return text, []
     if v1 and text != pattern:
         text = "(?V1)" + text
     return text, _merge_ranges(differ)
+
+
+class _NotSpelled(Exception):
+    """_spell_pattern with atoms met what only `regex` reads."""
+
+
+def _unspelled(pattern, atoms):
+    if atoms is not None:
+        raise _NotSpelled
+    return pattern, []
+
+
+_NEWLINE_CODE = "\n"
+
+
+def _code_split(pattern, route="tiktoken"):
+    """(codes, rx, ascii_rx): `pattern` for the standard library's `re`, or
+    None.  Every character of a text stands for its class: the code points
+    that each class and literal character of `pattern` (by the reference
+    tables, as _spell_pattern reads them) either all match or all miss.
+    `codes` maps a code point to its class's code character (str.translate's
+    table: bytes, one a code point, 1.1 MB); `rx`, `pattern` over the codes,
+    matches the translated text exactly where `pattern` matches the text
+    (its matches give the pre-tokens' lengths); `ascii_rx`, `pattern` with
+    its classes cut to ASCII, runs on ASCII text itself.  A line feed is a
+    class of its own whose code is itself, so $ means in `re` what it means
+    in `regex`.  None where the pattern holds what only `regex` reads (an
+    anchor or set `re` reads otherwise, a class the tables do not hold,
+    syntax `re` lacks) or has over 250 classes.  Capture groups stay (its
+    users split by named patterns, which have none)."""
+    import re
+
+    atoms = [[(10, 10)]]
+    if "\0" in pattern:
+        return None
+    try:
+        text, _ = _spell_pattern(pattern, route, atoms=atoms)
+    except (_NotSpelled, RecursionError):
+        return None
+    events = {}   # code point -> atoms entering or leaving there (a bit each)
+    for k, ranges in enumerate(atoms):
+        for a, b in _merge_ranges(ranges):
+            events[a] = events.get(a, 0) ^ (1 << k)
+            events[b + 1] = events.get(b + 1, 0) ^ (1 << k)
+    starts, masks, mask = [0], [0], 0
+    for x in sorted(events):
+        mask ^= events[x]
+        if x > _MAX_CP:
+            break
+        if x == starts[-1]:
+            masks[-1] = mask
+        elif mask != masks[-1]:
+            starts.append(x)
+            masks.append(mask)
+    order = {}   # class (its mask) -> code, in the order of first code points
+    chars = (chr(c) for c in range(256) if c != 10)
+    for mask in masks:
+        if mask not in order:
+            order[mask] = _NEWLINE_CODE if mask & 1 else next(chars, None)
+    if None in order.values():
+        return None
+    members = [[] for _ in atoms]
+    for mask, code in order.items():
+        for k in range(len(atoms)):
+            if mask >> k & 1:
+                members[k].append(f"\\x{ord(code):02x}")
+    ascii_members = [[f"\\x{c:02x}" for a, b in ranges for c in range(a, min(b, 127) + 1)]
+                     for ranges in atoms]
+
+    def spelled(members):
+        return _regex.sub("\0([0-9]+)\0", lambda m: f"[{''.join(members[int(m.group(1))])}]"
+                          if members[int(m.group(1))] else "(?!)", text)
+
+    try:
+        rx, ascii_rx = re.compile(spelled(members)), re.compile(spelled(ascii_members))
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+    ends = starts[1:] + [_MAX_CP + 1]
+    codes = b"".join(order[mask].encode("latin-1") * (end - start)
+                     for start, end, mask in zip(starts, ends, masks))
+    return codes, rx, ascii_rx
 
 
 def _ranges_xor(a, b):

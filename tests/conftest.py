@@ -77,6 +77,8 @@ QUICK_CASES = {
     "test_export_custom_patterns": 3,
     "test_encode_equals_encode_files": 2,
     "test_pretokens_random": 2,
+    "test_open_model_patterns_every_class": None,
+    "test_ascii_pretokens_random": 4,
     "test_tiktoken_merge_recovery_is_fast": None,
     "test_catastrophic_pattern_is_stopped": None,
     "test_export_pre_tokenizes_every_code_point_alike": "bpe-words",

@@ -129,6 +129,27 @@ def test_pretokens_random(mod, pattern, text):
     assert mod.count_pretokens([text], pattern=pattern) == naive.count_pretokens([text], pattern)
 
 
+# The open models' patterns (and "bytes"): the pure-Python core runs every named pattern in
+# the standard library's re over class codes (ASCII text: over the text itself).
+OPEN = ["llama3", "qwen2", "nanochat", "bytes"]
+
+
+@pytest.mark.parametrize("pattern", OPEN)
+def test_open_model_patterns_every_class(mod, pattern):
+    text = exhaustive_text()
+    rx = mod.PATTERNS[pattern]
+    assert mod.Core.pretokenize(rx, text) == regex.findall(naive.reference_regex(rx), text)
+
+
+@pytest.mark.parametrize("pattern", NAMED + OPEN)
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(st.sampled_from([chr(c) for c in range(128)] + list("'sStT \n\r1a")),
+                    max_size=60))
+def test_ascii_pretokens_random(mod, pattern, text):
+    rx = mod.PATTERNS[pattern]
+    assert mod.Core.pretokenize(rx, text) == regex.findall(naive.reference_regex(rx), text)
+
+
 _PARITY = {}
 
 
