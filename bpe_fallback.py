@@ -36,8 +36,6 @@ from __future__ import annotations as _annotations
 import array as _array
 import collections as _collections
 import collections.abc as _abc
-import contextlib as _contextlib
-import gc as _gc
 import heapq as _heapq
 import itertools as _itertools
 import operator as _operator
@@ -74,19 +72,23 @@ BACKEND = "python"
 _MAX_ID = 1 << 31  # ids are int32 in the compiled core
 
 
-@_contextlib.contextmanager
-def _gc_paused():
+class _gc_paused:  # noqa: N801 - used as a function: `with _gc_paused():`
     """The cycle collector paused for a block that makes hundreds of thousands
-    of acyclic containers (a tokenizer.json's document): collecting as they
-    come costs a tenth of a load.  A block that frees them before it ends
-    leaves the collector nothing to find."""
-    paused = _gc.isenabled()
-    _gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            _gc.enable()
+    of acyclic containers (a tokenizer.json's document, a batch's results):
+    collecting as they come costs a tenth of a load.  A block that frees them
+    before it ends leaves the collector nothing to find."""
+
+    def __enter__(self):
+        import gc
+
+        self.paused = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.paused:
+            import gc
+
+            gc.enable()
 
 
 # ---- threads: how many a call uses by default -----------------------------
