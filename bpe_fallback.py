@@ -5021,10 +5021,12 @@ class _TokenizerBase:
         >>> tok.encode_ordinary("hi<s>")
         [256, 60, 115, 62]
         """
+        if len(text) < self._LONG_TEXT:   # the short calls' path: one comparison
+            return self._core.encode_text(text)  # the core repairs the text
         long = self._long_pieces(text)
         if long is not None:
             return self._encode_long(long, frozenset(), frozenset())
-        return self._core.encode_text(text)  # the core repairs the text
+        return self._core.encode_text(text)
 
     # A text this long (in characters) is cut where its pre-tokens do not change
     # (see _FILE_CUTS, _custom_cut) into pieces that threads encode, where the core
@@ -5157,9 +5159,10 @@ class _TokenizerBase:
         [256, 257]
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        long = self._long_pieces(text)
-        if long is not None:   # (the cuts never split a special token: none has a line feed)
-            return self._encode_long(long, allowed, disallowed)
+        if len(text) >= self._LONG_TEXT:   # (one comparison for a short text)
+            long = self._long_pieces(text)
+            if long is not None:   # (the cuts never split a special token: none has a line feed)
+                return self._encode_long(long, allowed, disallowed)
         text = self._core.repair(text)
         if disallowed and self._core_looks(allowed, disallowed):
             done = self._core.encode_texts((text,), tuple(disallowed))
@@ -6690,7 +6693,7 @@ class _TiktokenMethods:
             self._check_disallowed(self._core.repair(text), disallowed)
             raise ImportError("encode_to_numpy needs numpy: pip install numpy "
                               "(or use encode, which returns a list)") from None
-        long = self._long_pieces(text)
+        long = self._long_pieces(text) if len(text) >= self._LONG_TEXT else None
         if long is not None:
             packed = b"".join(_thread_map(lambda piece: self._packed(piece, allowed, disallowed),
                                           *long))

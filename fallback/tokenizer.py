@@ -389,10 +389,12 @@ class _TokenizerBase:
         >>> tok.encode_ordinary("hi<s>")
         [256, 60, 115, 62]
         """
+        if len(text) < self._LONG_TEXT:   # the short calls' path: one comparison
+            return self._core.encode_text(text)  # the core repairs the text
         long = self._long_pieces(text)
         if long is not None:
             return self._encode_long(long, frozenset(), frozenset())
-        return self._core.encode_text(text)  # the core repairs the text
+        return self._core.encode_text(text)
 
     # A text this long (in characters) is cut where its pre-tokens do not change
     # (see _FILE_CUTS, _custom_cut) into pieces that threads encode, where the core
@@ -525,9 +527,10 @@ class _TokenizerBase:
         [256, 257]
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
-        long = self._long_pieces(text)
-        if long is not None:   # (the cuts never split a special token: none has a line feed)
-            return self._encode_long(long, allowed, disallowed)
+        if len(text) >= self._LONG_TEXT:   # (one comparison for a short text)
+            long = self._long_pieces(text)
+            if long is not None:   # (the cuts never split a special token: none has a line feed)
+                return self._encode_long(long, allowed, disallowed)
         text = self._core.repair(text)
         if disallowed and self._core_looks(allowed, disallowed):
             done = self._core.encode_texts((text,), tuple(disallowed))

@@ -62,13 +62,21 @@ TRAINER = textwrap.dedent(
     import importlib, sys, time
     mod = importlib.import_module(sys.argv[1])
 
-    class SlowCounter:  # a core's counter that takes a second to start
+    class SlowCounter:  # a core's counter that takes a second to start, and a while to count
         def __init__(self, pattern):
             time.sleep(1.0)
             self.counter = mod.Core.counter(pattern)
 
-        def __getattr__(self, name):
-            return getattr(self.counter, name)
+        def __getattr__(self, name):  # (a loaded machine must not finish before Ctrl-C comes)
+            attr = getattr(self.counter, name)
+            if not callable(attr):
+                return attr
+
+            def slow(*args, **kwargs):
+                time.sleep(0.01)
+                return attr(*args, **kwargs)
+
+            return slow
 
     class SlowCore(mod.Core):
         counter = SlowCounter

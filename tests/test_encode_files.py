@@ -423,7 +423,7 @@ def test_progress(mod, trained, corpus, tmp_path):
 
 ENCODER = textwrap.dedent(
     """
-    import faulthandler, importlib, sys
+    import faulthandler, importlib, sys, time
     faulthandler.dump_traceback_later(50, exit=True)  # a hang: every thread's stack, then exit
     mod = importlib.import_module(sys.argv[1])
     src, out, workers = sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -432,6 +432,7 @@ ENCODER = textwrap.dedent(
     def report(phase, done, total):
         if done > total // 10:
             print("encoding", flush=True)
+            time.sleep(0.05)  # seconds more to run: a loaded machine's signal comes meanwhile
 
     if __name__ == "__main__":
         tok.encode_files([src], out, workers=workers, chunk_size=1 << 16, progress=report)
