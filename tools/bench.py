@@ -73,6 +73,10 @@ Rows (the project's performance targets, README.md and docs/speed.md):
   python_encode       bpe_fallback encode_ordinary, the first 2 MB of english10.txt, GPT-2's
                       merges, 1 thread, vs tiktoken on the same text (no target: the
                       pure-Python encoder must not get slower; the row keeps its number)
+  python_peers        bpe_fallback against puretiktoken (tiktoken in pure Python): encode_ordinary
+                      of the first 500 KB, cl100k_base / o200k_base x corpora, pinned, a fresh
+                      instance each round, alternating, best CPU time; ids checked against
+                      tiktoken's; target >= 1.3x
   parity              bpe_fallback encode_ordinary of each whole peer corpus with gpt2,
                       cl100k_base and o200k_base: ids identical to tiktoken's (the
                       compiled backend's ids are checked in the peer rows)
@@ -161,6 +165,7 @@ ROWS = [
     "defaults",
     "python_train_files",
     "python_encode",
+    "python_peers",
     "parity",
     "pathological",
 ]
@@ -432,6 +437,39 @@ def job_python_encode(a):
         "tiktoken_seconds": best_t,
         "ids_match": ours == theirs,
     }
+
+
+def job_python_peers(a):
+    """bpe_fallback against puretiktoken (pure-Python tiktoken), encode_ordinary of the first
+    500 KB of a corpus, pinned, a fresh instance each round, alternating, CPU time; both
+    checked against tiktoken's ids."""
+    import puretiktoken
+    import tiktoken
+
+    import bpe_fallback
+
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    if cpus:
+        os.sched_setaffinity(0, {min(cpus)})
+    os.environ["TIKTOKEN_CACHE_DIR"] = a["cache"]
+    with open(a["path"], encoding="utf-8", errors="replace", newline="") as f:
+        text = f.read().encode("utf-8")[:500_000].decode("utf-8", "ignore")
+    ref = tiktoken.get_encoding(a["vocab"])
+    want = ref.encode_ordinary(text)
+    ranks = ref._mergeable_ranks
+    fresh = {"ours": lambda: bpe_fallback.Encoding(a["vocab"] + "-bench", pat_str=ref._pat_str,
+                                                   mergeable_ranks=ranks, special_tokens={}),
+             "puretiktoken": lambda: puretiktoken.Encoding(a["vocab"])}
+    best, same = {}, {}
+    for k in range(a["rounds"]):
+        for lib in sorted(fresh, reverse=k % 2 == 1):
+            enc = fresh[lib]()
+            enc.encode_ordinary(PEER_WARMUP)
+            t0 = time.process_time()
+            ids = enc.encode_ordinary(text)
+            best[lib] = min(best.get(lib, float("inf")), time.process_time() - t0)
+            same[lib] = ids == want
+    return {"mb": len(text.encode("utf-8")) / 1e6, "best": best, "same": same}
 
 
 POOL_DOCS = 25886
@@ -1191,6 +1229,7 @@ JOBS = {
     "train_ours": job_train_ours,
     "train_fallback": job_train_fallback,
     "train_rustbpe": job_train_rustbpe,
+    "python_peers": job_python_peers,
     "train_hf": job_train_hf,
     "encode": job_encode,
     "batch": job_batch,
@@ -2038,6 +2077,35 @@ def row_python_encode(ctx, table):
     )
 
 
+def row_python_peers(ctx, table):
+    """The pure-Python module against puretiktoken, cl100k_base / o200k_base x corpora."""
+    if not (_have("puretiktoken") and _have("tiktoken")):
+        table.note("python_peers: needs puretiktoken and tiktoken (pip install .[bench])")
+        return
+    cache = pool_cache(ctx, table)
+    for vocab in ("cl100k_base", "o200k_base"):
+        for name in PEER_CORPORA:
+            path = utf8_corpus(ctx, table, name)
+            what = f"pure-Python `encode_ordinary` {vocab} × {name} (first 500 KB), 1 thread"
+            if path is None:
+                table.note(f"{what}: skipped, corpus {name} is missing")
+                continue
+            _progress(f"python_peers: bpe_fallback and puretiktoken, {vocab} x {name} ...")
+            res = run_worker("python_peers", {"path": str(path), "vocab": vocab,
+                                              "cache": str(cache),
+                                              "rounds": max(2, ctx.peer_rounds)}, ctx.timeout)
+            if not res["ok"]:
+                table.row(what, _short(res["error"]), "-", "-", PEER_TARGET_TXT, "-")
+                continue
+            ours, theirs = res["best"]["ours"], res["best"]["puretiktoken"]
+            r = theirs / ours
+            table.row(what, f"{res['mb'] / ours:.2f} MB/s", f"{res['mb'] / theirs:.2f} MB/s "
+                      "puretiktoken", f"{r:.2f}×", PEER_TARGET_TXT,
+                      _met(r >= PEER_TARGET and all(res["same"].values())))
+            if not all(res["same"].values()):
+                table.note(f"{what}: ids differ from tiktoken's: {res['same']}")
+
+
 def row_parity(ctx, table):
     """The pure-Python backend's ids equal tiktoken's on every bench corpus x vocabulary
     (the compiled backend's are checked in the peer rows)."""
@@ -2349,6 +2417,7 @@ ROW_FUNCS = {
     "startup": row_startup,
     "python_train_files": row_python_train_files,
     "python_encode": row_python_encode,
+    "python_peers": row_python_peers,
     "pathological": row_pathological,
 }
 
