@@ -241,7 +241,8 @@ class _TiktokenMethods:
             self._check_disallowed(self._core.repair(text), disallowed)
             raise ImportError("encode_to_numpy needs numpy: pip install numpy "
                               "(or use encode, which returns a list)") from None
-        long = self._long_pieces(text) if len(text) >= self._LONG_TEXT else None
+        long = self._long_pieces(text, None, disallowed) if len(text) >= self._LONG_TEXT \
+            else None
         if long is not None:
             packed = b"".join(_thread_map(lambda piece: self._packed(piece, allowed, disallowed),
                                           *long))

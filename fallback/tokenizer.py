@@ -402,16 +402,18 @@ class _TokenizerBase:
     _LONG_TEXT = 1 << 20
     _LONG_PIECE = 1 << 18   # the least a piece is given
 
-    def _long_pieces(self, text, threads=None):
+    def _long_pieces(self, text, threads=None, disallowed=()):
         """(pieces, threads) of a long text, about four pieces a thread, or
         None where the text is short, one thread serves, or the pattern has
-        no safe cut."""
+        no safe cut.  Each piece is checked for the `disallowed` names on its
+        own: one with a line break could straddle a cut (cuts are next to
+        line breaks), so then there is none, as for such a special token."""
         if not (type(text) is str or isinstance(text, str)) or len(text) < self._LONG_TEXT \
                 or not self._core.releases_gil:
             return None
         threads = threads or _default_threads()
         count = min(4 * threads, len(text) // self._LONG_PIECE)
-        cut = _text_cut(self._pattern, tuple(self._specials)) if threads > 1 else None
+        cut = _text_cut(self._pattern, (*self._specials, *disallowed)) if threads > 1 else None
         if cut is None or count < 2:
             return None
         pieces, start, step = [], 0, len(text) // count
@@ -528,8 +530,8 @@ class _TokenizerBase:
         """
         allowed, disallowed = self._policy(allowed_special, disallowed_special)
         if len(text) >= self._LONG_TEXT:   # (one comparison for a short text)
-            long = self._long_pieces(text)
-            if long is not None:   # (the cuts never split a special token: none has a line feed)
+            long = self._long_pieces(text, None, disallowed)
+            if long is not None:   # (the cuts never split a name: none has a line feed)
                 return self._encode_long(long, allowed, disallowed)
         text = self._core.repair(text)
         if disallowed and self._core_looks(allowed, disallowed):
@@ -559,10 +561,10 @@ class _TokenizerBase:
             return []
         if not self._core.releases_gil:
             threads = 1
-        elif num_threads is None:
-            threads = min(_default_threads(), len(texts))
+        elif num_threads is None:   # (one text: its pieces may take them all)
+            threads = _default_threads()
         else:   # never more than the CPUs
-            threads = min(num_threads, _cpu_count(), len(texts))
+            threads = min(num_threads, _cpu_count())
         policy = self._policy(allowed_special, disallowed_special)
         # thousands of new lists: the cycle collector would go over them (and over
         # everything else) again and again while they come; it waits for the end
@@ -571,9 +573,10 @@ class _TokenizerBase:
 
     def _encode_batch(self, texts, threads, policy):
         if len(texts) == 1:   # one text: its pieces take the threads
-            long = self._long_pieces(texts[0], threads)
+            long = self._long_pieces(texts[0], threads, policy[1])
             if long is not None:
                 return [self._encode_long(long, *policy)]
+        threads = min(threads, len(texts))
         if threads <= 1:
             results = [None] * len(texts)
             for start in range(0, len(texts), 64):
