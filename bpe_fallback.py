@@ -105,6 +105,7 @@ if hasattr(_os, "register_at_fork"):
     _os.register_at_fork(after_in_child=_forked)
 
 _THREADS_ENV = "BPE_NUM_THREADS"
+_MOST_THREADS = 4096
 
 
 def set_num_threads(n):
@@ -117,7 +118,9 @@ def set_num_threads(n):
 
     >>> set_num_threads(1); set_num_threads(None)
     """
-    _THREADS[0] = None if n is None else _check_int("set_num_threads's n", n, 1)
+    if n is not None and _check_int("set_num_threads's n", n, 1) > _MOST_THREADS:
+        raise ValueError(f"set_num_threads's n must be at most {_MOST_THREADS}, got {n}")
+    _THREADS[0] = n
 
 
 def _default_threads():
@@ -126,9 +129,9 @@ def _default_threads():
         return _THREADS[0]
     env = _os.environ.get(_THREADS_ENV, "").strip()
     if env:
-        if not (env.isascii() and env.isdigit() and 0 < int(env) <= 4096):
+        if not (env.isascii() and env.isdigit() and 0 < int(env) <= _MOST_THREADS):
             raise ValueError(f"the environment variable {_THREADS_ENV} must be a number of "
-                             f"threads (1 to 4096), not {_short(env)}")
+                             f"threads (1 to {_MOST_THREADS}), not {_short(env)}")
         return int(env)
     mp = _sys.modules.get("multiprocessing")   # (a worker process has imported it)
     if _FORKED[0] or (mp is not None and mp.parent_process() is not None):
@@ -5191,12 +5194,12 @@ class _TokenizerBase:
         texts = _as_list(texts, "encode_batch expects a list of str")
         if not texts:
             return []
-        if not self._core.releases_gil:
-            threads = 1
-        elif num_threads is None:   # (one text: its pieces may take them all)
-            threads = _default_threads()
+        if num_threads is None:   # (one text: its pieces may take them all)
+            threads = _default_threads()   # (read on both cores: the same errors)
         else:   # never more than the CPUs
             threads = min(num_threads, _cpu_count())
+        if not self._core.releases_gil:
+            threads = 1
         policy = self._policy(allowed_special, disallowed_special)
         # thousands of new lists: the cycle collector would go over them (and over
         # everything else) again and again while they come; it waits for the end

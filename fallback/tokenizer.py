@@ -559,12 +559,12 @@ class _TokenizerBase:
         texts = _as_list(texts, "encode_batch expects a list of str")
         if not texts:
             return []
-        if not self._core.releases_gil:
-            threads = 1
-        elif num_threads is None:   # (one text: its pieces may take them all)
-            threads = _default_threads()
+        if num_threads is None:   # (one text: its pieces may take them all)
+            threads = _default_threads()   # (read on both cores: the same errors)
         else:   # never more than the CPUs
             threads = min(num_threads, _cpu_count())
+        if not self._core.releases_gil:
+            threads = 1
         policy = self._policy(allowed_special, disallowed_special)
         # thousands of new lists: the cycle collector would go over them (and over
         # everything else) again and again while they come; it waits for the end

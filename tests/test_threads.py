@@ -112,6 +112,8 @@ def test_set_num_threads_checks_its_argument(mod):
     for bad in (True, 1.5, "2"):
         with pytest.raises(TypeError):
             mod.set_num_threads(bad)
+    with pytest.raises(ValueError, match="at most 4096"):
+        mod.set_num_threads(10**30)
     mod.set_num_threads(None)
 
 

@@ -32,11 +32,7 @@ def probe(mod, value):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("value", ["0", "two", "99999"])
-def test_bad_thread_variable_is_an_error_on_both_backends(mod, value, request):
-    if mod.BACKEND == "python":
-        request.applymarker(pytest.mark.xfail(
-            reason="bpe_fallback ignores a bad BPE_NUM_THREADS that bpe rejects (its "
-                   "encode_batch never reads it: one thread always)", strict=True))
+def test_bad_thread_variable_is_an_error_on_both_backends(mod, value):
     assert probe(mod, value) == "ValueError True"
 
 
