@@ -313,6 +313,38 @@ FORMS = ["Ġ", "ĠĠ", "a", "a b", "a  b", " ", "", "\u0100", "\u0144", "\u0143"
          "\ud800", "ab", "Ġt", "Ġthe"]
 
 
+def mutate_hf(draw, doc, vocab, merges, keys, how, k, r):
+    """One change of mutated_hf's, in place."""
+    if how == "id":
+        vocab[keys[k]] = draw(VALUES | st.sampled_from([True, 1.5, "7", None, len(vocab)]))
+    elif how == "repeat id":
+        vocab[keys[k]] = vocab[draw(st.sampled_from(keys))]
+    elif how == "form":
+        vocab[draw(st.sampled_from(FORMS))] = vocab.pop(keys[k], 0)
+    elif how == "drop token":
+        vocab.pop(keys[k], None)
+    elif not merges:
+        return
+    elif how == "merge shape":
+        merges[r] = draw(st.sampled_from([merges[r][:1], merges[r] + ["a"], [1, 2],
+                                          " ".join(merges[r]) + " ", "a", None]))
+    elif how == "merge part":
+        merges[r] = [merges[r][0], draw(st.sampled_from(FORMS))]
+    elif how == "repeat merge":
+        merges.insert(r, list(merges[draw(st.integers(0, len(merges) - 1))]))
+    elif how == "swap merges":
+        j = draw(st.integers(0, len(merges) - 1))
+        merges[r], merges[j] = merges[j], merges[r]
+    elif how == "string merge":
+        merges[r] = " ".join(merges[r]) if isinstance(merges[r], list) else merges[r]
+    elif how == "added in vocab":
+        doc["added_tokens"].append(dict(doc["added_tokens"][0], content=keys[k]))
+    elif how == "added id":
+        doc["added_tokens"][0]["id"] = draw(VALUES)
+    else:
+        doc["model"].pop("merges", None)
+
+
 @st.composite
 def mutated_hf(draw, files):
     """A tokenizer.json whose model.vocab, model.merges or added_tokens are changed where the
@@ -328,34 +360,10 @@ def mutated_hf(draw, files):
                                     "added in vocab", "added id", "no merges"]))
         k = draw(st.integers(0, len(keys) - 1))
         r = draw(st.integers(0, max(len(merges) - 1, 0)))
-        if how == "id":
-            vocab[keys[k]] = draw(VALUES | st.sampled_from([True, 1.5, "7", None, len(vocab)]))
-        elif how == "repeat id":
-            vocab[keys[k]] = vocab[draw(st.sampled_from(keys))]
-        elif how == "form":
-            vocab[draw(st.sampled_from(FORMS))] = vocab.pop(keys[k], 0)
-        elif how == "drop token":
-            vocab.pop(keys[k], None)
-        elif not merges:
-            continue
-        elif how == "merge shape":
-            merges[r] = draw(st.sampled_from([merges[r][:1], merges[r] + ["a"], [1, 2],
-                                              " ".join(merges[r]) + " ", "a", None]))
-        elif how == "merge part":
-            merges[r] = [merges[r][0], draw(st.sampled_from(FORMS))]
-        elif how == "repeat merge":
-            merges.insert(r, list(merges[draw(st.integers(0, len(merges) - 1))]))
-        elif how == "swap merges":
-            j = draw(st.integers(0, len(merges) - 1))
-            merges[r], merges[j] = merges[j], merges[r]
-        elif how == "string merge":
-            merges[r] = " ".join(merges[r]) if isinstance(merges[r], list) else merges[r]
-        elif how == "added in vocab":
-            doc["added_tokens"].append(dict(doc["added_tokens"][0], content=keys[k]))
-        elif how == "added id":
-            doc["added_tokens"][0]["id"] = draw(VALUES)
-        else:
-            doc["model"].pop("merges", None)
+        try:   # (an earlier change may have made this one meaningless: then it is skipped)
+            mutate_hf(draw, doc, vocab, merges, keys, how, k, r)
+        except (TypeError, KeyError, IndexError):
+            pass
     return json.dumps(doc).encode()
 
 
