@@ -18,7 +18,7 @@ from .formats import (
     _tiktoken_model,
     _tiktoken_pattern,
 )
-from .oniguruma import _pattern_from_onig, _pattern_to_onig
+from .oniguruma import _digits_pattern, _pattern_from_onig, _pattern_to_onig
 from .patterns import (
     _NORMALIZERS,
     PATTERNS,
@@ -462,12 +462,12 @@ def _hf_splits(pre, fail):
             individual = step.get("individual_digits", False)
             if not isinstance(individual, bool):
                 fail(f"{field}.individual_digits must be true or false, not {_short(individual)}")
-            splits.append(r"\p{N}" if individual else r"\p{N}+")
+            splits.append(_digits_pattern(individual))
         else:
             fail(f"{field}: the pre-tokenizer {_short(kind)} is not supported (want "
                  f"{_HF_PRE_WANT})")
     if _hf_byte_level(steps[-1][1], steps[-1][0], fail):
-        splits.append(PATTERNS["gpt2"])
+        splits.append(_pattern_from_onig(PATTERNS["gpt2"]))   # with Oniguruma's classes
     return splits
 
 

@@ -18,7 +18,7 @@ from .regex_syntax import (
     _regex_char,
     _RegexReader,
 )
-from .unicode_tables import _atom_ranges, _class_text, _unicode_ranges
+from .unicode_tables import _atom_ranges, _class_text, _corrected, _unicode_ranges
 from .util import _short
 
 _TO_ONIG = {}
@@ -109,6 +109,15 @@ def _onig_class(text):
     spelled out."""
     ranges = _atom_ranges(text, "onig")
     return text if ranges == _atom_ranges(text) else f"[{_class_text(ranges)}]"
+
+
+def _digits_pattern(individual):
+    """tokenizers' Digits pre-tokenizer as a pattern: its class is Rust's
+    `char::is_numeric` (the compiler's Unicode, not Oniguruma's), from the
+    tables: \\p{N} with the code points where the two differ listed."""
+    ranges, numeric = _unicode_ranges("digits", "onig"), _unicode_ranges("N")
+    cls = r"\p{N}" if ranges == numeric else _corrected(r"\p{N}", numeric, ranges, False, False)
+    return cls if individual else cls + "+"
 
 
 def _regex_text(alts):

@@ -327,6 +327,17 @@ _UNICODE_DATA['onig'] = {k: _UNICODE_DATA['tiktoken'][k] for k in (
     'iw ix iy iz '
 ).split()}
 _UNICODE_DATA['onig'].update({
+    'digits': (
+        '1c.9 3c.1 5 2.2 141.9 3q.9 5i.9 bg.9 3a.9 4.5 30.9 3a.9 3a.9 2.5 32.c 37.9 8.6 2v.9 2w'
+        '.6 7.i 31.9 2o.9 3a.9 1y.j 7g.9 1y.9 jz.j oh.2 6n.9 6.9 m.9 8c.9 3k.a 4l.9 6.9 52.9 2e'
+        '.9 3q.9 6.9 t2 3.5 6.9 5i.1e 2.4 k6.1n 26.l hi.t 12h ll p.8 e.2 9j.3 3u.9 u.7 1.e w.9 '
+        '13.e msg.9 58.9 8w.5 4a.9 12.9 5i.9 m.9 2e.9 ba.9 geu.9 dp.18 c.1k h.1 9h.q 10.3 t 8 3'
+        'q.4 5m.9 q6.7 p.6 13.8 23.4 m.5 4g.1 2.f 2.19 1s.8 1g.1 u.2 23.4 2w.7 o.7 15.6 96.5 1c'
+        '.9 6.9 7q.u 4e.9 16.3 34.6 3q.t 3k.9 1o.9 40.9 7.j 6z.9 9i.9 3a.9 ae.9 2u.9 6.j 24.b b'
+        'o.i 2l.9 ie.9 2e.s 6b.9 1y.9 1i.9 9y.9 2u.k tn.32 c01.9 1t2.9 2e.9 3q.9 1.6 em.9 7a.m '
+        '9p.2 id5.9 152.j c.j 30.o ut.1d 1ts.9 bq.9 dy.9 6v.9 jw.8 3k.9 lz.1m 1.2 1.3 24.18 1.e'
+        ' qq.c 25f.9'
+    ),
 })
 # </unicode tables>
 
@@ -371,7 +382,8 @@ def _unicode_ranges(name, route="tiktoken"):
     ranges, or None where the tables do not hold it.  `name`: a general
     category ("Lu") or its group ("L"), a script ("Greek"), "\\s", "\\d",
     "\\w"; with "i" in front, the class matched case-insensitively ("iLu",
-    "i\\s"; "is": the letter s in either case)."""
+    "i\\s"; "is": the letter s in either case); route "onig" also has
+    "digits", what tokenizers' Digits pre-tokenizer splits off."""
     key = (route, name)
     ranges = _UNICODE_CACHE.get(key)
     if ranges is None:

@@ -168,8 +168,8 @@ def shapes():
         "qwen_nfc": (nfc, "pipeline: normalize NFC; then split by the regex (?i:'s|"),
         "deepseek_v3": (deepseek, "pipeline: split by the regex \\p{N}{1,3}; then split by "
                                   "the regex ["),
-        "starcoder2_digits": (digits, "pipeline: split by the regex \\p{N}; then split by the "
-                                      "regex '(?:[sdmt]"),
+        # Digits: Rust's is_numeric, \p{N} with the code points of a newer Unicode added
+        "starcoder2_digits": (digits, "pipeline: split by the regex [\\p{N}\\U"),
         "literal_word": (literal, "regex llama3\n"),
         "gpt2_bytelevel": (bytelevel, "name gpt2, the regex '(?:[sdmt]"),
     }

@@ -185,6 +185,56 @@ def test_tokenizer_json_classes_split_as_tokenizers(mod, tmp_path, cls):
     assert got == want
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("individual", [False, True])
+def test_tokenizer_json_digits_split_as_tokenizers(mod, tmp_path, individual):
+    """A tokenizer.json Digits pre-tokenizer (Rust's is_numeric, not Oniguruma's \\p{N}):
+    every code point splits as tokenizers splits it."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import decoders, models, pre_tokenizers
+
+    vocab = {c: i for i, c in enumerate(sorted(bytes_to_unicode_chars()))}
+    hf = tokenizers.Tokenizer(models.BPE(vocab, []))
+    digits = pre_tokenizers.Digits(individual_digits=individual)
+    hf.pre_tokenizer = pre_tokenizers.Sequence(
+        [digits, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    hf.decoder = decoders.ByteLevel()
+    path = tmp_path / "tokenizer.json"
+    hf.save(str(path))
+    tok = mod.Tokenizer.from_huggingface(path)
+    text = "".join("a" + chr(c) for c in all_code_points())
+    want = [piece for piece, _ in digits.pre_tokenize_str(text)]
+    assert mod.Core.pretokenize(tok.pattern, text) == want
+
+
+def test_tokenizer_json_digits_of_recent_unicode(mod, tmp_path):
+    """U+11DE0 is numeric to Rust (tokenizers' Digits) though not to Oniguruma: a merge across
+    it shows the split (a case the differential fuzzer found)."""
+    pytest.importorskip("tokenizers")
+    from helpers import bytes_to_unicode
+
+    b2u = bytes_to_unicode()
+    vocab = {b2u[b]: b for b in range(256)} | {b2u[97] + b2u[0xF0]: 256}
+    doc = {"version": "1.0", "added_tokens": [], "normalizer": None,
+           "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+               {"type": "Digits", "individual_digits": False},
+               {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                "use_regex": False}]},
+           "post_processor": None,
+           "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                       "use_regex": False},
+           "model": {"type": "BPE", "vocab": vocab, "merges": [[b2u[97], b2u[0xF0]]],
+                     "ignore_merges": False}}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc))
+    from tokenizers import Tokenizer as HF
+
+    text = "a\U00011de0 a\u00f0"
+    want = HF.from_file(str(path)).encode(text).ids
+    assert mod.Tokenizer.from_huggingface(path).encode(text) == want
+    assert want[:2] == [97, 240]
+
+
 def bytes_to_unicode_chars():
     from helpers import bytes_to_unicode
 
