@@ -304,7 +304,7 @@ cdef int model_from_ranks(ModelT *M, dict ranks) except -1:
 # ---- deriving the merges: tiktoken's rule ----------------------------------
 #
 # A token of rank r is the merge of the two parts that byte-pair encoding of
-# its bytes with the tokens ranked below r leaves (bpe_fallback._rank_split):
+# its bytes with the tokens ranked below r leaves (bpe_fallback._rank_merge):
 # join the adjacent pair whose join has the lowest rank, the leftmost first.
 # Each join's rank is a lookup in the index, a random access into a table of
 # several MB: one token at a time, every step waits for memory.  So LANES

@@ -3258,37 +3258,41 @@ def _merge_ids(ids, pair_rank, rank_id, shift):
     return _bpe_long(ids, pair_rank, rank_id, shift)
 
 
+def _merger(byte_ids, pair_rank, rank_id, shift):
+    """bytes -> their ids merged by merge rank (see _bpe_short)."""
+    if list(byte_ids) != list(range(256)):
+        byte_id = byte_ids.__getitem__
+        return lambda data: _merge_ids(list(map(byte_id, data)), pair_rank, rank_id, shift)
+
+    def ids_of(data):
+        return (_bpe_short if len(data) <= _SHORT else _bpe_long)(list(data), pair_rank,
+                                                                  rank_id, shift)
+    return ids_of
+
+
 class _PieceCache(dict):
     """pre-token (str) -> its ids (a tuple): a miss (__missing__) encodes
-    the pre-token's UTF-8 and merges it, and keeps the result if the
-    pre-token is at most _CACHE_MAX_LEN characters.  Bounded: cleared when it
-    holds _CACHE_SIZE entries or _CACHE_CHARS characters of pre-tokens.
-    Looked up by map(cache.__getitem__, pieces), a pre-token seen before
-    costs no Python-level call at all.  Tuples of ints, which the garbage
-    collector stops tracking, keep a growing cache from setting off full
-    collections (each of which walks every large list of the model)."""
+    the pre-token's UTF-8: the token it is, else `ids_of` its bytes (a
+    merge rule); and keeps the result if the pre-token is at most
+    _CACHE_MAX_LEN characters.  Bounded: cleared when it holds _CACHE_SIZE
+    entries or _CACHE_CHARS characters of pre-tokens.  Looked up by
+    map(cache.__getitem__, pieces), a pre-token seen before costs no
+    Python-level call at all.  Tuples of ints, which the garbage collector
+    stops tracking, keep a growing cache from setting off full collections
+    (each of which walks every large list of the model)."""
 
-    __slots__ = ("_token_id", "_byte_id", "_pair_rank", "_rank_id", "_shift", "_chars")
+    __slots__ = ("_token_id", "_ids_of", "_chars")
 
-    def __init__(self, encoder, byte_ids, pair_rank, rank_id, shift):
+    def __init__(self, token_id, ids_of):
         super().__init__()
-        self._token_id = encoder.get
-        self._byte_id = None if list(byte_ids) == list(range(256)) else byte_ids.__getitem__
-        self._pair_rank = pair_rank
-        self._rank_id = rank_id
-        self._shift = shift
+        self._token_id = token_id
+        self._ids_of = ids_of
         self._chars = 0
 
     def __missing__(self, piece):
         data = piece.encode("utf-8")
         i = self._token_id(data)
-        if i is not None:
-            ids = (i,)
-        else:
-            byte_id = self._byte_id
-            ids = tuple((_bpe_short if len(data) <= _SHORT else _bpe_long)(
-                list(data) if byte_id is None else list(map(byte_id, data)),
-                self._pair_rank, self._rank_id, self._shift))
+        ids = (i,) if i is not None else tuple(self._ids_of(data))
         n = len(piece)
         if n <= _CACHE_MAX_LEN:
             if len(self) >= _CACHE_SIZE or self._chars + n > _CACHE_CHARS:
@@ -3297,6 +3301,224 @@ class _PieceCache(dict):
             self._chars += n
             self[piece] = ids
         return ids
+
+
+# ==========================================================================================
+# fallback/ranks.py
+#
+# A rank table as a model, as tiktoken reads one: token bytes -> rank, the
+# rank being the id.  tiktoken's rule encodes a pre-token from the ranks
+# alone (join the adjacent pair whose join has the lowest rank), so a core
+# built from a rank table needs no merges; the merges the table implies (for
+# the native format, tokenizer.json, ``Tokenizer.merges``) are derived when
+# first asked.
+# ==========================================================================================
+
+
+_RANK_SHORT = 24     # tokens up to this many bytes merge by a scan, longer ones by a heap
+_BYTES = tuple(bytes([b]) for b in range(256))
+
+
+def _rank_merge(data, get, below=_NO_RANK, least=1):
+    """tiktoken's rule on the bytes `data`: join the adjacent pair whose join
+    has the lowest rank under `below` (the leftmost of equals) while more
+    than `least` pieces are left; the pieces.  `get`: the ranks' dict.get.
+    A scan for short data (min() and index() in C), a heap over a linked
+    list for long data: O(n log n)."""
+    if len(data) > _RANK_SHORT:
+        return _rank_merge_long(data, get, below, least)
+    parts = list(map(_BYTES.__getitem__, data))
+    ranks = list(map(get, map(bytes.__add__, parts, parts[1:]), _repeat(_NO_RANK)))
+    while len(parts) > least:
+        r = min(ranks)
+        if r >= below:
+            break
+        i = ranks.index(r)
+        parts[i] += parts[i + 1]
+        del parts[i + 1], ranks[i]
+        if i:
+            ranks[i - 1] = get(parts[i - 1] + parts[i], _NO_RANK)
+        if i < len(ranks):
+            ranks[i] = get(parts[i] + parts[i + 1], _NO_RANK)
+    return parts
+
+
+def _rank_merger(ranks):
+    """bytes -> their ids by tiktoken's rule on `ranks` (the rank is the id)."""
+    get, id_of = ranks.get, ranks.__getitem__
+    return lambda data: list(map(id_of, _rank_merge(data, get)))
+
+
+def _rank_merge_long(data, get, below, least):
+    n = len(data)
+    sym = list(map(_BYTES.__getitem__, data))
+    nxt = list(range(1, n)) + [-1]
+    prv = list(range(-1, n - 1))
+    heap = []
+    left = n
+
+    def push(p, q):
+        rank = get(sym[p] + sym[q], _NO_RANK)
+        if rank < below:
+            _heapq.heappush(heap, (rank, p, sym[p], sym[q]))
+
+    for i in range(n - 1):
+        push(i, i + 1)
+    while heap and left > least:
+        _, p, a, b = _heapq.heappop(heap)
+        q = nxt[p] if sym[p] is a else -1
+        if q < 0 or sym[q] is not b:
+            continue  # stale: a neighbour changed since
+        sym[p] = a + b
+        sym[q] = None
+        left -= 1
+        nxt[p] = nxt[q]
+        if nxt[p] >= 0:
+            prv[nxt[p]] = p
+            push(p, nxt[p])
+        if prv[p] >= 0:
+            push(prv[p], p)
+    return [s for s in sym if s is not None]
+
+
+def _tiktoken_model(ranks, where):
+    """Tokens (id -> bytes) and the merges that ranks imply, by tiktoken's
+    own encoding rule: each multi-byte token splits into the two pieces that
+    byte-pair encoding with the lower-ranked tokens leaves.  Where that
+    leaves three or more, tiktoken's merging of the token's bytes goes on
+    with higher-ranked tokens; if it gets down to two pieces, they join into
+    the token at its own rank (a merge of a token a later merge makes: 90 of
+    Llama 3's tokens), else no merge makes the token and it is given only for
+    a pre-token that is the token itself (588 of Llama 3's)."""
+    keys, values = list(ranks), list(ranks.values())
+    tokens = None
+    if (not set(map(type, keys)) - {bytes} and not set(map(type, values)) - {int}
+            and (not values or (0 <= min(values) and max(values) < _MAX_ID))
+            and b"" not in keys):   # bulk checks in C first
+        tokens = dict(zip(values, keys))
+        if len(tokens) != len(keys):
+            tokens = None
+    if tokens is None:
+        tokens = _rank_tokens_one_by_one(ranks, where)
+    merges, get = [], ranks.get
+    for r, t in sorted(tokens.items()):
+        if len(t) < 2:
+            continue
+        parts = _rank_merge(t, get, r, 2)
+        if len(parts) > 2:
+            parts = _rank_merge(t, get, _MAX_ID, 2)
+        if len(parts) == 2:
+            merges.append((parts[0], parts[1]))
+    return tokens, merges
+
+
+def _rank_tokens_one_by_one(ranks, where):
+    """_tiktoken_model's tokens (rank -> bytes), entry by entry: the error of
+    the first bad one (or the tokens, for subclasses of bytes and int)."""
+    tokens = {}
+    for t, r in ranks.items():
+        if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
+            raise TypeError(f"{where}: ranks must map bytes to int, not {_short(t)} -> {_short(r)}")
+        if not t or not 0 <= r < _MAX_ID:
+            raise ValueError(f"{where}: bad entry {_short(t)} -> {_short(r)} (tokens are "
+                             "non-empty, "
+                             f"ranks ints in [0, 2**31))")
+        if tokens.setdefault(r, t) != t:
+            raise ValueError(f"{where}: rank {r} is given to both {_short(tokens[r])} and "
+                             f"{_short(t)}")
+    return tokens
+
+
+class _RankModel:
+    """A rank table as Core.tiktoken_model reads it: `ranks`, token bytes ->
+    id (every single byte among them; distinct ids in [0, 2**31)), and what
+    the Tokenizer asks of a model (max_id, id_of, token, has_id)."""
+
+    __slots__ = ("ranks", "max_id", "_dense", "_tokens")
+
+    def __init__(self, ranks, max_id):
+        self.ranks = ranks
+        self.max_id = max_id
+        self._dense = len(ranks) == max_id + 1   # the ids are 0..max_id
+        self._tokens = None
+
+    def tokens(self):
+        """id -> bytes (built on first use: a load that never decodes skips it)."""
+        if self._tokens is None:
+            self._tokens = dict(zip(self.ranks.values(), self.ranks))
+        return self._tokens
+
+    def id_of(self, token):
+        return self.ranks.get(token)
+
+    def token(self, i):
+        return self.tokens().get(i) if 0 <= i <= self.max_id else None
+
+    def has_id(self, i):
+        if self._dense and type(i) is int:
+            return 0 <= i <= self.max_id
+        return i in self.tokens()
+
+
+class _PinnedRanks(str):
+    """The text of a .tiktoken file whose sha256 is one the registry pins and
+    the tests read both ways (OpenAI's cl100k_base and o200k_base files): as
+    _plain_rank_text checks a file, so it is read without the checks."""
+
+    __slots__ = ()
+
+
+def _rank_model(source):
+    """A .tiktoken file's text or a ranks dict as a _RankModel, or None where
+    it is not plain: anything the Tokenizer's own reader (_tiktoken_parse,
+    _tiktoken_model, _check_tokens) would read otherwise or refuse, it then
+    reads itself, with the same result or error."""
+    import binascii
+
+    if type(source) is _PinnedRanks:
+        fields = source.split()
+        ranks = dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2])))
+        return _RankModel(ranks, max(ranks.values()))
+    if isinstance(source, str):
+        ranks = _plain_rank_text(source)
+        if ranks is None:
+            return None
+    elif type(source) is dict:
+        ranks = dict(source)
+        if set(map(type, ranks)) - {bytes} or set(map(type, ranks.values())) - {int}:
+            return None
+    else:
+        return None
+    ids = ranks.values()
+    if (not ranks or b"" in ranks or min(ids) < 0 or max(ids) >= _MAX_ID
+            or len(set(ids)) != len(ranks) or not all(map(ranks.__contains__, _BYTES))):
+        return None
+    return _RankModel(ranks, max(ids))
+
+
+def _plain_rank_text(text):
+    """The ranks of a .tiktoken text with one `base64 rank` line per token,
+    the base64 canonical, the ranks ASCII digits, a line feed after each
+    line; else None."""
+    import binascii
+
+    fields = text.split()
+    tokens, ranks = fields[0::2], fields[1::2]
+    if len(tokens) != len(ranks) or not tokens:
+        return None
+    digits = "".join(ranks)
+    if not (digits.isascii() and digits.isdigit()) or max(map(len, ranks)) > 10:
+        return None
+    if text != "\n".join(map(" ".join, zip(tokens, ranks))) + "\n":
+        return None   # other white space, empty lines, three fields on a line, no last line feed
+    try:
+        data = list(map(binascii.a2b_base64, tokens))
+    except ValueError:
+        return None
+    if b"".join(map(binascii.b2a_base64, data)) != "\n".join(tokens).encode("ascii") + b"\n":
+        return None   # not canonical: base64.b64decode(validate=True) might read it otherwise
+    out = dict(zip(data, map(int, ranks)))
+    return out if len(out) == len(data) else None
 
 
 # ==========================================================================================
@@ -3700,8 +3922,10 @@ class Core:
     """The core in pure Python: it keeps ``CoreProtocol`` (the contract, member
     by member) and is the reference the compiled ``bpe.Core`` is tested
     against.  It merges each pre-token by rank (a heap for long ones) through
-    one cache for all threads, holds the GIL while it encodes, and has no C
-    readers (``tiktoken_model`` and ``native_model`` answer None).
+    one cache for all threads and holds the GIL while it encodes.  Its one
+    reader, ``tiktoken_model``, takes a plain rank table, which it merges by
+    tiktoken's rule (the merges derived only when asked for); ``native_model``
+    and ``hf_model`` answer None.
 
     >>> core = Core(PATTERNS["gpt2"], {bytes([b]): b for b in range(256)} | {b"hi": 256},
     ...             [(104, 105, 256)], {})
@@ -3714,24 +3938,28 @@ class Core:
 
     def __init__(self, pattern, ranks, merges, specials):
         _check_core_model(pattern, ranks, merges, specials)
-        self._pattern = pattern
-        self._split = pretokenizer(pattern)
-        self._encoder = ranks
-        self._byte_ids = tuple(ranks[bytes([b])] for b in range(256))
         # an array and a dict of ints, which the garbage collector never walks, and the
         # merged ids as a tuple of the model's own int objects (one object per id in every
         # result; walked once, at the first collection, then untracked): see _PieceCache
         flat = _array.array("q", _itertools.chain.from_iterable(merges))
+        rank_id = tuple(m for _, _, m in merges)
+        shift = max(ranks.values()).bit_length()
+        pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
+                                                    _itertools.repeat(shift)), flat[1::3]),
+                             range(len(merges))))
+        byte_ids = tuple(ranks[bytes([b])] for b in range(256))
+        self._start(pattern, ranks, specials, _merger(byte_ids, pair_rank, rank_id, shift))
         self._merges = flat
-        self._rank_id = tuple(m for _, _, m in merges)
-        self._shift = shift = max(ranks.values()).bit_length()
-        self._pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
-                                                          _itertools.repeat(shift)), flat[1::3]),
-                                   range(len(merges))))
-        self._decoder = {i: t for t, i in ranks.items()}
-        for s, i in reversed(specials.items()):  # an id's first name decodes it
-            self._decoder[i] = s.encode("utf-8")
-        self._cache = _PieceCache(ranks, self._byte_ids, self._pair_rank, self._rank_id, shift)
+
+    def _start(self, pattern, ranks, specials, ids_of):
+        """The state both kinds of core share: `ids_of` merges a pre-token's bytes."""
+        self._pattern = pattern
+        self._split = pretokenizer(pattern)
+        self._encoder = ranks
+        self._specials = specials
+        self._decoder = None   # id -> bytes, built by the first decode
+        self._merge_bytes = ids_of
+        self._cache = _PieceCache(ranks.get, ids_of)
         self._lookup = self._cache.__getitem__
 
     counter = staticmethod(_Counter)
@@ -3747,11 +3975,11 @@ class Core:
 
     @staticmethod
     def tiktoken_model(source):
-        return None  # no C reader: the Tokenizer reads the ranks itself
+        return _rank_model(source)   # a rank table, merged by tiktoken's rule
 
     @staticmethod
     def native_model(text, start):
-        return None  # likewise
+        return None  # no reader: the Tokenizer reads the file itself
 
     @staticmethod
     def hf_model(vocab, merges):
@@ -3759,15 +3987,20 @@ class Core:
 
     @classmethod
     def from_model(cls, pattern, model, specials):
-        raise TypeError(f"{cls.__module__}.Core reads no models (its tiktoken_model, "
-                        f"native_model and hf_model answer None): it takes none, not "
-                        f"{type(model).__name__}")
-
-    def _merge(self, ids):
-        return _merge_ids(ids, self._pair_rank, self._rank_id, self._shift)
+        """A core over a rank table (from tiktoken_model): it merges each
+        pre-token by tiktoken's rule on the ranks, and derives the merges the
+        ranks imply when they are first asked for."""
+        if not isinstance(model, _RankModel):
+            raise TypeError(f"{cls.__module__}.Core.from_model takes what its tiktoken_model "
+                            f"read, not {type(model).__name__}")
+        _check_core_model(pattern, None, None, specials, model.has_id)
+        self = object.__new__(cls)
+        self._start(pattern, model.ranks, specials, _rank_merger(model.ranks))
+        self._merges = None
+        return self
 
     def merge_bytes(self, data):
-        return self._merge([self._byte_ids[b] for b in data])
+        return list(self._merge_bytes(data))
 
     def trie_ids(self, data):
         return self.merge_bytes(data)  # no trie here: the rank merge it must equal
@@ -3826,11 +4059,18 @@ class Core:
             cut = m.end()
         return cut, self.encode_pieces(keep)
 
+    def _decoding(self):
+        decoder = {i: t for t, i in self._encoder.items()}
+        for s, i in reversed(self._specials.items()):  # an id's first name decodes it
+            decoder[i] = s.encode("utf-8")
+        self._decoder = decoder
+        return decoder
+
     def decode_bytes(self, ids):
         if set(map(type, ids)) - {int}:
             return None  # True would be found as id 1
         try:
-            return b"".join(map(self._decoder.__getitem__, ids))
+            return b"".join(map((self._decoder or self._decoding()).__getitem__, ids))
         except KeyError:
             return None
 
@@ -3850,6 +4090,11 @@ class Core:
 
     def merges(self):
         flat = self._merges
+        if flat is None:   # a rank table's, derived once
+            ranks = self._encoder
+            pairs = _tiktoken_model(ranks, "ranks")[1]
+            flat = self._merges = _array.array("q", _itertools.chain.from_iterable(
+                (ranks[a], ranks[b], ranks[a + b]) for a, b in pairs))
         return list(zip(flat[0::3], flat[1::3], flat[2::3]))
 
 
@@ -5619,6 +5864,9 @@ _ENCODINGS = {
 # OpenAI's .tiktoken files, known by their sha256 (what from_file reads without a
 # sidecar): sha256 -> the first encoding that reads it (r50k's file: "gpt2")
 _KNOWN_RANKS = {sha: name for name, (_, _, (_, sha)) in reversed(list(_ENCODINGS.items()))}
+# the files whose text Core.tiktoken_model may read unchecked (see _PinnedRanks): those
+# tests/test_vocabularies.py reads both ways
+_PINNED_TEXT = frozenset((_O200K[1], _ENCODINGS["cl100k_base"][2][1]))
 # tiktoken's "gpt2" reads GPT-2's own pair of files; each holds the same ranks as r50k_base
 _GPT2_FILES = (("gpt-2/encodings/main/encoder.json",
                 "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"),)
@@ -5672,6 +5920,8 @@ def _ranks_of(data, where):
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"{where}: not UTF-8 text (byte {e.start})") from None
+    if digest in _PINNED_TEXT:
+        return _PinnedRanks(text), digest
     if text.lstrip().startswith("{"):
         raw = _json(text, where)
         if not isinstance(raw, dict):
@@ -7265,102 +7515,6 @@ def _gpt2_dump(tok):
     lines = [f"{token_to_str(a)} {token_to_str(b)}" for a, b in tok._merges]
     head = f"#version: 0.2 bpe-pair:{_gpt2_fingerprint(vocab, lines)}\n"
     return json.dumps(vocab, ensure_ascii=False), head + "".join(line + "\n" for line in lines)
-
-
-def _tiktoken_model(ranks, where):
-    """Tokens (id -> bytes) and the merges that ranks imply, by tiktoken's
-    own encoding rule: each multi-byte token splits into the two pieces that
-    byte-pair encoding with the lower-ranked tokens leaves.  Where that
-    leaves three or more, tiktoken's merging of the token's bytes goes on
-    with higher-ranked tokens; if it gets down to two pieces, they join into
-    the token at its own rank (a merge of a token a later merge makes: 90 of
-    Llama 3's tokens), else no merge makes the token and it is given only for
-    a pre-token that is the token itself (588 of Llama 3's)."""
-    keys, values = list(ranks), list(ranks.values())
-    tokens = None
-    if (not set(map(type, keys)) - {bytes} and not set(map(type, values)) - {int}
-            and (not values or (0 <= min(values) and max(values) < _MAX_ID))
-            and b"" not in keys):   # bulk checks in C first
-        tokens = dict(zip(values, keys))
-        if len(tokens) != len(keys):
-            tokens = None
-    if tokens is None:
-        tokens = _rank_tokens_one_by_one(ranks, where)
-    merges = []
-    for r, t in sorted(tokens.items()):
-        if len(t) < 2:
-            continue
-        parts = _rank_split(t, ranks, r)
-        if len(parts) > 2:
-            parts = _rank_split(t, ranks, _MAX_ID)
-        if len(parts) == 2:
-            merges.append((parts[0], parts[1]))
-    return tokens, merges
-
-
-def _rank_tokens_one_by_one(ranks, where):
-    """_tiktoken_model's tokens (rank -> bytes), entry by entry: the error of
-    the first bad one (or the tokens, for subclasses of bytes and int)."""
-    tokens = {}
-    for t, r in ranks.items():
-        if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
-            raise TypeError(f"{where}: ranks must map bytes to int, not {_short(t)} -> {_short(r)}")
-        if not t or not 0 <= r < _MAX_ID:
-            raise ValueError(f"{where}: bad entry {_short(t)} -> {_short(r)} (tokens are "
-                             "non-empty, "
-                             f"ranks ints in [0, 2**31))")
-        if tokens.setdefault(r, t) != t:
-            raise ValueError(f"{where}: rank {r} is given to both {_short(tokens[r])} and "
-                             f"{_short(t)}")
-    return tokens
-
-
-def _rank_split(t, ranks, r):
-    """Byte-pair encode `t` with the tokens ranked below `r`: repeatedly join
-    the adjacent pair whose join has the lowest rank (leftmost first), down
-    to two pieces at least.  A heap over a linked list: O(n log n) steps for
-    a token of n bytes."""
-    get = ranks.get
-    n = len(t)
-    if n <= 16:  # short tokens: a plain scan is faster
-        parts = [t[i:i + 1] for i in range(n)]
-        while len(parts) > 2:
-            best, at = r, -1
-            for i in range(len(parts) - 1):
-                q = get(parts[i] + parts[i + 1])
-                if q is not None and q < best:
-                    best, at = q, i
-            if at < 0:
-                break
-            parts[at:at + 2] = [parts[at] + parts[at + 1]]
-        return parts
-    sym = [t[i:i + 1] for i in range(n)]
-    nxt = list(range(1, n)) + [-1]
-    prv = list(range(-1, n - 1))
-    heap = []
-
-    def push(p, q):
-        join = sym[p] + sym[q]
-        rank = get(join)
-        if rank is not None and rank < r and join != t:
-            _heapq.heappush(heap, (rank, p, sym[p], sym[q]))
-
-    for i in range(n - 1):
-        push(i, i + 1)
-    while heap:
-        _, p, left, right = _heapq.heappop(heap)
-        q = nxt[p] if sym[p] is left else -1
-        if q < 0 or sym[q] is not right:
-            continue  # stale: a neighbour changed since
-        sym[p] = left + right
-        sym[q] = None
-        nxt[p] = nxt[q]
-        if nxt[p] >= 0:
-            prv[nxt[p]] = p
-            push(p, nxt[p])
-        if prv[p] >= 0:
-            push(prv[p], p)
-    return [s for s in sym if s is not None]
 
 
 def _check_rank_order(tok):

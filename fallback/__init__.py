@@ -50,6 +50,7 @@ LAYERS = [
     "counting",
     "training",
     "encoding",
+    "ranks",
     "model",
     "core",
     "files",

@@ -8,9 +8,10 @@ import operator as _operator
 import typing as _typing
 
 from .counting import _Counter
-from .encoding import _merge_ids, _pack_ids, _PieceCache, _stop_names
+from .encoding import _merger, _pack_ids, _PieceCache, _stop_names
 from .model import _check_special_ids
 from .patterns import _FAST_PATHS, _FILE_CUTS, Pipeline, _compile_pattern, _repair, pretokenizer
+from .ranks import _rank_merger, _rank_model, _RankModel, _tiktoken_model
 from .training import _check_learn_options, _learn_merges
 from .util import _MAX_ID, _short
 
@@ -273,8 +274,10 @@ class Core:
     """The core in pure Python: it keeps ``CoreProtocol`` (the contract, member
     by member) and is the reference the compiled ``bpe.Core`` is tested
     against.  It merges each pre-token by rank (a heap for long ones) through
-    one cache for all threads, holds the GIL while it encodes, and has no C
-    readers (``tiktoken_model`` and ``native_model`` answer None).
+    one cache for all threads and holds the GIL while it encodes.  Its one
+    reader, ``tiktoken_model``, takes a plain rank table, which it merges by
+    tiktoken's rule (the merges derived only when asked for); ``native_model``
+    and ``hf_model`` answer None.
 
     >>> core = Core(PATTERNS["gpt2"], {bytes([b]): b for b in range(256)} | {b"hi": 256},
     ...             [(104, 105, 256)], {})
@@ -287,24 +290,28 @@ class Core:
 
     def __init__(self, pattern, ranks, merges, specials):
         _check_core_model(pattern, ranks, merges, specials)
-        self._pattern = pattern
-        self._split = pretokenizer(pattern)
-        self._encoder = ranks
-        self._byte_ids = tuple(ranks[bytes([b])] for b in range(256))
         # an array and a dict of ints, which the garbage collector never walks, and the
         # merged ids as a tuple of the model's own int objects (one object per id in every
         # result; walked once, at the first collection, then untracked): see _PieceCache
         flat = _array.array("q", _itertools.chain.from_iterable(merges))
+        rank_id = tuple(m for _, _, m in merges)
+        shift = max(ranks.values()).bit_length()
+        pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
+                                                    _itertools.repeat(shift)), flat[1::3]),
+                             range(len(merges))))
+        byte_ids = tuple(ranks[bytes([b])] for b in range(256))
+        self._start(pattern, ranks, specials, _merger(byte_ids, pair_rank, rank_id, shift))
         self._merges = flat
-        self._rank_id = tuple(m for _, _, m in merges)
-        self._shift = shift = max(ranks.values()).bit_length()
-        self._pair_rank = dict(zip(map(_operator.or_, map(_operator.lshift, flat[0::3],
-                                                          _itertools.repeat(shift)), flat[1::3]),
-                                   range(len(merges))))
-        self._decoder = {i: t for t, i in ranks.items()}
-        for s, i in reversed(specials.items()):  # an id's first name decodes it
-            self._decoder[i] = s.encode("utf-8")
-        self._cache = _PieceCache(ranks, self._byte_ids, self._pair_rank, self._rank_id, shift)
+
+    def _start(self, pattern, ranks, specials, ids_of):
+        """The state both kinds of core share: `ids_of` merges a pre-token's bytes."""
+        self._pattern = pattern
+        self._split = pretokenizer(pattern)
+        self._encoder = ranks
+        self._specials = specials
+        self._decoder = None   # id -> bytes, built by the first decode
+        self._merge_bytes = ids_of
+        self._cache = _PieceCache(ranks.get, ids_of)
         self._lookup = self._cache.__getitem__
 
     counter = staticmethod(_Counter)
@@ -320,11 +327,11 @@ class Core:
 
     @staticmethod
     def tiktoken_model(source):
-        return None  # no C reader: the Tokenizer reads the ranks itself
+        return _rank_model(source)   # a rank table, merged by tiktoken's rule
 
     @staticmethod
     def native_model(text, start):
-        return None  # likewise
+        return None  # no reader: the Tokenizer reads the file itself
 
     @staticmethod
     def hf_model(vocab, merges):
@@ -332,15 +339,20 @@ class Core:
 
     @classmethod
     def from_model(cls, pattern, model, specials):
-        raise TypeError(f"{cls.__module__}.Core reads no models (its tiktoken_model, "
-                        f"native_model and hf_model answer None): it takes none, not "
-                        f"{type(model).__name__}")
-
-    def _merge(self, ids):
-        return _merge_ids(ids, self._pair_rank, self._rank_id, self._shift)
+        """A core over a rank table (from tiktoken_model): it merges each
+        pre-token by tiktoken's rule on the ranks, and derives the merges the
+        ranks imply when they are first asked for."""
+        if not isinstance(model, _RankModel):
+            raise TypeError(f"{cls.__module__}.Core.from_model takes what its tiktoken_model "
+                            f"read, not {type(model).__name__}")
+        _check_core_model(pattern, None, None, specials, model.has_id)
+        self = object.__new__(cls)
+        self._start(pattern, model.ranks, specials, _rank_merger(model.ranks))
+        self._merges = None
+        return self
 
     def merge_bytes(self, data):
-        return self._merge([self._byte_ids[b] for b in data])
+        return list(self._merge_bytes(data))
 
     def trie_ids(self, data):
         return self.merge_bytes(data)  # no trie here: the rank merge it must equal
@@ -399,11 +411,18 @@ class Core:
             cut = m.end()
         return cut, self.encode_pieces(keep)
 
+    def _decoding(self):
+        decoder = {i: t for t, i in self._encoder.items()}
+        for s, i in reversed(self._specials.items()):  # an id's first name decodes it
+            decoder[i] = s.encode("utf-8")
+        self._decoder = decoder
+        return decoder
+
     def decode_bytes(self, ids):
         if set(map(type, ids)) - {int}:
             return None  # True would be found as id 1
         try:
-            return b"".join(map(self._decoder.__getitem__, ids))
+            return b"".join(map((self._decoder or self._decoding()).__getitem__, ids))
         except KeyError:
             return None
 
@@ -423,4 +442,9 @@ class Core:
 
     def merges(self):
         flat = self._merges
+        if flat is None:   # a rank table's, derived once
+            ranks = self._encoder
+            pairs = _tiktoken_model(ranks, "ranks")[1]
+            flat = self._merges = _array.array("q", _itertools.chain.from_iterable(
+                (ranks[a], ranks[b], ranks[a + b]) for a, b in pairs))
         return list(zip(flat[0::3], flat[1::3], flat[2::3]))

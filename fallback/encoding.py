@@ -118,37 +118,41 @@ def _merge_ids(ids, pair_rank, rank_id, shift):
     return _bpe_long(ids, pair_rank, rank_id, shift)
 
 
+def _merger(byte_ids, pair_rank, rank_id, shift):
+    """bytes -> their ids merged by merge rank (see _bpe_short)."""
+    if list(byte_ids) != list(range(256)):
+        byte_id = byte_ids.__getitem__
+        return lambda data: _merge_ids(list(map(byte_id, data)), pair_rank, rank_id, shift)
+
+    def ids_of(data):
+        return (_bpe_short if len(data) <= _SHORT else _bpe_long)(list(data), pair_rank,
+                                                                  rank_id, shift)
+    return ids_of
+
+
 class _PieceCache(dict):
     """pre-token (str) -> its ids (a tuple): a miss (__missing__) encodes
-    the pre-token's UTF-8 and merges it, and keeps the result if the
-    pre-token is at most _CACHE_MAX_LEN characters.  Bounded: cleared when it
-    holds _CACHE_SIZE entries or _CACHE_CHARS characters of pre-tokens.
-    Looked up by map(cache.__getitem__, pieces), a pre-token seen before
-    costs no Python-level call at all.  Tuples of ints, which the garbage
-    collector stops tracking, keep a growing cache from setting off full
-    collections (each of which walks every large list of the model)."""
+    the pre-token's UTF-8: the token it is, else `ids_of` its bytes (a
+    merge rule); and keeps the result if the pre-token is at most
+    _CACHE_MAX_LEN characters.  Bounded: cleared when it holds _CACHE_SIZE
+    entries or _CACHE_CHARS characters of pre-tokens.  Looked up by
+    map(cache.__getitem__, pieces), a pre-token seen before costs no
+    Python-level call at all.  Tuples of ints, which the garbage collector
+    stops tracking, keep a growing cache from setting off full collections
+    (each of which walks every large list of the model)."""
 
-    __slots__ = ("_token_id", "_byte_id", "_pair_rank", "_rank_id", "_shift", "_chars")
+    __slots__ = ("_token_id", "_ids_of", "_chars")
 
-    def __init__(self, encoder, byte_ids, pair_rank, rank_id, shift):
+    def __init__(self, token_id, ids_of):
         super().__init__()
-        self._token_id = encoder.get
-        self._byte_id = None if list(byte_ids) == list(range(256)) else byte_ids.__getitem__
-        self._pair_rank = pair_rank
-        self._rank_id = rank_id
-        self._shift = shift
+        self._token_id = token_id
+        self._ids_of = ids_of
         self._chars = 0
 
     def __missing__(self, piece):
         data = piece.encode("utf-8")
         i = self._token_id(data)
-        if i is not None:
-            ids = (i,)
-        else:
-            byte_id = self._byte_id
-            ids = tuple((_bpe_short if len(data) <= _SHORT else _bpe_long)(
-                list(data) if byte_id is None else list(map(byte_id, data)),
-                self._pair_rank, self._rank_id, self._shift))
+        ids = (i,) if i is not None else tuple(self._ids_of(data))
         n = len(piece)
         if n <= _CACHE_MAX_LEN:
             if len(self) >= _CACHE_SIZE or self._chars + n > _CACHE_CHARS:

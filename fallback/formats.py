@@ -3,15 +3,14 @@
 
 from __future__ import annotations as _annotations
 
-import heapq as _heapq
-
 import regex as _regex
 
 from .oniguruma import _onig_body
 from .patterns import _NAMED_PATTERNS, Pipeline, _compile_pattern
+from .ranks import _tiktoken_model
 from .readers import _TIKTOKEN_PROBES, _gpt2_fingerprint, token_to_str
 from .regex_syntax import _nullable, _RegexReader
-from .util import _MAX_ID, _short
+from .util import _short
 
 
 def _one_name_per_id(tok, target):
@@ -42,102 +41,6 @@ def _gpt2_dump(tok):
     lines = [f"{token_to_str(a)} {token_to_str(b)}" for a, b in tok._merges]
     head = f"#version: 0.2 bpe-pair:{_gpt2_fingerprint(vocab, lines)}\n"
     return json.dumps(vocab, ensure_ascii=False), head + "".join(line + "\n" for line in lines)
-
-
-def _tiktoken_model(ranks, where):
-    """Tokens (id -> bytes) and the merges that ranks imply, by tiktoken's
-    own encoding rule: each multi-byte token splits into the two pieces that
-    byte-pair encoding with the lower-ranked tokens leaves.  Where that
-    leaves three or more, tiktoken's merging of the token's bytes goes on
-    with higher-ranked tokens; if it gets down to two pieces, they join into
-    the token at its own rank (a merge of a token a later merge makes: 90 of
-    Llama 3's tokens), else no merge makes the token and it is given only for
-    a pre-token that is the token itself (588 of Llama 3's)."""
-    keys, values = list(ranks), list(ranks.values())
-    tokens = None
-    if (not set(map(type, keys)) - {bytes} and not set(map(type, values)) - {int}
-            and (not values or (0 <= min(values) and max(values) < _MAX_ID))
-            and b"" not in keys):   # bulk checks in C first
-        tokens = dict(zip(values, keys))
-        if len(tokens) != len(keys):
-            tokens = None
-    if tokens is None:
-        tokens = _rank_tokens_one_by_one(ranks, where)
-    merges = []
-    for r, t in sorted(tokens.items()):
-        if len(t) < 2:
-            continue
-        parts = _rank_split(t, ranks, r)
-        if len(parts) > 2:
-            parts = _rank_split(t, ranks, _MAX_ID)
-        if len(parts) == 2:
-            merges.append((parts[0], parts[1]))
-    return tokens, merges
-
-
-def _rank_tokens_one_by_one(ranks, where):
-    """_tiktoken_model's tokens (rank -> bytes), entry by entry: the error of
-    the first bad one (or the tokens, for subclasses of bytes and int)."""
-    tokens = {}
-    for t, r in ranks.items():
-        if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
-            raise TypeError(f"{where}: ranks must map bytes to int, not {_short(t)} -> {_short(r)}")
-        if not t or not 0 <= r < _MAX_ID:
-            raise ValueError(f"{where}: bad entry {_short(t)} -> {_short(r)} (tokens are "
-                             "non-empty, "
-                             f"ranks ints in [0, 2**31))")
-        if tokens.setdefault(r, t) != t:
-            raise ValueError(f"{where}: rank {r} is given to both {_short(tokens[r])} and "
-                             f"{_short(t)}")
-    return tokens
-
-
-def _rank_split(t, ranks, r):
-    """Byte-pair encode `t` with the tokens ranked below `r`: repeatedly join
-    the adjacent pair whose join has the lowest rank (leftmost first), down
-    to two pieces at least.  A heap over a linked list: O(n log n) steps for
-    a token of n bytes."""
-    get = ranks.get
-    n = len(t)
-    if n <= 16:  # short tokens: a plain scan is faster
-        parts = [t[i:i + 1] for i in range(n)]
-        while len(parts) > 2:
-            best, at = r, -1
-            for i in range(len(parts) - 1):
-                q = get(parts[i] + parts[i + 1])
-                if q is not None and q < best:
-                    best, at = q, i
-            if at < 0:
-                break
-            parts[at:at + 2] = [parts[at] + parts[at + 1]]
-        return parts
-    sym = [t[i:i + 1] for i in range(n)]
-    nxt = list(range(1, n)) + [-1]
-    prv = list(range(-1, n - 1))
-    heap = []
-
-    def push(p, q):
-        join = sym[p] + sym[q]
-        rank = get(join)
-        if rank is not None and rank < r and join != t:
-            _heapq.heappush(heap, (rank, p, sym[p], sym[q]))
-
-    for i in range(n - 1):
-        push(i, i + 1)
-    while heap:
-        _, p, left, right = _heapq.heappop(heap)
-        q = nxt[p] if sym[p] is left else -1
-        if q < 0 or sym[q] is not right:
-            continue  # stale: a neighbour changed since
-        sym[p] = left + right
-        sym[q] = None
-        nxt[p] = nxt[q]
-        if nxt[p] >= 0:
-            prv[nxt[p]] = p
-            push(p, nxt[p])
-        if prv[p] >= 0:
-            push(prv[p], p)
-    return [s for s in sym if s is not None]
 
 
 def _check_rank_order(tok):

@@ -15,7 +15,6 @@ from .formats import (
     _gpt2_dump,
     _one_name_per_id,
     _tiktoken_dump,
-    _tiktoken_model,
     _tiktoken_pattern,
 )
 from .oniguruma import _digits_pattern, _pattern_from_onig, _pattern_to_onig
@@ -28,6 +27,7 @@ from .patterns import (
     _compile_pattern,
     resolve_pattern,
 )
+from .ranks import _tiktoken_model
 from .readers import (
     _NATIVE_MAGIC,
     _gpt2_parse,

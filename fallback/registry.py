@@ -22,6 +22,7 @@ from .files import (
     _unlink_quietly,
 )
 from .patterns import PATTERNS
+from .ranks import _PinnedRanks
 from .readers import _gpt2_parse, _json, _tiktoken_parse, str_to_token
 from .util import _MAX_ID, _short
 
@@ -57,6 +58,9 @@ _ENCODINGS = {
 # OpenAI's .tiktoken files, known by their sha256 (what from_file reads without a
 # sidecar): sha256 -> the first encoding that reads it (r50k's file: "gpt2")
 _KNOWN_RANKS = {sha: name for name, (_, _, (_, sha)) in reversed(list(_ENCODINGS.items()))}
+# the files whose text Core.tiktoken_model may read unchecked (see _PinnedRanks): those
+# tests/test_vocabularies.py reads both ways
+_PINNED_TEXT = frozenset((_O200K[1], _ENCODINGS["cl100k_base"][2][1]))
 # tiktoken's "gpt2" reads GPT-2's own pair of files; each holds the same ranks as r50k_base
 _GPT2_FILES = (("gpt-2/encodings/main/encoder.json",
                 "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"),)
@@ -110,6 +114,8 @@ def _ranks_of(data, where):
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError(f"{where}: not UTF-8 text (byte {e.start})") from None
+    if digest in _PINNED_TEXT:
+        return _PinnedRanks(text), digest
     if text.lstrip().startswith("{"):
         raw = _json(text, where)
         if not isinstance(raw, dict):
