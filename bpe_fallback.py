@@ -5771,17 +5771,15 @@ class _TokenizerBase:
 
     # ---- equality, the native file (pickling: with tiktoken's, below) ----
 
-    def _model(self):
-        return (self._pattern, self._tokens, self._merges, self._specials)
-
     def __eq__(self, other):
         if not isinstance(other, _TokenizerBase):
             return NotImplemented
-        return self._model() == other._model()
+        # the merges last: a rank table's are derived when first asked for
+        return (self._pattern == other._pattern and self._specials == other._specials
+                and self._tokens == other._tokens and self._merges == other._merges)
 
     def __hash__(self):  # equal models hash alike (tiktoken's Encoding is hashable)
-        return hash((self._pattern, len(self._tokens), len(self._merges),
-                     frozenset(self._specials.items())))
+        return hash((self._pattern, len(self._tokens), frozenset(self._specials.items())))
 
     def save(self, path):
         """Write the native format: versioned UTF-8 text, atomically.

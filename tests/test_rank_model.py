@@ -127,3 +127,26 @@ def test_long_pre_tokens_merge_as_tiktoken(both, case):
         ours = mod.Encoding("t", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
         for text in texts:
             assert ours.encode_ordinary(text) == enc.encode_ordinary(text), text
+
+
+def test_loading_encoding_hashing_and_comparing_ask_for_no_merges(mod, tmp_path):
+    """A rank table's merges are derived only when asked for (Tokenizer.merges, the native
+    format, tokenizer.json): a load, encode, decode, hash and a comparison with another
+    vocabulary never ask the core for them."""
+    class NoMerges(mod.Core):
+        def merges(self):
+            raise AssertionError("merges asked for")
+
+    class Lazy(mod.Tokenizer):
+        core_class = NoMerges
+
+    path = tmp_path / "small.tiktoken"
+    path.write_text(small_text())
+    lazy = Lazy.from_tiktoken(path, pattern="gpt2", special_tokens=["<s>"])
+    ids = lazy.encode("the abc <s>", allowed_special="all")
+    assert lazy.decode(ids) == "the abc <s>"
+    assert hash(lazy) == hash(Lazy.from_tiktoken(path, pattern="gpt2", special_tokens=["<s>"]))
+    assert lazy != mod.Tokenizer.from_merges([(b"a", b"b")], special_tokens=["<s>"])
+    assert lazy.vocab[256] == b"ab" and lazy.n_vocab == 263
+    with pytest.raises(AssertionError, match="merges asked for"):
+        len(lazy.merges)
