@@ -875,7 +875,7 @@ class _TokenizerBase:
             return f"<Encoding {self._name!r}>"
         name = next((k for k, v in PATTERNS.items() if v == self._pattern), "custom")
         return (f"<{type(self).__module__}.Tokenizer vocab_size={self.vocab_size} "
-                f"merges={len(self._merges)} specials={len(self._specials)} pattern={name}>")
+                f"tokens={len(self._tokens)} specials={len(self._specials)} pattern={name}>")
 
     # ---- equality, the native file (pickling: with tiktoken's, below) ----
 

@@ -131,7 +131,7 @@ def test_long_pre_tokens_merge_as_tiktoken(both, case):
 
 def test_loading_encoding_hashing_and_comparing_ask_for_no_merges(mod, tmp_path):
     """A rank table's merges are derived only when asked for (Tokenizer.merges, the native
-    format, tokenizer.json): a load, encode, decode, hash and a comparison with another
+    format, tokenizer.json): a load, encode, decode, repr, hash and a comparison with another
     vocabulary never ask the core for them."""
     class NoMerges(mod.Core):
         def merges(self):
@@ -148,5 +148,6 @@ def test_loading_encoding_hashing_and_comparing_ask_for_no_merges(mod, tmp_path)
     assert hash(lazy) == hash(Lazy.from_tiktoken(path, pattern="gpt2", special_tokens=["<s>"]))
     assert lazy != mod.Tokenizer.from_merges([(b"a", b"b")], special_tokens=["<s>"])
     assert lazy.vocab[256] == b"ab" and lazy.n_vocab == 263
+    assert "tokens=262" in repr(lazy)
     with pytest.raises(AssertionError, match="merges asked for"):
         len(lazy.merges)
