@@ -311,7 +311,7 @@ def _normalize(form, text):
         return text
     runs, moving, decomp, ccc, pairs = _norm_tables(form)
     pieces, pos = [], 0
-    for m in runs(text):
+    for m in _moving_runs(runs, text):
         run = m.group()
         if moving.isdisjoint(run):
             continue
@@ -330,6 +330,26 @@ def _normalize(form, text):
         return text
     pieces.append(text[pos:])
     return "".join(pieces)
+
+
+_ASCII_BLOCK = 4096   # characters: a block of ASCII text is skipped in one step
+
+
+def _moving_runs(runs, text):
+    """runs(text)'s matches, looked for only in the blocks that hold a
+    non-ASCII character (no ASCII character ever moves, so no run starts in
+    or reaches into an ASCII block): mostly-ASCII text costs an isascii()
+    a block instead of the class test a character."""
+    n, a = len(text), 0
+    while a < n:
+        if text[a:a + _ASCII_BLOCK].isascii():
+            a += _ASCII_BLOCK
+            continue
+        b = a + _ASCII_BLOCK
+        while b < n and not text[b:b + _ASCII_BLOCK].isascii():
+            b += _ASCII_BLOCK
+        yield from runs(text, a, min(b, n))
+        a = b
 
 
 def _normalize_run(text, decomp, ccc, pairs):

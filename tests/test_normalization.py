@@ -90,6 +90,23 @@ def test_random_mark_sequences_as_tokenizers(text, form):
     assert ours(form, text) == REFERENCE[form](text)
 
 
+EDGE_SEQUENCES = ["e\u0301", "\u0301", "a\u0334\u0301\u0316", "\u1100\u1161\u11a8", "\ufb01",
+                  "\u212b", "\u32ff", "\uac00\u11a8", "\U0001d15e\U0001d165"]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_marks_at_the_edges_of_ascii_blocks_as_tokenizers(form):
+    """Mostly-ASCII text is normalized a block at a time (its ASCII blocks skipped): a
+    sequence that changes, placed across every edge of the first blocks, with the ASCII
+    letter it may compose with on the other side."""
+    filler = "ab cd\n" * 3000
+    for edge in (4096, 8192):
+        for at in range(edge - 4, edge + 4):
+            for seq in EDGE_SEQUENCES:
+                text = filler[:at] + seq + filler[at:]
+                assert ours(form, text) == REFERENCE[form](text), (at, seq)
+
+
 # ---------------------------------------------------------------------------------------
 # tokenizer.json normalizers, both backends
 
