@@ -2263,6 +2263,14 @@ def _check_pattern(pattern):
     return pattern
 
 
+def _pattern_of_json(value):
+    """A pattern as json.dumps wrote it (a worker's task, a pickled model's
+    state): a str, or a Pipeline as its two lists; checked as a file's."""
+    if isinstance(value, list) and len(value) == 2:
+        value = Pipeline(*value)
+    return _check_pattern(value)
+
+
 def _resolve_pipeline(pipeline, resolve):
     forms, splits = pipeline
     if isinstance(forms, str) or isinstance(splits, str):
@@ -2706,8 +2714,22 @@ def _cut_kind(pattern, specials):
     special token with a line break in it could straddle a cut: none then."""
     if any("\n" in s or "\r" in s for s in specials):
         return None
+    if isinstance(pattern, Pipeline):
+        return _pipeline_cut(pattern)
     cut = _FILE_CUTS.get(pattern)
     return cut if cut is not None or pattern == PATTERNS["bytes"] else _custom_cut(pattern)
+
+
+def _pipeline_cut(pipeline):
+    """A Pipeline's cut: between an ASCII letter or digit and a line feed
+    (_line_cut), where that is a cut of its first split.  The normalizers
+    change neither character and join nothing across a line feed, so the
+    pieces normalize apart as the text does; the later splits split the
+    first one's pre-tokens, so its cuts are theirs."""
+    first = pipeline.splits[0] if pipeline.splits else PATTERNS["bytes"]
+    if first == PATTERNS["words"] or _cut_kind(first, ()) is None:
+        return None   # (words' cut is after the line feed; the other named ones take this one)
+    return _line_cut(bytes)
 
 
 _TEXT_CUTS = {}   # a cut regex over bytes -> the same over str
@@ -6301,7 +6323,7 @@ def _from_state(cls, blob):
     for a, b, m in zip(lefts, rights, made):
         merges.append((tokens[a], tokens[b]))
         tokens[m] = tokens[a] + tokens[b]
-    return cls._create(pattern, tokens, merges, dict(specials))
+    return cls._create(_pattern_of_json(pattern), tokens, merges, dict(specials))
 
 
 def _unpickle_model(cls, key, blob, name):
@@ -9358,7 +9380,7 @@ def _worker_setup(header, blobs, tokenizer_class):
     """In a worker: the task's setup message -> a function of a job (the job's
     reply header and blobs); `tokenizer_class` makes an encode task's model."""
     if header["task"] == "count":
-        options = _CountOptions(header["pattern"], tuple(header["specials"]),
+        options = _CountOptions(_pattern_of_json(header["pattern"]), tuple(header["specials"]),
                                 header["text_field"])
 
         def count(job):

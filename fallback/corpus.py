@@ -28,7 +28,7 @@ from .cutting import (
 )
 from .encoding import _pack_ids
 from .files import FileSet, _check_not_input, _existing_mode
-from .patterns import _special_regex
+from .patterns import _pattern_of_json, _special_regex
 from .programs import _cut_kind
 from .readers import _native_dump
 from .registry import _unpickle_model
@@ -172,7 +172,7 @@ def _worker_setup(header, blobs, tokenizer_class):
     """In a worker: the task's setup message -> a function of a job (the job's
     reply header and blobs); `tokenizer_class` makes an encode task's model."""
     if header["task"] == "count":
-        options = _CountOptions(header["pattern"], tuple(header["specials"]),
+        options = _CountOptions(_pattern_of_json(header["pattern"]), tuple(header["specials"]),
                                 header["text_field"])
 
         def count(job):

@@ -157,6 +157,14 @@ def _check_pattern(pattern):
     return pattern
 
 
+def _pattern_of_json(value):
+    """A pattern as json.dumps wrote it (a worker's task, a pickled model's
+    state): a str, or a Pipeline as its two lists; checked as a file's."""
+    if isinstance(value, list) and len(value) == 2:
+        value = Pipeline(*value)
+    return _check_pattern(value)
+
+
 def _resolve_pipeline(pipeline, resolve):
     forms, splits = pipeline
     if isinstance(forms, str) or isinstance(splits, str):

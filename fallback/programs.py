@@ -81,8 +81,22 @@ def _cut_kind(pattern, specials):
     special token with a line break in it could straddle a cut: none then."""
     if any("\n" in s or "\r" in s for s in specials):
         return None
+    if isinstance(pattern, Pipeline):
+        return _pipeline_cut(pattern)
     cut = _FILE_CUTS.get(pattern)
     return cut if cut is not None or pattern == PATTERNS["bytes"] else _custom_cut(pattern)
+
+
+def _pipeline_cut(pipeline):
+    """A Pipeline's cut: between an ASCII letter or digit and a line feed
+    (_line_cut), where that is a cut of its first split.  The normalizers
+    change neither character and join nothing across a line feed, so the
+    pieces normalize apart as the text does; the later splits split the
+    first one's pre-tokens, so its cuts are theirs."""
+    first = pipeline.splits[0] if pipeline.splits else PATTERNS["bytes"]
+    if first == PATTERNS["words"] or _cut_kind(first, ()) is None:
+        return None   # (words' cut is after the line feed; the other named ones take this one)
+    return _line_cut(bytes)
 
 
 _TEXT_CUTS = {}   # a cut regex over bytes -> the same over str

@@ -21,7 +21,7 @@ from .files import (
     _read_file,
     _unlink_quietly,
 )
-from .patterns import PATTERNS
+from .patterns import PATTERNS, _pattern_of_json
 from .ranks import _PinnedRanks
 from .readers import _gpt2_parse, _json, _tiktoken_parse, str_to_token
 from .util import _MAX_ID, _short
@@ -477,7 +477,7 @@ def _from_state(cls, blob):
     for a, b, m in zip(lefts, rights, made):
         merges.append((tokens[a], tokens[b]))
         tokens[m] = tokens[a] + tokens[b]
-    return cls._create(pattern, tokens, merges, dict(specials))
+    return cls._create(_pattern_of_json(pattern), tokens, merges, dict(specials))
 
 
 def _unpickle_model(cls, key, blob, name):

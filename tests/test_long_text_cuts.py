@@ -59,3 +59,57 @@ def test_one_long_text_in_encode_batch_is_cut(small_limits):
     assert tok.encode_batch([text], num_threads=2) == [want]
     if mod.BACKEND == "cython":   # cut as encode cuts it, then
         assert len(scanned) > 2 and sum(scanned) == 2 * len(text)
+
+
+# A tokenizer.json's Pipeline (Qwen's NFC normalizer and split): cut where its first split is,
+# between an ASCII letter or digit and a line feed, with the characters that normalize or
+# compose on both sides of every such place.
+QWEN_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+              r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+LINES = ["Cafe\u0301 au lait 1\n", "x\n\u0301y e\u0301\n", "\ufb01ne \uff71\uff9e 2\n",
+         "\u1100\u1161 \uac00\u11a8 3\n", "A\u030a \u212b 4\n", "naive\u0308 5\n", "\n", "\r\n"]
+
+
+@pytest.mark.parametrize("forms", [["NFC"], ["NFKC"], ["NFD"], ["NFKD", "NFC"]])
+def test_a_pipeline_is_cut_as_its_first_split_and_gives_tokenizers_ids(small_limits, forms,
+                                                                          tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    mod = small_limits
+    text = "".join(LINES[k * 7 % len(LINES)] for k in range(60))
+    trained = mod.Tokenizer.train(text * 3, 300, pattern=mod.Pipeline(forms, [QWEN_SPLIT]))
+    path = tmp_path / "tokenizer.json"
+    trained.save_huggingface(path)
+    want = tokenizers.Tokenizer.from_file(str(path)).encode(text, add_special_tokens=False).ids
+    scanned = []
+
+    class Core(mod.Core):
+        def scan_ids(self, text):
+            scanned.append(len(text))
+            return super().scan_ids(text)
+
+    class Tokenizer(mod.Tokenizer):
+        core_class = Core
+
+    tok = Tokenizer.from_huggingface(path)
+    assert tok.encode_ordinary(text) == want
+    assert tok.encode_batch([text, text[:50]]) == [want, tok.encode_ordinary(text[:50])]
+    assert list(tok.encode_iterable(text[k:k + 37] for k in range(0, len(text), 37))) == want
+    if mod.BACKEND == "cython":   # cut into pieces (the pure-Python core holds the GIL)
+        assert len(scanned) > 2 and sum(scanned) == len(text)
+
+
+def test_files_of_a_pipeline_are_cut_and_give_the_ids_of_one_text(mod, tmp_path):
+    """train_files and encode_files cut a Pipeline's files into chunks: the merges and the
+    ids of one whole text."""
+    text = "".join(LINES[k * 5 % len(LINES)] for k in range(400))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8", newline="")
+    pattern = mod.Pipeline(["NFC"], [QWEN_SPLIT])
+    whole = mod.Tokenizer.train(text, 320, pattern=pattern)
+    cut = mod.Tokenizer.train_files([corpus], 320, pattern=pattern, chunk_size=256, workers=2)
+    assert cut.merges == whole.merges
+    out = tmp_path / "ids.bin"
+    whole.encode_files([corpus], out, chunk_size=256, workers=2)
+    import array
+    ids = array.array("H", out.read_bytes())
+    assert ids.tolist() == whole.encode_ordinary(text)

@@ -211,3 +211,23 @@ def test_every_code_point_tokenizer_json_ids(mod, tmp_path):
         text = "\n".join(f"a{c}\u0301" for c in chars[k:k + 8192])
         assert ours_tok.encode(text) == hf_ids(hf, text), f"U+{ord(chars[k]):04X}.."
 
+
+
+def test_a_pipeline_tokenizer_pickles_into_a_fresh_process(mod, tmp_path):
+    """A tokenizer whose pattern is a Pipeline crosses processes (worker processes, Dask,
+    multiprocessing): its compact state carries the Pipeline, not two bare lists."""
+    import pickle
+
+    from fresh import run_fresh
+
+    tok = mod.Tokenizer.train(CORPUS, 256 + 40, pattern=mod.Pipeline(["NFKC"], ["gpt2"]))
+    path = tmp_path / "tok.pickle"
+    path.write_bytes(pickle.dumps(tok))
+    run = run_fresh(mod, """
+        import pickle
+        tok = pickle.loads(open(sys.argv[1], "rb").read())
+        print(type(tok.pattern).__name__, tok.pattern.normalizers, tok.encode(sys.argv[2]))
+    """, path, CORPUS[:80])
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split(" ", 2)[:2] == ["Pipeline", "('NFKC',)"]
+    assert run.stdout.split(" ", 2)[2].strip() == str(tok.encode(CORPUS[:80]))
