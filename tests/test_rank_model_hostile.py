@@ -7,7 +7,6 @@ rank-table tokenizer, threads, and the caller's dict changed afterwards."""
 
 import base64
 import gzip
-import os
 import pickle
 import random
 import threading
@@ -314,23 +313,37 @@ def test_two_threads_encode_with_one_rank_table_tokenizer(mod):
     assert got[0] == want[0::2] and got[1] == want[1::2]
 
 
+def fresh(mod):
+    """A Tokenizer class with a core class of its own: get_encoding builds its model anew
+    (the registry keeps one model per core class and name)."""
+    core = type("FreshCore", (mod.Core,), {})
+    return type("Fresh", (mod.Tokenizer,), {"core_class": core})
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name,pattern", [("cl100k_base", "cl100k"), ("o200k_base", "o200k")])
-def test_a_pinned_file_gzipped_or_in_a_folder_reads_as_the_reference_reader(mod, name, pattern,
-                                                                            tmp_path):
+def test_a_pinned_file_by_every_route_reads_as_the_reference_reader(mod, name, pattern,
+                                                                    tmp_path):
+    """OpenAI's file (read unchecked where get_encoding knows it by its sha256) gzipped, in
+    a folder, or read by from_file / from_tiktoken (checked): the reference reader's model."""
     from test_rank_model import pinned_text  # noqa: PLC0415 (a slow test's helper)
 
     data = pinned_text(name).encode()
-    (tmp_path / f"{name}.tiktoken").write_bytes(data)
+    plain = tmp_path / f"{name}.tiktoken"
+    plain.write_bytes(data)
     (tmp_path / "gz").mkdir()
-    (tmp_path / "gz" / f"{name}.tiktoken.gz").write_bytes(gzip.compress(data))
-    encs = [mod.get_encoding(name, path=p) for p in
-            (tmp_path, tmp_path / "gz", tmp_path / "gz" / f"{name}.tiktoken.gz")]
-    ref = reference(mod).from_tiktoken(tmp_path / f"{name}.tiktoken", pattern=pattern,
-                                       special_tokens=encs[0]._special_tokens)
-    assert all(e == ref for e in encs)
-    assert encs[0].merges == ref.merges
+    packed = tmp_path / "gz" / f"{name}.tiktoken.gz"
+    packed.write_bytes(gzip.compress(data))
+    specials = fresh(mod).get_encoding(name, path=plain)._special_tokens
+    ref = reference(mod).from_tiktoken(plain, pattern=pattern, special_tokens=specials)
+    text = "hello world 日本語 " + "x" * 300 + " <|endoftext|>"
+    want = ref.encode(text, allowed_special="all")
+    loaded = [fresh(mod).get_encoding(name, path=p) for p in (plain, tmp_path / "gz", packed)]
+    loaded += [fresh(mod).from_file(plain), fresh(mod).from_file(packed),
+               fresh(mod).from_tiktoken(plain, pattern=pattern, special_tokens=ref.special_tokens)]
+    for tok in loaded:
+        assert tok._model() == ref._model()
+        assert tok.encode(text, allowed_special="all") == want
     other = "o200k_base" if name == "cl100k_base" else "cl100k_base"
     with pytest.raises(ValueError, match="not the ranks of"):
-        mod.get_encoding(other, path=tmp_path / f"{name}.tiktoken")
-    os.unlink(tmp_path / f"{name}.tiktoken")
+        fresh(mod).get_encoding(other, path=plain)
