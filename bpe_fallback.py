@@ -3442,6 +3442,7 @@ def _tiktoken_model(ranks, where):
             tokens = None
     if tokens is None:
         tokens = _rank_tokens_one_by_one(ranks, where)
+        ranks = {t: r for r, t in tokens.items()}   # plain bytes, as tiktoken reads them
     merges, get = [], ranks.get
     for r, t in sorted(tokens.items()):
         if len(t) < 2:
@@ -3456,11 +3457,13 @@ def _tiktoken_model(ranks, where):
 
 def _rank_tokens_one_by_one(ranks, where):
     """_tiktoken_model's tokens (rank -> bytes), entry by entry: the error of
-    the first bad one (or the tokens, for subclasses of bytes and int)."""
+    the first bad one (or the tokens, for subclasses of bytes and int: as
+    plain bytes, which the core takes)."""
     tokens = {}
     for t, r in ranks.items():
         if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
             raise TypeError(f"{where}: ranks must map bytes to int, not {_short(t)} -> {_short(r)}")
+        t = bytes(t)
         if not t or not 0 <= r < _MAX_ID:
             raise ValueError(f"{where}: bad entry {_short(t)} -> {_short(r)} (tokens are "
                              "non-empty, "
@@ -3980,6 +3983,7 @@ class Core:
 
     def __init__(self, pattern, ranks, merges, specials):
         _check_core_model(pattern, ranks, merges, specials)
+        ranks = dict(ranks)   # the core's own: the caller's dict may change (bpe.Core copies too)
         # an array and a dict of ints, which the garbage collector never walks, and the
         # merged ids as a tuple of the model's own int objects (one object per id in every
         # result; walked once, at the first collection, then untracked): see _PieceCache
@@ -3998,7 +4002,7 @@ class Core:
         self._pattern = pattern
         self._split = pretokenizer(pattern)
         self._encoder = ranks
-        self._specials = specials
+        self._specials = dict(specials)   # decoded from by the first decode
         self._decoder = None   # id -> bytes, built by the first decode
         self._merge_bytes = ids_of
         self._cache = _PieceCache(ranks.get, ids_of)

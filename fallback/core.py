@@ -290,6 +290,7 @@ class Core:
 
     def __init__(self, pattern, ranks, merges, specials):
         _check_core_model(pattern, ranks, merges, specials)
+        ranks = dict(ranks)   # the core's own: the caller's dict may change (bpe.Core copies too)
         # an array and a dict of ints, which the garbage collector never walks, and the
         # merged ids as a tuple of the model's own int objects (one object per id in every
         # result; walked once, at the first collection, then untracked): see _PieceCache
@@ -308,7 +309,7 @@ class Core:
         self._pattern = pattern
         self._split = pretokenizer(pattern)
         self._encoder = ranks
-        self._specials = specials
+        self._specials = dict(specials)   # decoded from by the first decode
         self._decoder = None   # id -> bytes, built by the first decode
         self._merge_bytes = ids_of
         self._cache = _PieceCache(ranks.get, ids_of)

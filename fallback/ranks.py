@@ -98,6 +98,7 @@ def _tiktoken_model(ranks, where):
             tokens = None
     if tokens is None:
         tokens = _rank_tokens_one_by_one(ranks, where)
+        ranks = {t: r for r, t in tokens.items()}   # plain bytes, as tiktoken reads them
     merges, get = [], ranks.get
     for r, t in sorted(tokens.items()):
         if len(t) < 2:
@@ -112,11 +113,13 @@ def _tiktoken_model(ranks, where):
 
 def _rank_tokens_one_by_one(ranks, where):
     """_tiktoken_model's tokens (rank -> bytes), entry by entry: the error of
-    the first bad one (or the tokens, for subclasses of bytes and int)."""
+    the first bad one (or the tokens, for subclasses of bytes and int: as
+    plain bytes, which the core takes)."""
     tokens = {}
     for t, r in ranks.items():
         if not isinstance(t, bytes) or isinstance(r, bool) or not isinstance(r, int):
             raise TypeError(f"{where}: ranks must map bytes to int, not {_short(t)} -> {_short(r)}")
+        t = bytes(t)
         if not t or not 0 <= r < _MAX_ID:
             raise ValueError(f"{where}: bad entry {_short(t)} -> {_short(r)} (tokens are "
                              "non-empty, "
