@@ -3701,6 +3701,21 @@ def _assign_specials(special_tokens, token_at, id_of, max_id):
     return specials, taken
 
 
+def _check_untouched_by_merges(taken, specials, merges):
+    """ValueError where a token that becomes a special token (`taken`: its
+    bytes -> its id) is one that merges make or join: the special token would
+    have to stay a mergeable token too, and an id here is one or the other."""
+    for k, (a, b) in enumerate(merges):
+        for t in (a + b, a, b):
+            i = taken.get(t)
+            if i is not None:
+                name = next(s for s, j in specials.items() if j == i)
+                raise ValueError(
+                    f"special token {_short(name)} would take token {i} ({_short(t)}), which "
+                    f"merge {k} ({_short(a)}, {_short(b)}) {'makes' if t == a + b else 'joins'}: "
+                    f"give the special token an id of its own")
+
+
 # ==========================================================================================
 # fallback/core.py
 #
@@ -5305,6 +5320,8 @@ class _TokenizerBase:
             t: i for i, t in tokens.items()}
         specials, taken = _assign_specials(special_tokens, tokens.get, by_bytes.get,
                                            max(tokens, default=-1))
+        if taken:
+            _check_untouched_by_merges({tokens[i]: i for i in taken}, specials, merges)
         for i in taken:
             del tokens[i]
         return cls._create(pattern, tokens, merges, specials)

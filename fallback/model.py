@@ -134,3 +134,18 @@ def _assign_specials(special_tokens, token_at, id_of, max_id):
                 next_id += 1
             specials[s] = i
     return specials, taken
+
+
+def _check_untouched_by_merges(taken, specials, merges):
+    """ValueError where a token that becomes a special token (`taken`: its
+    bytes -> its id) is one that merges make or join: the special token would
+    have to stay a mergeable token too, and an id here is one or the other."""
+    for k, (a, b) in enumerate(merges):
+        for t in (a + b, a, b):
+            i = taken.get(t)
+            if i is not None:
+                name = next(s for s, j in specials.items() if j == i)
+                raise ValueError(
+                    f"special token {_short(name)} would take token {i} ({_short(t)}), which "
+                    f"merge {k} ({_short(a)}, {_short(b)}) {'makes' if t == a + b else 'joins'}: "
+                    f"give the special token an id of its own")

@@ -11,7 +11,13 @@ import operator as _operator
 from .core import Core
 from .counting import _count_into
 from .files import _atomic_write, _read_text
-from .model import _assign_specials, _check_merges, _check_special_ids, _check_tokens
+from .model import (
+    _assign_specials,
+    _check_merges,
+    _check_special_ids,
+    _check_tokens,
+    _check_untouched_by_merges,
+)
 from .patterns import (
     _FILE_CUTS,
     PATTERNS,
@@ -367,6 +373,8 @@ class _TokenizerBase:
             t: i for i, t in tokens.items()}
         specials, taken = _assign_specials(special_tokens, tokens.get, by_bytes.get,
                                            max(tokens, default=-1))
+        if taken:
+            _check_untouched_by_merges({tokens[i]: i for i in taken}, specials, merges)
         for i in taken:
             del tokens[i]
         return cls._create(pattern, tokens, merges, specials)

@@ -104,3 +104,23 @@ def test_encode_iterable_scans_each_character_a_bounded_number_of_times(mod, tex
     chunks = [text[i:i + 100] for i in range(0, len(text), 100)]
     assert list(tok.encode_iterable(chunks)) == tok.encode(text)
     assert sum(scanned) <= 4 * len(text) + 4 * tok._STREAM_BLOCK
+
+
+@pytest.mark.parametrize("specials", [{"\n\n": 628}, ["\n\n"]])
+def test_a_special_token_that_would_take_a_merged_token_is_named(mod, specials):
+    """A special token with the bytes of a token that a merge makes (GPT-2's "\\n\\n") would
+    have to stay a mergeable token too: refused, naming the special token and the merge."""
+    from helpers import gpt2_ranks
+
+    ranks = gpt2_ranks()
+    with pytest.raises(ValueError, match=r"special token '\\n\\n' would take token 628 .*merge"):
+        if isinstance(specials, dict):
+            mod.Encoding("x", pat_str=mod.PATTERNS["gpt2"], mergeable_ranks=ranks,
+                         special_tokens=specials)
+        else:
+            mod.Tokenizer.from_tiktoken(ranks, pattern="gpt2", special_tokens=specials)
+    # a special token taking a token no merge touches is that token's id, as before
+    vocab = {**{b: bytes([b]) for b in range(256)}, 256: b"hi", 257: b"<s>"}
+    enc = mod.Tokenizer.from_merges([(b"h", b"i")], vocab=vocab, special_tokens=["<s>"])
+    assert enc.special_tokens == {"<s>": 257} and enc.encode("<s>hi", allowed_special="all") \
+        == [257, 256]
