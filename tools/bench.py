@@ -2032,6 +2032,9 @@ def row_defaults(ctx, table):
                 got = fns[k](arg)
                 times[lib].append(time.perf_counter() - t0)
                 same[lib] = got == want
+                # freed here, untimed: else the next call pays for this one's millions of
+                # ints (gigatoken's fresh ones: about 20 ms for the 10 MB text)
+                del got
         med = {lib: statistics.median(ts) for lib, ts in times.items()}
         peers = {lib: m for lib, m in med.items() if lib != "ours" and same[lib]}
         table.note(f"defaults, {what}: " + "; ".join(
