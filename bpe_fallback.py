@@ -5063,6 +5063,26 @@ class _StreamSource:
         return ids + ids * rest // self.taken
 
 
+class _Pieces:
+    """A long text's pieces between its cuts (`bounds`, the first 0 and the
+    last its length), each sliced when asked for: on the thread that encodes
+    it (see _thread_map), while the others scan without the GIL, not all
+    before the threads start."""
+
+    __slots__ = ("_text", "_bounds")
+
+    def __init__(self, text, bounds):
+        self._text, self._bounds = text, bounds
+
+    def __len__(self):
+        return len(self._bounds) - 1
+
+    def __getitem__(self, k):
+        if not 0 <= k < len(self._bounds) - 1:
+            raise IndexError("piece index out of range")
+        return self._text[self._bounds[k]:self._bounds[k + 1]]
+
+
 class _TokenizerBase:
     """The tokenizer's own API: construct, train, encode, decode, special
     tokens, native save and load, over a model (pattern, tokens, merges,
@@ -5370,16 +5390,16 @@ class _TokenizerBase:
         cut = _text_cut(self._pattern, (*self._specials, *disallowed)) if threads > 1 else None
         if cut is None or count < 2:
             return None
-        pieces, start, step = [], 0, len(text) // count
+        bounds, step = [0], len(text) // count
         for k in range(1, count):
-            at = max(start + 1, k * step)
+            at = max(bounds[-1] + 1, k * step)
             m = cut.search(text, at, min(len(text), at + (1 << 16)))
             if m is not None:
-                pieces.append(text[start:m.end()])
-                start = m.end()
-        pieces.append(text[start:])
-        if len(pieces) < 2:
+                bounds.append(m.end())
+        if len(bounds) < 2:
             return None
+        bounds.append(len(text))
+        pieces = _Pieces(text, bounds)
         threads = min(threads, len(pieces))
         self._core.reserve(threads)
         return pieces, threads
