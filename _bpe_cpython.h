@@ -7,6 +7,20 @@
 
 #include <Python.h>
 
+/* A store that goes around the caches (the item array of a long list is
+   written once and read much later: no read of each line before it is
+   written), and the fence after a run of them. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+static inline void bpe_stream_ptr(PyObject **dst, PyObject *v) {
+    _mm_stream_si64((long long *) dst, (long long) v);
+}
+static inline void bpe_stream_fence(void) { _mm_sfence(); }
+#else
+static inline void bpe_stream_ptr(PyObject **dst, PyObject *v) { *dst = v; }
+static inline void bpe_stream_fence(void) { }
+#endif
+
 #if defined(Py_GIL_DISABLED) || defined(BPE_SAFE_CPYTHON)
 #define BPE_SHORTCUTS 0
 /* the safe path: public API only */

@@ -187,3 +187,17 @@ def test_default_threads_never_oversubscribe(mod, tmp_path):
         got = run(BPE_NUM_THREADS=bad)
         assert got.returncode != 0 and "ValueError" in got.stderr
         assert "BPE_NUM_THREADS" in got.stderr.strip().splitlines()[-1]
+
+
+def test_pieces_of_many_ids_give_tiktokens_ids(threads, monkeypatch):
+    """Pieces of more than 2**17 ids each (written into the list around the caches) on two
+    threads, and the whole text on one: tiktoken's ids."""
+    tok, enc = encodings(threads.Tokenizer, "gpt2")
+    text = long_text()
+    text *= 1_600_000 // len(text) + 1
+    monkeypatch.setattr(threads.Tokenizer, "_LONG_PIECE", len(text) // 2)   # two pieces
+    want = enc.encode_ordinary(text)
+    assert len(want) > 5 * (1 << 16)   # (each half over 2**17)
+    assert tok.encode_ordinary(text) == want
+    threads.set_num_threads(1)
+    assert tok.encode_ordinary(text) == want
