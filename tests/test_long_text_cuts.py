@@ -113,3 +113,32 @@ def test_files_of_a_pipeline_are_cut_and_give_the_ids_of_one_text(mod, tmp_path)
     import array
     ids = array.array("H", out.read_bytes())
     assert ids.tolist() == whole.encode_ordinary(text)
+
+
+class _OwnSlicing(str):
+    """A str subclass whose own slicing and iteration say other things than its characters
+    (the core reads the characters, as tiktoken's does)."""
+
+    def __getitem__(self, key):
+        return "Z"
+
+    def __iter__(self):
+        return iter("Z")
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "pipeline"])
+def test_a_long_str_subclass_is_cut_by_its_characters(small_limits, pattern):
+    """A long text of a str subclass gives the ids of its characters, as a short one does:
+    the cuts slice its characters, not whatever its own slicing returns."""
+    mod = small_limits
+    tok = mod.Tokenizer.from_tiktoken(gpt2_ranks(), pattern="gpt2")
+    if pattern == "pipeline":
+        tok = mod.Tokenizer.from_tiktoken(gpt2_ranks(), pattern=mod.Pipeline(["NFC"], ["gpt2"]))
+    text = "hello world 12\nfoo bar\n" * 20
+    want = tiktoken_of(mod.Tokenizer.from_tiktoken(gpt2_ranks(), pattern="gpt2")).encode(text)
+    odd = _OwnSlicing(text)
+    assert tok.encode(odd) == want
+    assert tok.encode_ordinary(odd) == want
+    assert tok.encode(odd, allowed_special="all") == want
+    assert tok.encode_batch([odd]) == [want]
+    assert tok.encode_to_numpy(odd).tolist() == want
