@@ -2309,13 +2309,18 @@ _PROBE = "Hello, World! it's 2024\n\t  café 東京 🙂 ÀB_c-d.e/f\r\n"
 
 # A custom pattern runs under a time budget, kept like a token bucket: each
 # character of text earns PATTERN_TIME_PER_CHAR seconds (2 us: 0.5 MB/s, far
-# below any sane pattern), unspent time carries over up to PATTERN_TIME_BASE.
+# below any sane pattern), and each split _PATTERN_TIME_PER_CALL (0.1 ms: a
+# call's own cost, several us, is more than a short text earns, and a
+# Pipeline's later splits run on every pre-token of the one before);
+# unspent time carries over up to PATTERN_TIME_BASE.
 # A split that overruns raises ValueError, so a catastrophic pattern costs at
-# most about PATTERN_TIME_BASE plus 2 us per character, whatever the input.
+# most about PATTERN_TIME_BASE plus 2 us per character (0.1 ms per split),
+# whatever the input.
 # Each thread has its own bucket, spent in its own CPU time: other threads'
 # work and the machine's load drain nothing.
 PATTERN_TIME_BASE = 2.0
 PATTERN_TIME_PER_CHAR = 2e-6
+_PATTERN_TIME_PER_CALL = 1e-4
 
 
 def _compile_pattern(pattern):
@@ -2416,7 +2421,8 @@ def pretokenizer(pattern):
     groups = rx.groups  # findall would give the groups, not the whole matches
 
     def split(text):
-        budget = getattr(bucket, "slack", PATTERN_TIME_BASE) + PATTERN_TIME_PER_CHAR * len(text)
+        budget = (getattr(bucket, "slack", PATTERN_TIME_BASE) + _PATTERN_TIME_PER_CALL
+                  + PATTERN_TIME_PER_CHAR * len(text))
         start = _time.thread_time()
         out = None
         use = choose(text)
