@@ -167,7 +167,7 @@ def _pattern_of_json(value):
 
 def _resolve_pipeline(pipeline, resolve):
     forms, splits = pipeline
-    if isinstance(forms, str) or isinstance(splits, str):
+    if any(isinstance(x, str) or not isinstance(x, _abc.Iterable) for x in pipeline):
         raise TypeError("a Pipeline's normalizers and splits are sequences of str")
     forms, splits = tuple(forms), tuple(splits)
     for form in forms:
@@ -301,8 +301,10 @@ def pretokenizer(pattern):
     is a pre-token of its own (Hugging Face's Split with Isolated behaviour),
     empty matches are skipped, capture groups do not matter, and the split
     runs under a time limit: a catastrophic pattern raises ValueError."""
-    if isinstance(pattern, Pipeline):
-        return _pipeline_split(pattern)
+    if isinstance(pattern, Pipeline):   # checked as a file's: TypeError / ValueError naming
+        pattern = _check_pattern(pattern)   # what is wrong, never a failure when it runs
+        if isinstance(pattern, Pipeline):
+            return _pipeline_split(pattern)
     rx = _compile_pattern(pattern)
     choose = _FAST_PATHS[pattern]
     if pattern in _NAMED_PATTERNS:
