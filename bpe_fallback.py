@@ -2273,7 +2273,7 @@ def _pattern_of_json(value):
 
 def _resolve_pipeline(pipeline, resolve):
     forms, splits = pipeline
-    if isinstance(forms, str) or isinstance(splits, str):
+    if any(isinstance(x, str) or not isinstance(x, _abc.Iterable) for x in pipeline):
         raise TypeError("a Pipeline's normalizers and splits are sequences of str")
     forms, splits = tuple(forms), tuple(splits)
     for form in forms:
@@ -2309,13 +2309,18 @@ _PROBE = "Hello, World! it's 2024\n\t  café 東京 🙂 ÀB_c-d.e/f\r\n"
 
 # A custom pattern runs under a time budget, kept like a token bucket: each
 # character of text earns PATTERN_TIME_PER_CHAR seconds (2 us: 0.5 MB/s, far
-# below any sane pattern), unspent time carries over up to PATTERN_TIME_BASE.
+# below any sane pattern), and each split _PATTERN_TIME_PER_CALL (0.1 ms: a
+# call's own cost, several us, is more than a short text earns, and a
+# Pipeline's later splits run on every pre-token of the one before);
+# unspent time carries over up to PATTERN_TIME_BASE.
 # A split that overruns raises ValueError, so a catastrophic pattern costs at
-# most about PATTERN_TIME_BASE plus 2 us per character, whatever the input.
+# most about PATTERN_TIME_BASE plus 2 us per character (0.1 ms per split),
+# whatever the input.
 # Each thread has its own bucket, spent in its own CPU time: other threads'
 # work and the machine's load drain nothing.
 PATTERN_TIME_BASE = 2.0
 PATTERN_TIME_PER_CHAR = 2e-6
+_PATTERN_TIME_PER_CALL = 1e-4
 
 
 def _compile_pattern(pattern):
@@ -2402,8 +2407,10 @@ def pretokenizer(pattern):
     is a pre-token of its own (Hugging Face's Split with Isolated behaviour),
     empty matches are skipped, capture groups do not matter, and the split
     runs under a time limit: a catastrophic pattern raises ValueError."""
-    if isinstance(pattern, Pipeline):
-        return _pipeline_split(pattern)
+    if isinstance(pattern, Pipeline):   # checked as a file's: TypeError / ValueError naming
+        pattern = _check_pattern(pattern)   # what is wrong, never a failure when it runs
+        if isinstance(pattern, Pipeline):
+            return _pipeline_split(pattern)
     rx = _compile_pattern(pattern)
     choose = _FAST_PATHS[pattern]
     if pattern in _NAMED_PATTERNS:
@@ -2416,7 +2423,8 @@ def pretokenizer(pattern):
     groups = rx.groups  # findall would give the groups, not the whole matches
 
     def split(text):
-        budget = getattr(bucket, "slack", PATTERN_TIME_BASE) + PATTERN_TIME_PER_CHAR * len(text)
+        budget = (getattr(bucket, "slack", PATTERN_TIME_BASE) + _PATTERN_TIME_PER_CALL
+                  + PATTERN_TIME_PER_CHAR * len(text))
         start = _time.thread_time()
         out = None
         use = choose(text)
@@ -5383,7 +5391,11 @@ class _TokenizerBase:
         no safe cut.  Each piece is checked for the `disallowed` names on its
         own: one with a line break could straddle a cut (cuts are next to
         line breaks), so then there is none, as for such a special token."""
-        if not isinstance(text, str) or len(text) < self._LONG_TEXT or not self._core.releases_gil:
+        if not isinstance(text, str) or not self._core.releases_gil:
+            return None
+        if type(text) is not str:   # its characters: a subclass's own len() or slicing may
+            text = str.__str__(text)   # say otherwise (a short text's core reads them too)
+        if len(text) < self._LONG_TEXT:
             return None
         threads = threads or _default_threads()
         count = min(4 * threads, len(text) // self._LONG_PIECE)
@@ -7474,9 +7486,11 @@ def _regex_node(node):
     if kind == "any":
         return "."
     if kind == "anchor":
-        # Oniguruma's ^ matches after every "\n" but one that ends the text
+        # Oniguruma's ^ matches after every "\n" but one that ends the text; its $ before
+        # every "\n" and at the end, written without a flag group (regex's m), which would
+        # leave the whole pattern to regex's own Unicode tables (see _spell_pattern)
         return {"start": r"\A", "end": "$", "abs_end": r"\Z",
-                "line_start": r"(?:\A|(?<=\n)(?!\Z))", "line_end": "(?m:$)"}[node[1]]
+                "line_start": r"(?:\A|(?<=\n)(?!\Z))", "line_end": r"(?=\n|\Z)"}[node[1]]
     if kind == "group":
         prefix = {"group": "(?:", "icase": "(?i:", "atomic": "(?>", "ahead": "(?=",
                   "not_ahead": "(?!", "behind": "(?<=", "not_behind": "(?<!"}[node[1]]
@@ -7813,8 +7827,9 @@ def _hf_parse(doc, where):
     c = _HfChecks(where)
     pattern, model = _hf_head(doc, c)
     vocab, merges, ignore_merges = _hf_model(model, c)
-    merged = {a + b for a, b in merges}
-    specials = _hf_specials(doc, vocab, merged.__contains__, pattern, c)
+    made, joined = {a + b for a, b in merges}, {t for m in merges for t in m}
+    specials = _hf_specials(doc, vocab, lambda t: "makes" if t in made else
+                            "joins" if t in joined else None, pattern, c)
     special_ids = set(specials.values())
     tokens = {}
     for s, i in vocab.items():
@@ -7999,8 +8014,9 @@ def _hf_added_tokens(added, vocab, is_merged, c):
     than this library can is refused, naming the field: lstrip, rstrip,
     single_word; a normalized token that can overlap a non-normalized one
     (tokenizers matches those first, then the normalized ones in what is
-    left); an added token that is a byte or a merged token of the
-    vocabulary, or whose number is a vocabulary token's id."""
+    left); an added token that is a byte of the vocabulary or a token a
+    merge makes or joins, or whose number is a vocabulary token's id.
+    `is_merged(bytes)`: "makes", "joins" or None."""
     if added is None:
         added = []
     if not isinstance(added, list):
@@ -8038,9 +8054,10 @@ def _hf_added_tokens(added, vocab, is_merged, c):
                 c.fail(f"{field}.content {_short(content)} is the model.vocab entry of id {i}, "
                        f"whose bytes are {_short(t)}: tokenizers gives the text "
                        f"{_short(content)} that id; not supported")
-            if len(t) == 1 or is_merged(t):
+            merge = None if len(t) == 1 else is_merged(t)
+            if len(t) == 1 or merge:
                 c.fail(f"{field}.content {_short(content)} is token {i} of model.vocab, " +
-                       ("a byte" if len(t) == 1 else "which a merge makes") +
+                       ("a byte" if len(t) == 1 else f"which a merge {merge}") +
                        ": tokenizers matches it whole in text as an added token with that id; "
                        "not supported")
         else:

@@ -116,8 +116,9 @@ def _hf_parse(doc, where):
     c = _HfChecks(where)
     pattern, model = _hf_head(doc, c)
     vocab, merges, ignore_merges = _hf_model(model, c)
-    merged = {a + b for a, b in merges}
-    specials = _hf_specials(doc, vocab, merged.__contains__, pattern, c)
+    made, joined = {a + b for a, b in merges}, {t for m in merges for t in m}
+    specials = _hf_specials(doc, vocab, lambda t: "makes" if t in made else
+                            "joins" if t in joined else None, pattern, c)
     special_ids = set(specials.values())
     tokens = {}
     for s, i in vocab.items():
@@ -302,8 +303,9 @@ def _hf_added_tokens(added, vocab, is_merged, c):
     than this library can is refused, naming the field: lstrip, rstrip,
     single_word; a normalized token that can overlap a non-normalized one
     (tokenizers matches those first, then the normalized ones in what is
-    left); an added token that is a byte or a merged token of the
-    vocabulary, or whose number is a vocabulary token's id."""
+    left); an added token that is a byte of the vocabulary or a token a
+    merge makes or joins, or whose number is a vocabulary token's id.
+    `is_merged(bytes)`: "makes", "joins" or None."""
     if added is None:
         added = []
     if not isinstance(added, list):
@@ -341,9 +343,10 @@ def _hf_added_tokens(added, vocab, is_merged, c):
                 c.fail(f"{field}.content {_short(content)} is the model.vocab entry of id {i}, "
                        f"whose bytes are {_short(t)}: tokenizers gives the text "
                        f"{_short(content)} that id; not supported")
-            if len(t) == 1 or is_merged(t):
+            merge = None if len(t) == 1 else is_merged(t)
+            if len(t) == 1 or merge:
                 c.fail(f"{field}.content {_short(content)} is token {i} of model.vocab, " +
-                       ("a byte" if len(t) == 1 else "which a merge makes") +
+                       ("a byte" if len(t) == 1 else f"which a merge {merge}") +
                        ": tokenizers matches it whole in text as an added token with that id; "
                        "not supported")
         else:

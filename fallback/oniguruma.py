@@ -150,9 +150,11 @@ def _regex_node(node):
     if kind == "any":
         return "."
     if kind == "anchor":
-        # Oniguruma's ^ matches after every "\n" but one that ends the text
+        # Oniguruma's ^ matches after every "\n" but one that ends the text; its $ before
+        # every "\n" and at the end, written without a flag group (regex's m), which would
+        # leave the whole pattern to regex's own Unicode tables (see _spell_pattern)
         return {"start": r"\A", "end": "$", "abs_end": r"\Z",
-                "line_start": r"(?:\A|(?<=\n)(?!\Z))", "line_end": "(?m:$)"}[node[1]]
+                "line_start": r"(?:\A|(?<=\n)(?!\Z))", "line_end": r"(?=\n|\Z)"}[node[1]]
     if kind == "group":
         prefix = {"group": "(?:", "icase": "(?i:", "atomic": "(?>", "ahead": "(?=",
                   "not_ahead": "(?!", "behind": "(?<=", "not_behind": "(?<!"}[node[1]]

@@ -167,7 +167,7 @@ def _pattern_of_json(value):
 
 def _resolve_pipeline(pipeline, resolve):
     forms, splits = pipeline
-    if isinstance(forms, str) or isinstance(splits, str):
+    if any(isinstance(x, str) or not isinstance(x, _abc.Iterable) for x in pipeline):
         raise TypeError("a Pipeline's normalizers and splits are sequences of str")
     forms, splits = tuple(forms), tuple(splits)
     for form in forms:
@@ -203,13 +203,18 @@ _PROBE = "Hello, World! it's 2024\n\t  café 東京 🙂 ÀB_c-d.e/f\r\n"
 
 # A custom pattern runs under a time budget, kept like a token bucket: each
 # character of text earns PATTERN_TIME_PER_CHAR seconds (2 us: 0.5 MB/s, far
-# below any sane pattern), unspent time carries over up to PATTERN_TIME_BASE.
+# below any sane pattern), and each split _PATTERN_TIME_PER_CALL (0.1 ms: a
+# call's own cost, several us, is more than a short text earns, and a
+# Pipeline's later splits run on every pre-token of the one before);
+# unspent time carries over up to PATTERN_TIME_BASE.
 # A split that overruns raises ValueError, so a catastrophic pattern costs at
-# most about PATTERN_TIME_BASE plus 2 us per character, whatever the input.
+# most about PATTERN_TIME_BASE plus 2 us per character (0.1 ms per split),
+# whatever the input.
 # Each thread has its own bucket, spent in its own CPU time: other threads'
 # work and the machine's load drain nothing.
 PATTERN_TIME_BASE = 2.0
 PATTERN_TIME_PER_CHAR = 2e-6
+_PATTERN_TIME_PER_CALL = 1e-4
 
 
 def _compile_pattern(pattern):
@@ -296,8 +301,10 @@ def pretokenizer(pattern):
     is a pre-token of its own (Hugging Face's Split with Isolated behaviour),
     empty matches are skipped, capture groups do not matter, and the split
     runs under a time limit: a catastrophic pattern raises ValueError."""
-    if isinstance(pattern, Pipeline):
-        return _pipeline_split(pattern)
+    if isinstance(pattern, Pipeline):   # checked as a file's: TypeError / ValueError naming
+        pattern = _check_pattern(pattern)   # what is wrong, never a failure when it runs
+        if isinstance(pattern, Pipeline):
+            return _pipeline_split(pattern)
     rx = _compile_pattern(pattern)
     choose = _FAST_PATHS[pattern]
     if pattern in _NAMED_PATTERNS:
@@ -310,7 +317,8 @@ def pretokenizer(pattern):
     groups = rx.groups  # findall would give the groups, not the whole matches
 
     def split(text):
-        budget = getattr(bucket, "slack", PATTERN_TIME_BASE) + PATTERN_TIME_PER_CHAR * len(text)
+        budget = (getattr(bucket, "slack", PATTERN_TIME_BASE) + _PATTERN_TIME_PER_CALL
+                  + PATTERN_TIME_PER_CHAR * len(text))
         start = _time.thread_time()
         out = None
         use = choose(text)

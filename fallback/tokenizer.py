@@ -436,7 +436,11 @@ class _TokenizerBase:
         no safe cut.  Each piece is checked for the `disallowed` names on its
         own: one with a line break could straddle a cut (cuts are next to
         line breaks), so then there is none, as for such a special token."""
-        if not isinstance(text, str) or len(text) < self._LONG_TEXT or not self._core.releases_gil:
+        if not isinstance(text, str) or not self._core.releases_gil:
+            return None
+        if type(text) is not str:   # its characters: a subclass's own len() or slicing may
+            text = str.__str__(text)   # say otherwise (a short text's core reads them too)
+        if len(text) < self._LONG_TEXT:
             return None
         threads = threads or _default_threads()
         count = min(4 * threads, len(text) // self._LONG_PIECE)

@@ -129,6 +129,18 @@ def test_what_tokenizers_matches_otherwise_is_refused(mod, tmp_path, name):
         raise tok
 
 
+def test_an_added_token_that_a_merge_joins_is_refused_by_name(mod, tmp_path):
+    """A vocabulary token that no merge makes but one joins ("xy" of ("xy", "z")), made an
+    added token: tokenizers matches it whole in text and keeps the merge; here it is refused
+    naming the added token and the merge, as one a merge makes is."""
+    doc = document([added("<a>", 0), added("xy", 261)], {"xy": 261, "xyz": 262})
+    doc["model"]["merges"].append(["xy", "z"])
+    tok, hf = load_both(mod, tmp_path, doc)
+    assert hf.encode("xyz", add_special_tokens=False).ids == [261, 122]   # "xy" whole
+    with pytest.raises(ValueError, match=r"added_tokens\[1\]\.content 'xy' .*which a merge joins"):
+        raise tok
+
+
 @pytest.mark.parametrize("name", ["normalized_overlapping", "normalized_inside", "lstrip",
                                   "rstrip", "single_word"])
 def test_refused_flags_change_tokenizers_ids(tmp_path, name):

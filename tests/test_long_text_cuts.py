@@ -113,3 +113,85 @@ def test_files_of_a_pipeline_are_cut_and_give_the_ids_of_one_text(mod, tmp_path)
     import array
     ids = array.array("H", out.read_bytes())
     assert ids.tolist() == whole.encode_ordinary(text)
+
+
+class _OwnSlicing(str):
+    """A str subclass whose own slicing and iteration say other things than its characters
+    (the core reads the characters, as tiktoken's does)."""
+
+    def __getitem__(self, key):
+        return "Z"
+
+    def __iter__(self):
+        return iter("Z")
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "pipeline"])
+def test_a_long_str_subclass_is_cut_by_its_characters(small_limits, pattern):
+    """A long text of a str subclass gives the ids of its characters, as a short one does:
+    the cuts slice its characters, not whatever its own slicing returns."""
+    mod = small_limits
+    tok = mod.Tokenizer.from_tiktoken(gpt2_ranks(), pattern="gpt2")
+    if pattern == "pipeline":
+        tok = mod.Tokenizer.from_tiktoken(gpt2_ranks(), pattern=mod.Pipeline(["NFC"], ["gpt2"]))
+    text = "hello world 12\nfoo bar\n" * 20
+    want = tiktoken_of(mod.Tokenizer.from_tiktoken(gpt2_ranks(), pattern="gpt2")).encode(text)
+    odd = _OwnSlicing(text)
+    assert tok.encode(odd) == want
+    assert tok.encode_ordinary(odd) == want
+    assert tok.encode(odd, allowed_special="all") == want
+    assert tok.encode_batch([odd]) == [want]
+    assert tok.encode_to_numpy(odd).tolist() == want
+
+
+# Random tokenizer.json files (normalizers, Splits, ByteLevel's regex, added tokens) over texts
+# with many places to cut: tokenizers' ids from every entry point that cuts.
+JOINS = ["a\n", "9\n", "Z\r\n", "x\n\u0301", "b\n\ufb01", "c\n\n", "d\n\u2028", "e\n\uff71\uff9e"]
+
+
+@pytest.mark.slow
+def test_random_tokenizer_json_cut_everywhere_gives_tokenizers_ids(small_limits, tmp_path):
+    import array
+    import json
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    import differential as D
+    import strategies as S
+
+    tokenizers = pytest.importorskip("tokenizers")
+    mod = small_limits
+    fam = S.families("normalizers,splits,digits,byte_level_regex,gpt_parts,added_tokens,"
+                     "recent_unicode")
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(case=D.hf_cases(fam), joins=st.lists(st.sampled_from(JOINS), min_size=3, max_size=6))
+    def check(case, joins):
+        text_json, texts = case
+        try:
+            ref = tokenizers.Tokenizer.from_str(text_json)
+            text = "".join(t + j for t, j in zip(texts * 3, joins))
+            want = ref.encode(text, add_special_tokens=False).ids
+        except BaseException:   # noqa: BLE001 - the reference refuses it (a Rust panic too)
+            return
+        path = tmp_path / "tokenizer.json"
+        path.write_text(text_json, encoding="utf-8")
+        try:
+            tok = mod.Tokenizer.from_huggingface(path)
+        except ValueError:
+            return
+        assert tok.encode(text, allowed_special="all") == want
+        assert tok.encode_batch([text], allowed_special="all") == [want]
+        assert tok.encode_to_numpy(text, allowed_special="all").tolist() == want
+        tok._STREAM_BLOCK, tok._STREAM_MARGIN = 8, 4   # this instance only
+        chunks = [text[k:k + 5] for k in range(0, len(text), 5)]
+        assert list(tok.encode_iterable(chunks, allowed_special="all")) == want
+        corpus = tmp_path / "corpus.txt"
+        corpus.write_text(text, encoding="utf-8", newline="")
+        out = tmp_path / "ids.bin"
+        tok.encode_files([corpus], out, chunk_size=8, workers=2, allowed_special="all",
+                         dtype="uint32")
+        assert array.array("I", out.read_bytes()).tolist() == want, json.dumps(text)
+
+    check()

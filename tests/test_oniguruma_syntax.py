@@ -174,3 +174,24 @@ def test_group_once_then_optional_is_its_last_atom_optional():
     """What the refused forms mean in tokenizers (so a translation would be wrong)."""
     assert tokenizers_pieces(r"a(?:bc){1}?d", "ad abd abcd") == ["ad ", "abd", " ", "abcd"]
     assert tokenizers_pieces(r"a(?:bc){1}+d", "abcbcd abccd") == ["abcbcd ", "abccd"]
+
+
+@pytest.mark.parametrize("onig", [
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"
+    r"|\s++$|\s*[\r\n]|\s+(?!\S)|\s",   # cl100k's pattern, as a tokenizer.json may spell it
+    r"\p{N}+$|\p{L}+|\p{N}+|\s|[^\s\p{L}\p{N}]+",
+])
+def test_a_line_end_leaves_the_classes_to_the_tables(mod, tmp_path, onig):
+    """A Split regex with $ (Oniguruma's line end) reads its classes by the same tables as one
+    without it: recently assigned code points (U+11DE0, a digit of Unicode 17 that Oniguruma
+    does not know) split as tokenizers splits them, whatever Unicode the installed regex has.
+    ($ written as a flag group, regex's (?m:$), left the whole pattern to regex's tables.)"""
+    from strategies import RECENT
+
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(split_document(onig)), encoding="utf-8")
+    tok = mod.Tokenizer.from_huggingface(path)
+    for c in map(chr, RECENT):
+        text = f"{c}\u00e9t 1{c} a{c}1\n{c}2\n{c}"
+        assert mod.Core.pretokenize(tok.pattern, text) == tokenizers_pieces(onig, text), (
+            f"U+{ord(c):04X}")

@@ -211,3 +211,30 @@ def test_catastrophic_pattern_in_threads_is_stopped(mod):
     """, timeout=180)
     assert r.returncode == 0 and r.stdout.startswith("ok"), r.stderr[-2000:]
     assert int(r.stdout.split()[1]) <= 60
+
+
+def test_many_short_splits_do_not_drain_the_budget(mod, monkeypatch):
+    """DeepSeek V3's later splits run on every pre-token of its first (a digit between two
+    letters makes one-character pieces): each call costs more than the 2 us its one character
+    earns, yet a long text of them is no catastrophic pattern.  (The budget is made small
+    here; at 2 s, 600,000 such characters spent it.)"""
+    import bpe_fallback
+
+    monkeypatch.setattr(bpe_fallback, "PATTERN_TIME_BASE", 0.005)
+    text = "a1" * 5000
+    tok = mod.Tokenizer.from_merges([], pattern="deepseek_v3")
+    assert tok.encode_ordinary(text) == list(text.encode())
+    assert mod.Tokenizer.count_pretokens([text], pattern="deepseek_v3") == {b"a": 5000,
+                                                                           b"1": 5000}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", ["deepseek_v3", "pipeline"])
+def test_a_long_text_of_short_pieces_encodes_under_the_default_budget(mod, pattern):
+    """At the default budget: 1.2 million characters of one-character pre-tokens, through
+    DeepSeek V3's splits and a Pipeline whose second split sees every one alone."""
+    text = "a1" * 600000
+    if pattern == "pipeline":
+        pattern, text = mod.Pipeline(["NFC"], ["gpt2", r"\p{N}"]), "a!" * 600000
+    tok = mod.Tokenizer.from_merges([], pattern=pattern)
+    assert tok.encode_ordinary(text) == list(text.encode())

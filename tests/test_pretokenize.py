@@ -169,3 +169,24 @@ def test_encode_parity_random(both, pattern, text):
     ids = a.encode_ordinary(text)
     assert ids == b.encode_ordinary(text)
     assert a.decode(ids) == fix_surrogates(text)
+
+
+@pytest.mark.parametrize("bad, error, words", [
+    ((["NFC"], []), ValueError, "at least one split"),
+    (([], []), ValueError, "at least one split"),
+    ((["nfc"], ["gpt2"]), ValueError, "unknown normalizer 'nfc'"),
+    ((None, ["gpt2"]), TypeError, "normalizers"),
+    (("NFC", ["gpt2"]), TypeError, "normalizers and splits are sequences of str"),
+    ((["NFC"], [None]), TypeError, "splits are str"),
+])
+def test_pretokenizer_of_a_malformed_pipeline_names_it(mod, bad, error, words):
+    """pretokenizer checks a Pipeline as every other entry point does (as Tokenizer.train,
+    from_merges and count_pretokens refuse it): the error names what is wrong, before any
+    text is split -- not an IndexError, nor a normalizer that silently does nothing."""
+    with pytest.raises(error, match=words):
+        mod.Tokenizer.from_merges([], pattern=mod.Pipeline(*bad))
+    with pytest.raises(error, match=words):
+        mod.pretokenizer(mod.Pipeline(*bad))
+    # a well-formed one splits as its resolved self does
+    good = mod.Pipeline(["NFC"], [r"\p{N}", r"[^\s\p{N}]+|\s+"])
+    assert mod.pretokenizer(good)("Cafe\u0301 2024") == ["Café", " ", "2", "0", "2", "4"]
