@@ -2277,6 +2277,8 @@ def _resolve_pipeline(pipeline, resolve):
         raise TypeError("a Pipeline's normalizers and splits are sequences of str")
     forms, splits = tuple(forms), tuple(splits)
     for form in forms:
+        if not isinstance(form, str):
+            raise TypeError(f"a Pipeline's normalizers are str, not {type(form).__name__}")
         if form not in _NORMALIZERS:
             raise ValueError(f"unknown normalizer {_short(form)} (known: "
                              f"{', '.join(_NORMALIZERS)})")
@@ -3712,7 +3714,14 @@ def _assign_specials(special_tokens, token_at, id_of, max_id):
 def _check_untouched_by_merges(taken, specials, merges):
     """ValueError where a token that becomes a special token (`taken`: its
     bytes -> its id) is one that merges make or join: the special token would
-    have to stay a mergeable token too, and an id here is one or the other."""
+    have to stay a mergeable token too, and an id here is one or the other;
+    likewise a single byte, which every text may need."""
+    for t, i in taken.items():
+        if len(t) == 1:
+            name = next(s for s, j in specials.items() if j == i)
+            raise ValueError(f"special token {_short(name)} would take token {i} ({_short(t)}), "
+                             f"a single byte that any text may need: give the special token an "
+                             f"id of its own")
     for k, (a, b) in enumerate(merges):
         for t in (a + b, a, b):
             i = taken.get(t)

@@ -171,6 +171,8 @@ def _resolve_pipeline(pipeline, resolve):
         raise TypeError("a Pipeline's normalizers and splits are sequences of str")
     forms, splits = tuple(forms), tuple(splits)
     for form in forms:
+        if not isinstance(form, str):
+            raise TypeError(f"a Pipeline's normalizers are str, not {type(form).__name__}")
         if form not in _NORMALIZERS:
             raise ValueError(f"unknown normalizer {_short(form)} (known: "
                              f"{', '.join(_NORMALIZERS)})")

@@ -231,3 +231,9 @@ def test_a_pipeline_tokenizer_pickles_into_a_fresh_process(mod, tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.split(" ", 2)[:2] == ["Pipeline", "('NFKC',)"]
     assert run.stdout.split(" ", 2)[2].strip() == str(tok.encode(CORPUS[:80]))
+
+
+@pytest.mark.parametrize("forms", [["NFC", 3], [None], [b"NFC"]])
+def test_a_pipeline_normalizer_that_is_no_str_is_a_type_error(mod, forms):
+    with pytest.raises(TypeError, match="normalizers are str"):
+        mod.Tokenizer.from_merges([], pattern=mod.Pipeline(forms, ["gpt2"]))

@@ -124,3 +124,13 @@ def test_a_special_token_that_would_take_a_merged_token_is_named(mod, specials):
     enc = mod.Tokenizer.from_merges([(b"h", b"i")], vocab=vocab, special_tokens=["<s>"])
     assert enc.special_tokens == {"<s>": 257} and enc.encode("<s>hi", allowed_special="all") \
         == [257, 256]
+
+
+@pytest.mark.parametrize("specials", [{"\x00": 188}, ["\x00"]])
+def test_a_special_token_that_would_take_a_single_byte_is_named(mod, specials):
+    """A single byte stays a token (any text may need it): a special token with its bytes is
+    refused, naming the special token, not as a vocabulary that lacks a byte."""
+    from helpers import gpt2_ranks
+
+    with pytest.raises(ValueError, match=r"special token '\\x00' would take token 188 .*single"):
+        mod.Tokenizer.from_tiktoken(gpt2_ranks(), pattern="gpt2", special_tokens=specials)
