@@ -285,3 +285,22 @@ def patched_worker(enc, text):
 
     return {"ids": enc.encode(text), "type": str(type(enc)), "tiktoken": tiktoken.__spec__.origin,
             "same": tiktoken.get_encoding(enc.name).core is enc.core}
+
+
+def _no_model(*source):
+    return None
+
+
+def reference(mod):
+    """mod's Tokenizer with its core's readers (tiktoken_model, native_model, hf_model)
+    switched off: the reference readers decide every load.  Module-level classes, made once
+    per backend, so that its tokenizers pickle."""
+    name = f"Reference_{mod.__name__}"
+    if name not in globals():
+        core = type(f"NoReaders_{mod.__name__}", (mod.Core,), {
+            "tiktoken_model": staticmethod(_no_model), "native_model": staticmethod(_no_model),
+            "hf_model": staticmethod(_no_model), "__module__": __name__})
+        globals()[core.__name__] = core
+        globals()[name] = type(name, (mod.Tokenizer,), {"core_class": core,
+                                                        "__module__": __name__})
+    return globals()[name]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bpe_fallback
-from helpers import DATA
+from helpers import DATA, reference
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -21,17 +21,6 @@ PINNED = {"cl100k_base": "cl100k", "o200k_base": "o200k"}
 
 def pinned_text(name):
     return gzip.decompress((DATA / f"{name}.tiktoken.gz").read_bytes()).decode()
-
-
-def reference(mod):
-    """mod's Tokenizer with its core's readers switched off: the reference readers."""
-    class NoReaders(mod.Core):
-        tiktoken_model = native_model = hf_model = staticmethod(lambda *source: None)
-
-    class Reference(mod.Tokenizer):
-        core_class = NoReaders
-
-    return Reference
 
 
 def small_text():

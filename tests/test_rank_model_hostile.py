@@ -1,6 +1,6 @@
 """Odd and hostile rank tables through the rank-table reader (Core.tiktoken_model, then
 Core.from_model): whatever it takes, or leaves to the reference reader, gives the reference
-reader's result or error (tests/test_rank_model.py's `reference`), and tiktoken's ids.  Dicts
+reader's result or error (helpers.reference), and tiktoken's ids.  Dicts
 with odd keys and values, .tiktoken texts off the plain case, special tokens that collide with
 tokens, pre-tokens around the scan/heap threshold and of hundreds of bytes, every export of a
 rank-table tokenizer, threads, and the caller's dict changed afterwards."""
@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bpe_fallback
+from helpers import reference
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -34,24 +35,6 @@ class IntSub(int):
 
 class DictSub(dict):
     pass
-
-
-def _no_model(*source):
-    return None
-
-
-def reference(mod):
-    """tests/test_rank_model.py's reference reader (mod's Tokenizer, its core's readers
-    switched off), as module-level classes, so that its tokenizers pickle."""
-    name = f"Reference_{mod.__name__}"
-    if name not in globals():
-        core = type(f"NoReaders_{mod.__name__}", (mod.Core,), {
-            "tiktoken_model": staticmethod(_no_model), "native_model": staticmethod(_no_model),
-            "hf_model": staticmethod(_no_model), "__module__": __name__})
-        globals()[core.__name__] = core
-        globals()[name] = type(name, (mod.Tokenizer,), {"core_class": core,
-                                                        "__module__": __name__})
-    return globals()[name]
 
 
 def with_bytes(extra):
