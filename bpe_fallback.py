@@ -3312,14 +3312,10 @@ def _merge_ids(ids, pair_rank, rank_id, shift):
 
 def _merger(byte_ids, pair_rank, rank_id, shift):
     """bytes -> their ids merged by merge rank (see _bpe_short)."""
-    if list(byte_ids) != list(range(256)):
-        byte_id = byte_ids.__getitem__
-        return lambda data: _merge_ids(list(map(byte_id, data)), pair_rank, rank_id, shift)
-
-    def ids_of(data):
-        return (_bpe_short if len(data) <= _SHORT else _bpe_long)(list(data), pair_rank,
-                                                                  rank_id, shift)
-    return ids_of
+    if list(byte_ids) == list(range(256)):   # a byte's id is the byte
+        return lambda data: _merge_ids(list(data), pair_rank, rank_id, shift)
+    byte_id = byte_ids.__getitem__
+    return lambda data: _merge_ids(list(map(byte_id, data)), pair_rank, rank_id, shift)
 
 
 class _PieceCache(dict):
@@ -3545,10 +3541,13 @@ def _rank_model(source):
     else:
         return None
     ids = ranks.values()
-    if (not ranks or b"" in ranks or min(ids) < 0 or max(ids) >= _MAX_ID
-            or len(set(ids)) != len(ranks) or not all(map(ranks.__contains__, _BYTES))):
+    if not ranks or b"" in ranks:
         return None
-    return _RankModel(ranks, max(ids))
+    top = max(ids)
+    if (min(ids) < 0 or top >= _MAX_ID or len(set(ids)) != len(ranks)
+            or not all(map(ranks.__contains__, _BYTES))):
+        return None
+    return _RankModel(ranks, top)
 
 
 def _plain_rank_text(text):

@@ -191,10 +191,13 @@ def _rank_model(source):
     else:
         return None
     ids = ranks.values()
-    if (not ranks or b"" in ranks or min(ids) < 0 or max(ids) >= _MAX_ID
-            or len(set(ids)) != len(ranks) or not all(map(ranks.__contains__, _BYTES))):
+    if not ranks or b"" in ranks:
         return None
-    return _RankModel(ranks, max(ids))
+    top = max(ids)
+    if (min(ids) < 0 or top >= _MAX_ID or len(set(ids)) != len(ranks)
+            or not all(map(ranks.__contains__, _BYTES))):
+        return None
+    return _RankModel(ranks, top)
 
 
 def _plain_rank_text(text):
