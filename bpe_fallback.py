@@ -4291,6 +4291,27 @@ def _mode_size(st):
     return st.st_mode, st.st_size
 
 
+def _write_target(path):
+    """The absolute path of the file that writing `path` replaces: `path`, or
+    where its symbolic links lead (the link stays and its file gets the new
+    content, as open() would write it).  ValueError if that is not a regular
+    file: a device, FIFO, socket or directory is never replaced by a file."""
+    given = _os.fsdecode(_os.fspath(path))
+    path = _os.path.abspath(given)
+    if _os.path.islink(path):
+        path = _os.path.realpath(path)
+    try:
+        mode = _os.stat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as e:   # a loop of links, a directory that cannot be searched
+        raise ValueError(f"cannot write {given}: {e.strerror}") from None
+    if not _stat.S_ISREG(mode):
+        kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
+        raise ValueError(f"cannot write {given}: it is {kind}, not a regular file")
+    return path
+
+
 def _existing_mode(path):
     """The permission bits of `path` if it is a regular file, else None."""
     try:
@@ -4331,11 +4352,9 @@ def _atomic_write(path, text, keep_mode=None):
     unnamed file (O_TMPFILE) that gets a name only just before the rename, so
     a process killed while writing leaves nothing behind; elsewhere the
     temporary name is hidden, ends in ".tmp" and is removed on any error."""
-    path = _os.fspath(path)
-    if isinstance(path, bytes):
-        path = _os.fsdecode(path)
+    path = _write_target(path)
     data = text.encode("utf-8")
-    directory = _os.path.dirname(_os.path.abspath(path))
+    directory = _os.path.dirname(path)
     if keep_mode is None:
         keep_mode = _existing_mode(path)
     fd, tmp = _open_unnamed(directory, path)
@@ -4505,7 +4524,7 @@ class FileSet:
         """A descriptor to write `path`'s new content to; the file gets the mode
         of the one it replaces (`keep_mode`: of one the caller removed), else
         the mode open() gives."""
-        path = _os.path.abspath(_os.fsdecode(_os.fspath(path)))
+        path = _write_target(path)
         if keep_mode is None:
             keep_mode = _existing_mode(path)
         fd, tmp = _open_temporary(_os.path.dirname(path), _os.path.basename(path))
@@ -4518,8 +4537,8 @@ class FileSet:
         """Publish `written`, a complete file (synced, in `path`'s directory, made
         by another process: a Dask worker's shard), as `path`; removed if the
         set is not published."""
-        self._items.append([_os.path.abspath(_os.fsdecode(_os.fspath(path))), None,
-                            _os.fsdecode(_os.fspath(written)), describes])
+        self._items.append([_write_target(path), None, _os.fsdecode(_os.fspath(written)),
+                            describes])
 
     def text(self, path, text, keep_mode=None, describes=False):
         """`path`'s new content: a text, UTF-8."""
@@ -6179,6 +6198,7 @@ def _cache_write(cache, target, data, chosen):
 
     try:
         _os.makedirs(cache, exist_ok=True)
+        target = _write_target(target)   # (a device or FIFO there stays: ValueError)
         tmp = f"{target}.{uuid.uuid4().hex}.tmp"
         try:
             with open(tmp, "xb") as f:
@@ -6187,7 +6207,7 @@ def _cache_write(cache, target, data, chosen):
         except BaseException:
             _unlink_quietly(tmp)
             raise
-    except OSError:
+    except (OSError, ValueError):
         if chosen:
             raise
 
@@ -11271,6 +11291,11 @@ def _check_output(out, inputs, directory=False, outputs=None):
         raise _Usage(f"cannot write {out}/: it exists and is not a directory", 1)
     if not directory and _os.path.isdir(out):
         raise _Usage(f"cannot write {out}: it is a directory", 1)
+    if not directory:
+        try:   # a device, FIFO or socket is never replaced by a file
+            out = _write_target(out)
+        except ValueError as e:
+            raise _Usage(str(e), 1) from None
     parent = out if directory and _os.path.isdir(out) else _os.path.dirname(_os.path.abspath(out))
     while not _os.path.lexists(parent) and _os.path.dirname(parent) != parent:
         parent = _os.path.dirname(parent)  # to be made: the nearest that exists must take it
@@ -11777,12 +11802,14 @@ def _cli_decode(args, mod):
     if size % itemsize:
         raise ValueError(f"{args.ids}: {size:,} bytes is not a whole number of {dtype} ids")
     code = next(c for c in "HIL" if array.array(c).itemsize == itemsize)
+    if args.output == "-":
+        args.output = None   # standard output, as without -o
     if args.output is not None:
         _check_output(args.output, [args.ids, args.ids + ".json",
                                     *_tokenizer_files(args.tokenizer)])
-        directory = _os.path.dirname(_os.path.abspath(args.output))
         _make_parent(args.output)
-        fd, tmp = _open_temporary(directory, _os.path.basename(args.output))
+        target = _write_target(args.output)
+        fd, tmp = _open_temporary(_os.path.dirname(target), _os.path.basename(target))
         sink = open(fd, "wb", closefd=False)
     else:
         fd = tmp = None
@@ -11804,7 +11831,7 @@ def _cli_decode(args, mod):
         if fd is not None:
             _os.fsync(fd)
             sink.close()
-            _publish(fd, tmp, _os.path.abspath(args.output))
+            _publish(fd, tmp, target)
             tmp = None
     except BaseException:
         if tmp is not None:

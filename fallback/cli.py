@@ -21,6 +21,7 @@ from .files import (
     _publish,
     _read_text,
     _unlink_quietly,
+    _write_target,
 )
 from .patterns import _NAME_LIKE, PATTERNS, SPECIAL_TOKENS, Pipeline
 from .programs import _cut_kind
@@ -332,6 +333,11 @@ def _check_output(out, inputs, directory=False, outputs=None):
         raise _Usage(f"cannot write {out}/: it exists and is not a directory", 1)
     if not directory and _os.path.isdir(out):
         raise _Usage(f"cannot write {out}: it is a directory", 1)
+    if not directory:
+        try:   # a device, FIFO or socket is never replaced by a file
+            out = _write_target(out)
+        except ValueError as e:
+            raise _Usage(str(e), 1) from None
     parent = out if directory and _os.path.isdir(out) else _os.path.dirname(_os.path.abspath(out))
     while not _os.path.lexists(parent) and _os.path.dirname(parent) != parent:
         parent = _os.path.dirname(parent)  # to be made: the nearest that exists must take it
@@ -838,12 +844,14 @@ def _cli_decode(args, mod):
     if size % itemsize:
         raise ValueError(f"{args.ids}: {size:,} bytes is not a whole number of {dtype} ids")
     code = next(c for c in "HIL" if array.array(c).itemsize == itemsize)
+    if args.output == "-":
+        args.output = None   # standard output, as without -o
     if args.output is not None:
         _check_output(args.output, [args.ids, args.ids + ".json",
                                     *_tokenizer_files(args.tokenizer)])
-        directory = _os.path.dirname(_os.path.abspath(args.output))
         _make_parent(args.output)
-        fd, tmp = _open_temporary(directory, _os.path.basename(args.output))
+        target = _write_target(args.output)
+        fd, tmp = _open_temporary(_os.path.dirname(target), _os.path.basename(target))
         sink = open(fd, "wb", closefd=False)
     else:
         fd = tmp = None
@@ -865,7 +873,7 @@ def _cli_decode(args, mod):
         if fd is not None:
             _os.fsync(fd)
             sink.close()
-            _publish(fd, tmp, _os.path.abspath(args.output))
+            _publish(fd, tmp, target)
             tmp = None
     except BaseException:
         if tmp is not None:

@@ -114,6 +114,27 @@ def _mode_size(st):
     return st.st_mode, st.st_size
 
 
+def _write_target(path):
+    """The absolute path of the file that writing `path` replaces: `path`, or
+    where its symbolic links lead (the link stays and its file gets the new
+    content, as open() would write it).  ValueError if that is not a regular
+    file: a device, FIFO, socket or directory is never replaced by a file."""
+    given = _os.fsdecode(_os.fspath(path))
+    path = _os.path.abspath(given)
+    if _os.path.islink(path):
+        path = _os.path.realpath(path)
+    try:
+        mode = _os.stat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as e:   # a loop of links, a directory that cannot be searched
+        raise ValueError(f"cannot write {given}: {e.strerror}") from None
+    if not _stat.S_ISREG(mode):
+        kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
+        raise ValueError(f"cannot write {given}: it is {kind}, not a regular file")
+    return path
+
+
 def _existing_mode(path):
     """The permission bits of `path` if it is a regular file, else None."""
     try:
@@ -154,11 +175,9 @@ def _atomic_write(path, text, keep_mode=None):
     unnamed file (O_TMPFILE) that gets a name only just before the rename, so
     a process killed while writing leaves nothing behind; elsewhere the
     temporary name is hidden, ends in ".tmp" and is removed on any error."""
-    path = _os.fspath(path)
-    if isinstance(path, bytes):
-        path = _os.fsdecode(path)
+    path = _write_target(path)
     data = text.encode("utf-8")
-    directory = _os.path.dirname(_os.path.abspath(path))
+    directory = _os.path.dirname(path)
     if keep_mode is None:
         keep_mode = _existing_mode(path)
     fd, tmp = _open_unnamed(directory, path)
@@ -328,7 +347,7 @@ class FileSet:
         """A descriptor to write `path`'s new content to; the file gets the mode
         of the one it replaces (`keep_mode`: of one the caller removed), else
         the mode open() gives."""
-        path = _os.path.abspath(_os.fsdecode(_os.fspath(path)))
+        path = _write_target(path)
         if keep_mode is None:
             keep_mode = _existing_mode(path)
         fd, tmp = _open_temporary(_os.path.dirname(path), _os.path.basename(path))
@@ -341,8 +360,8 @@ class FileSet:
         """Publish `written`, a complete file (synced, in `path`'s directory, made
         by another process: a Dask worker's shard), as `path`; removed if the
         set is not published."""
-        self._items.append([_os.path.abspath(_os.fsdecode(_os.fspath(path))), None,
-                            _os.fsdecode(_os.fspath(written)), describes])
+        self._items.append([_write_target(path), None, _os.fsdecode(_os.fspath(written)),
+                            describes])
 
     def text(self, path, text, keep_mode=None, describes=False):
         """`path`'s new content: a text, UTF-8."""

@@ -20,6 +20,7 @@ from .files import (
     _mode_size,
     _read_file,
     _unlink_quietly,
+    _write_target,
 )
 from .patterns import PATTERNS, _pattern_of_json
 from .ranks import _PinnedRanks
@@ -272,6 +273,7 @@ def _cache_write(cache, target, data, chosen):
 
     try:
         _os.makedirs(cache, exist_ok=True)
+        target = _write_target(target)   # (a device or FIFO there stays: ValueError)
         tmp = f"{target}.{uuid.uuid4().hex}.tmp"
         try:
             with open(tmp, "xb") as f:
@@ -280,7 +282,7 @@ def _cache_write(cache, target, data, chosen):
         except BaseException:
             _unlink_quietly(tmp)
             raise
-    except OSError:
+    except (OSError, ValueError):
         if chosen:
             raise
 

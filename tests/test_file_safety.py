@@ -189,6 +189,89 @@ def test_commands_keep_modes(mod, files, tmp_path):
     assert (mode(tmp_path / "ids.bin"), mode(tmp_path / "ids.bin.json")) == (0o600, 0o600)
 
 
+# ---- outputs that are no regular file: never replaced by one ---------------------------
+
+SAVES = {   # a save, and the file of it that is made something else first
+    "save": (lambda t, p: t.save(p / "out"), "out"),
+    "save_tiktoken": (lambda t, p: t.save_tiktoken(p / "out"), "out"),
+    "its sidecar": (lambda t, p: t.save_tiktoken(p / "out"), "out.json"),
+    "save_huggingface": (lambda t, p: t.save_huggingface(p / "out"), "out"),
+    "save_gpt2": (lambda t, p: t.save_gpt2(p), "merges.txt"),
+    "save_pretrained": (lambda t, p: t.save_pretrained(p, eos_token=EOT), "tokenizer.json"),
+    "encode_files": (lambda t, p: t.encode_files([DATA / "corpus.en"], p / "out"), "out"),
+    "encode_files' sidecar": (lambda t, p: t.encode_files([DATA / "corpus.en"], p / "out"),
+                              "out.json"),
+}
+
+
+def special_file(kind, path):
+    """Make `path` a FIFO, or a character device like /dev/null (root only: else skip)."""
+    if kind == "fifo":
+        os.mkfifo(path)
+        return stat.S_ISFIFO
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device needs root")
+    return stat.S_ISCHR
+
+
+@POSIX
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+@pytest.mark.parametrize("save", list(SAVES))
+def test_a_save_over_a_fifo_or_device_is_refused_and_leaves_it(mod, small, tmp_path, save,
+                                                                kind):
+    call, name = SAVES[save]
+    still = special_file(kind, tmp_path / name)
+    with pytest.raises(ValueError, match="not a regular file"):
+        call(small, tmp_path)
+    assert still(os.lstat(tmp_path / name).st_mode)
+    assert sorted(os.listdir(tmp_path)) == [name]   # nothing else written, no temporary left
+
+
+@POSIX
+def test_a_save_through_a_symlink_writes_the_file_it_names(mod, small, tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "tok.bpe").write_text("old")
+    os.symlink(tmp_path / "real" / "tok.bpe", tmp_path / "link.bpe")
+    os.symlink(tmp_path / "real" / "new.bpe", tmp_path / "dangling.bpe")
+    for name in ("link.bpe", "dangling.bpe"):
+        small.save(tmp_path / name)
+        assert os.path.islink(tmp_path / name)
+        assert mod.Tokenizer.load(os.path.realpath(tmp_path / name)) == small
+    os.symlink(tmp_path / "loop", tmp_path / "loop")
+    with pytest.raises(ValueError, match="cannot write"):
+        small.save(tmp_path / "loop")
+
+
+@POSIX
+@pytest.mark.parametrize("command", ["train", "encode", "decode"])
+def test_commands_refuse_an_output_that_is_a_fifo(mod, files, tmp_path, command):
+    corpus, _, tokfile = files
+    os.mkfifo(tmp_path / "fifo")
+    r = cli(mod, "encode", corpus, "-t", tokfile, "-o", tmp_path / "ids.bin", "-q")
+    assert r.returncode == 0, r.stderr
+    args = {"train": ["train", corpus, "--vocab-size", 280],
+            "encode": ["encode", corpus, "-t", tokfile],
+            "decode": ["decode", "-t", tokfile, tmp_path / "ids.bin"]}[command]
+    started = time.monotonic()
+    quiet = ["-q"] if command != "decode" else []
+    r = cli(mod, *args, "-o", tmp_path / "fifo", *quiet, timeout=60)
+    one_line_error(r, "FIFO")
+    assert time.monotonic() - started < 30
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
+
+
+def test_decode_to_a_dash_writes_standard_output(mod, files, tmp_path):
+    corpus, _, tokfile = files
+    r = cli(mod, "encode", corpus, "-t", tokfile, "-o", tmp_path / "ids.bin", "-q")
+    assert r.returncode == 0, r.stderr
+    r = cli(mod, "decode", "-t", tokfile, tmp_path / "ids.bin", "-o", "-", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == corpus.read_text(encoding="utf-8")
+    assert not (tmp_path / "-").exists()
+
+
 # ---- FIFOs, devices, directories: refused before the first byte ----------------------
 
 FIFO_CALLS = [
