@@ -2112,6 +2112,111 @@ def _regex_char(c, in_class=False):
     return f"\\x{n:02x}" if n < 0x80 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
+# tiktoken reads pat_str with fancy-regex (Rust's syntax); `regex` reads some of it
+# otherwise.  What differs, and the text both read alike that stands for it:
+_FANCY_END = "(?![\\s\\S])"                        # \z, and $ (no multi-line mode there)
+_FANCY_ESCAPES = {"z": _FANCY_END, "Z": "(?=\\n*(?![\\s\\S]))",   # \Z: also before final \n's
+                  "h": "[0-9A-Fa-f]", "H": "[^0-9A-Fa-f]"}          # \h: a hexadecimal digit
+_FANCY_POSIX = {   # Rust's POSIX classes are ASCII only
+    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7F", "blank": "\\t ",
+    "cntrl": "\\x00-\\x1F\\x7F", "digit": "0-9", "graph": "!-~", "lower": "a-z",
+    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z",
+    "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f"}
+_FANCY_HEX = _regex.compile(r"\\x\{([0-9A-Fa-f]{1,8})\}")
+
+
+def _from_fancy(pattern):
+    r"""tiktoken's `pat_str` (Rust's regex syntax, as fancy-regex reads it) as
+    a pattern `regex` reads with the same meaning, in a form both engines
+    read alike (so reading the result again changes nothing): $, \z and \Z
+    as lookaheads, \h as its class, \x{...} as \u or \U, a POSIX class as its
+    ASCII ranges.  A construct `regex` would read otherwise and this cannot
+    write (a set operation or a class nested in a class, a negated POSIX
+    class, an inline flag other than i): ValueError naming it."""
+    out, i, n = [], 0, len(pattern)
+
+    def refuse(what):
+        raise ValueError(f"the pattern {_short(pattern)} holds {what} (at character {i + 1}), "
+                         "which tiktoken's regex engine reads otherwise than this library's")
+
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            m = _FANCY_HEX.match(pattern, i)
+            if m is not None:
+                code = int(m.group(1), 16)
+                out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+                i = m.end()
+                continue
+            out.append(_FANCY_ESCAPES.get(pattern[i + 1], pattern[i:i + 2]))
+            i += 2
+        elif c == "$":
+            out.append(_FANCY_END)
+            i += 1
+        elif c == "[":
+            i = _fancy_class(pattern, i, out, refuse)
+        elif c == "(" and pattern.startswith("(?", i):
+            j = i + 2
+            while j < n and pattern[j].isalpha():
+                j += 1
+            if j > i + 2 and j < n and pattern[j] in ":)-":
+                flags = pattern[i + 2:j]
+                if set(flags) - {"i"} or pattern[j] == "-":
+                    refuse(f"the inline flags (?{flags}{pattern[j]}")
+            out.append(pattern[i:j])
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _fancy_class(pattern, i, out, refuse):
+    """Copy the class at pattern[i] ('[') to `out` as `regex` reads it with
+    Rust's meaning; the index after it."""
+    n, start = len(pattern), i
+    out.append("[")
+    i += 1
+    if i < n and pattern[i] == "^":
+        out.append("^")
+        i += 1
+    if i < n and pattern[i] == "]":   # a ']' first is a literal in both
+        out.append("\\]")
+        i += 1
+    while i < n and pattern[i] != "]":
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            m = _FANCY_HEX.match(pattern, i)
+            if m is not None:
+                code = int(m.group(1), 16)
+                out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+                i = m.end()
+                continue
+            if pattern[i + 1] == "h":
+                out.append("0-9A-Fa-f")
+            elif pattern[i + 1] in "HzZ":
+                refuse(f"\\{pattern[i + 1]} in a class")
+            else:
+                out.append(pattern[i:i + 2])
+            i += 2
+        elif c == "[":
+            m = _regex.compile(r"\[:(\^?)([a-z]+):\]").match(pattern, i)
+            if m is None or m.group(1) or m.group(2) not in _FANCY_POSIX:
+                refuse("a class inside a class (a nested, negated POSIX or unknown POSIX class)")
+            out.append(_FANCY_POSIX[m.group(2)])
+            i = m.end()
+        elif pattern.startswith(("--", "&&", "~~"), i):
+            refuse(f"the set operation {pattern[i:i + 2]} in a class")
+        else:
+            out.append(c)
+            i += 1
+    if i >= n:
+        raise ValueError(f"the pattern {_short(pattern)} has a class that is never closed "
+                         f"(at character {start + 1})")
+    out.append("]")
+    return i + 1
+
+
 # ==========================================================================================
 # fallback/patterns.py
 #
@@ -4302,10 +4407,12 @@ def _write_target(path):
         path = _os.path.realpath(path)
     try:
         mode = _os.stat(path).st_mode
-    except FileNotFoundError:
+    except OSError as e:   # none there (the write says why if it cannot make one)
+        import errno
+
+        if e.errno == errno.ELOOP:
+            raise ValueError(f"cannot write {given}: {e.strerror}") from None
         return path
-    except OSError as e:   # a loop of links, a directory that cannot be searched
-        raise ValueError(f"cannot write {given}: {e.strerror}") from None
     if not _stat.S_ISREG(mode):
         kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
         raise ValueError(f"cannot write {given}: it is {kind}, not a regular file")
@@ -6900,6 +7007,9 @@ class _TiktokenMethods:
     # True on a model made from tiktoken's ranks (tiktoken's constructor, get_encoding):
     # its ids are ranks, so tiktoken's Encoding rebuilds it from them (see _reduce_patched)
     _from_ranks_exactly = None
+    # tiktoken's constructor: the pat_str given (_pat_str gives it back as it was given; the
+    # pattern the tokenizer holds is written so that both engines read it alike)
+    _pat_given = None
 
     @classmethod
     def _from_encoding_args(cls, name, pat_str, mergeable_ranks, special_tokens,
@@ -6935,18 +7045,24 @@ class _TiktokenMethods:
                 raise ValueError(f"explicit_n_vocab={explicit_n_vocab}, but there are "
                                  f"{len(mergeable_ranks)} mergeable and {len(special_tokens)} "
                                  f"special tokens, the largest id {top}")
-        # pat_str is a regex, as tiktoken reads it: never one of this library's names
-        tok = cls._from_ranks(_check_pattern(pat_str), dict(mergeable_ranks), "ranks",
+        # pat_str is a regex, as tiktoken reads it: never one of this library's names, and
+        # what tiktoken's engine reads otherwise than regex written with tiktoken's meaning
+        # (a named pattern's regex is tiktoken's own, tested as such: kept as it is)
+        pattern = pat_str if pat_str in _NAMED_PATTERNS else _from_fancy(pat_str)
+        tok = cls._from_ranks(_check_pattern(pattern), dict(mergeable_ranks), "ranks",
                               special_tokens)
         tok._name, tok._from_ranks_exactly = name, True
+        if pattern != pat_str:
+            tok._pat_given = pat_str
         return tok
 
     # the attributes programs read from an Encoding (tiktoken's README copies them)
 
     @property
     def _pat_str(self):
-        """The pattern (tiktoken's ``Encoding._pat_str``)."""
-        return self._pattern
+        """The pattern (tiktoken's ``Encoding._pat_str``): as tiktoken's constructor was
+        given it, else the one this tokenizer holds."""
+        return self._pattern if self._pat_given is None else self._pat_given
 
     @property
     def _mergeable_ranks(self):
@@ -7696,6 +7812,14 @@ def _tiktoken_pattern(pattern):
                 m.start() == m.end() for text in _TIKTOKEN_PROBES for m in rx.finditer(text)):
             raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: it can "
                              "match the empty string (tiktoken fails on an empty match)") from None
+        try:   # as tiktoken's engine reads it, it means what regex reads only if unchanged
+            alike = _from_fancy(pattern) == pattern
+        except ValueError:
+            alike = False
+        if not alike:
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken, whose "
+                             "regex engine reads some of it otherwise than regex (a POSIX or "
+                             "nested class, a set operation, \\h, \\x{...} or a flag)") from None
     return f"(?:{body})|(?:(?!(?:{body}))[\\s\\S])+"
 
 

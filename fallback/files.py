@@ -125,10 +125,12 @@ def _write_target(path):
         path = _os.path.realpath(path)
     try:
         mode = _os.stat(path).st_mode
-    except FileNotFoundError:
+    except OSError as e:   # none there (the write says why if it cannot make one)
+        import errno
+
+        if e.errno == errno.ELOOP:
+            raise ValueError(f"cannot write {given}: {e.strerror}") from None
         return path
-    except OSError as e:   # a loop of links, a directory that cannot be searched
-        raise ValueError(f"cannot write {given}: {e.strerror}") from None
     if not _stat.S_ISREG(mode):
         kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
         raise ValueError(f"cannot write {given}: it is {kind}, not a regular file")

@@ -9,7 +9,7 @@ from .oniguruma import _onig_body
 from .patterns import _NAMED_PATTERNS, Pipeline, _compile_pattern
 from .ranks import _tiktoken_model
 from .readers import _TIKTOKEN_PROBES, _gpt2_fingerprint, token_to_str
-from .regex_syntax import _nullable, _RegexReader
+from .regex_syntax import _from_fancy, _nullable, _RegexReader
 from .util import _short
 
 
@@ -99,6 +99,14 @@ def _tiktoken_pattern(pattern):
                 m.start() == m.end() for text in _TIKTOKEN_PROBES for m in rx.finditer(text)):
             raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken: it can "
                              "match the empty string (tiktoken fails on an empty match)") from None
+        try:   # as tiktoken's engine reads it, it means what regex reads only if unchanged
+            alike = _from_fancy(pattern) == pattern
+        except ValueError:
+            alike = False
+        if not alike:
+            raise ValueError(f"cannot write the pattern {_short(pattern)} for tiktoken, whose "
+                             "regex engine reads some of it otherwise than regex (a POSIX or "
+                             "nested class, a set operation, \\h, \\x{...} or a flag)") from None
     return f"(?:{body})|(?:(?!(?:{body}))[\\s\\S])+"
 
 

@@ -381,3 +381,108 @@ def _regex_char(c, in_class=False):
         return {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f", "\v": "\\v"}[c]
     n = ord(c)
     return f"\\x{n:02x}" if n < 0x80 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+# tiktoken reads pat_str with fancy-regex (Rust's syntax); `regex` reads some of it
+# otherwise.  What differs, and the text both read alike that stands for it:
+_FANCY_END = "(?![\\s\\S])"                        # \z, and $ (no multi-line mode there)
+_FANCY_ESCAPES = {"z": _FANCY_END, "Z": "(?=\\n*(?![\\s\\S]))",   # \Z: also before final \n's
+                  "h": "[0-9A-Fa-f]", "H": "[^0-9A-Fa-f]"}          # \h: a hexadecimal digit
+_FANCY_POSIX = {   # Rust's POSIX classes are ASCII only
+    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7F", "blank": "\\t ",
+    "cntrl": "\\x00-\\x1F\\x7F", "digit": "0-9", "graph": "!-~", "lower": "a-z",
+    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z",
+    "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f"}
+_FANCY_HEX = _regex.compile(r"\\x\{([0-9A-Fa-f]{1,8})\}")
+
+
+def _from_fancy(pattern):
+    r"""tiktoken's `pat_str` (Rust's regex syntax, as fancy-regex reads it) as
+    a pattern `regex` reads with the same meaning, in a form both engines
+    read alike (so reading the result again changes nothing): $, \z and \Z
+    as lookaheads, \h as its class, \x{...} as \u or \U, a POSIX class as its
+    ASCII ranges.  A construct `regex` would read otherwise and this cannot
+    write (a set operation or a class nested in a class, a negated POSIX
+    class, an inline flag other than i): ValueError naming it."""
+    out, i, n = [], 0, len(pattern)
+
+    def refuse(what):
+        raise ValueError(f"the pattern {_short(pattern)} holds {what} (at character {i + 1}), "
+                         "which tiktoken's regex engine reads otherwise than this library's")
+
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            m = _FANCY_HEX.match(pattern, i)
+            if m is not None:
+                code = int(m.group(1), 16)
+                out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+                i = m.end()
+                continue
+            out.append(_FANCY_ESCAPES.get(pattern[i + 1], pattern[i:i + 2]))
+            i += 2
+        elif c == "$":
+            out.append(_FANCY_END)
+            i += 1
+        elif c == "[":
+            i = _fancy_class(pattern, i, out, refuse)
+        elif c == "(" and pattern.startswith("(?", i):
+            j = i + 2
+            while j < n and pattern[j].isalpha():
+                j += 1
+            if j > i + 2 and j < n and pattern[j] in ":)-":
+                flags = pattern[i + 2:j]
+                if set(flags) - {"i"} or pattern[j] == "-":
+                    refuse(f"the inline flags (?{flags}{pattern[j]}")
+            out.append(pattern[i:j])
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _fancy_class(pattern, i, out, refuse):
+    """Copy the class at pattern[i] ('[') to `out` as `regex` reads it with
+    Rust's meaning; the index after it."""
+    n, start = len(pattern), i
+    out.append("[")
+    i += 1
+    if i < n and pattern[i] == "^":
+        out.append("^")
+        i += 1
+    if i < n and pattern[i] == "]":   # a ']' first is a literal in both
+        out.append("\\]")
+        i += 1
+    while i < n and pattern[i] != "]":
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            m = _FANCY_HEX.match(pattern, i)
+            if m is not None:
+                code = int(m.group(1), 16)
+                out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+                i = m.end()
+                continue
+            if pattern[i + 1] == "h":
+                out.append("0-9A-Fa-f")
+            elif pattern[i + 1] in "HzZ":
+                refuse(f"\\{pattern[i + 1]} in a class")
+            else:
+                out.append(pattern[i:i + 2])
+            i += 2
+        elif c == "[":
+            m = _regex.compile(r"\[:(\^?)([a-z]+):\]").match(pattern, i)
+            if m is None or m.group(1) or m.group(2) not in _FANCY_POSIX:
+                refuse("a class inside a class (a nested, negated POSIX or unknown POSIX class)")
+            out.append(_FANCY_POSIX[m.group(2)])
+            i = m.end()
+        elif pattern.startswith(("--", "&&", "~~"), i):
+            refuse(f"the set operation {pattern[i:i + 2]} in a class")
+        else:
+            out.append(c)
+            i += 1
+    if i >= n:
+        raise ValueError(f"the pattern {_short(pattern)} has a class that is never closed "
+                         f"(at character {start + 1})")
+    out.append("]")
+    return i + 1

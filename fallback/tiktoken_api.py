@@ -10,8 +10,9 @@ import os as _os
 
 import regex as _regex
 
-from .patterns import _check_pattern
+from .patterns import _NAMED_PATTERNS, _check_pattern
 from .programs import _cut_kind
+from .regex_syntax import _from_fancy
 from .registry import (
     _BUILT_LOCK,
     _ENCODINGS,
@@ -60,6 +61,9 @@ class _TiktokenMethods:
     # True on a model made from tiktoken's ranks (tiktoken's constructor, get_encoding):
     # its ids are ranks, so tiktoken's Encoding rebuilds it from them (see _reduce_patched)
     _from_ranks_exactly = None
+    # tiktoken's constructor: the pat_str given (_pat_str gives it back as it was given; the
+    # pattern the tokenizer holds is written so that both engines read it alike)
+    _pat_given = None
 
     @classmethod
     def _from_encoding_args(cls, name, pat_str, mergeable_ranks, special_tokens,
@@ -95,18 +99,24 @@ class _TiktokenMethods:
                 raise ValueError(f"explicit_n_vocab={explicit_n_vocab}, but there are "
                                  f"{len(mergeable_ranks)} mergeable and {len(special_tokens)} "
                                  f"special tokens, the largest id {top}")
-        # pat_str is a regex, as tiktoken reads it: never one of this library's names
-        tok = cls._from_ranks(_check_pattern(pat_str), dict(mergeable_ranks), "ranks",
+        # pat_str is a regex, as tiktoken reads it: never one of this library's names, and
+        # what tiktoken's engine reads otherwise than regex written with tiktoken's meaning
+        # (a named pattern's regex is tiktoken's own, tested as such: kept as it is)
+        pattern = pat_str if pat_str in _NAMED_PATTERNS else _from_fancy(pat_str)
+        tok = cls._from_ranks(_check_pattern(pattern), dict(mergeable_ranks), "ranks",
                               special_tokens)
         tok._name, tok._from_ranks_exactly = name, True
+        if pattern != pat_str:
+            tok._pat_given = pat_str
         return tok
 
     # the attributes programs read from an Encoding (tiktoken's README copies them)
 
     @property
     def _pat_str(self):
-        """The pattern (tiktoken's ``Encoding._pat_str``)."""
-        return self._pattern
+        """The pattern (tiktoken's ``Encoding._pat_str``): as tiktoken's constructor was
+        given it, else the one this tokenizer holds."""
+        return self._pattern if self._pat_given is None else self._pat_given
 
     @property
     def _mergeable_ranks(self):
