@@ -5428,6 +5428,8 @@ class _TokenizerBase:
                 word = _repair(word).encode("utf-8")
             elif not isinstance(word, bytes):
                 raise TypeError(f"pre-tokens must be bytes or str, not {type(word).__name__}")
+            elif type(word) is not bytes:   # a subclass (numpy.bytes_): its bytes, as held
+                word = bytes(memoryview(word))
             if isinstance(n, bool) or not isinstance(n, int):
                 raise TypeError(f"the count of {word!r} must be an int, not {type(n).__name__}")
             if n < 0:
@@ -5579,6 +5581,9 @@ class _TokenizerBase:
                 allowed = frozenset(allowed.intersection(specials))
         if disallowed_special == "all":
             disallowed = frozenset(specials) - allowed
+        elif disallowed_special is None or (type(disallowed_special) in (bool, int, str)
+                                            and not disallowed_special):
+            disallowed = frozenset()   # tiktoken checks `if disallowed_special:`
         else:
             disallowed = _name_set(disallowed_special, "disallowed_special",
                                    'must be "all" or a collection of str')
@@ -6987,9 +6992,19 @@ def _int_values(mapping, what):
     try:
         return {k: _operator.index(v) for k, v in mapping.items()}
     except TypeError:
-        bad = next(v for v in mapping.values() if not hasattr(type(v), "__index__"))
+        bad = next(filter(_not_an_index, mapping.values()), None)
         raise TypeError(f"{what} must map to int ids, not {type(bad).__name__}: "
                         f"{_short(bad)}") from None
+
+
+def _not_an_index(value):
+    """Whether operator.index refuses `value` (a numpy array of several
+    numbers has __index__, and raises)."""
+    try:
+        _operator.index(value)
+    except TypeError:
+        return True
+    return False
 
 
 _U4 = None  # numpy's little-endian uint32 dtype, once encode_to_numpy has imported numpy
@@ -10231,6 +10246,11 @@ def _clip_written(written, lo, hi):
     return hi - lo, [d - lo for d in documents if lo <= d < hi], clipped
 
 
+# a temporary file that holds another input -> that input's name in a sidecar (the
+# command line's copy of standard input -> "-")
+_INPUT_NAMES = {}
+
+
 def _ids_metas(tok, dtype, eot, ranges, written):
     """The sidecars of encode_files' arrays: one per (count, documents, spans) written."""
     return [{
@@ -10238,7 +10258,8 @@ def _ids_metas(tok, dtype, eot, ranges, written):
         "count": count, "vocab_size": tok.vocab_size,
         "tokenizer_sha256": _tokenizer_sha256(tok),
         "eot": eot,
-        "inputs": [{"path": p, "start": a, "end": b, "ids_start": i, "ids_count": n}
+        "inputs": [{"path": _INPUT_NAMES.get(p, p), "start": a, "end": b, "ids_start": i,
+                    "ids_count": n}
                    for (p, a, b), (i, n) in zip(ranges, spans)],
         "documents": documents,
     } for count, documents, spans in written]
@@ -11502,6 +11523,7 @@ class _Spooled:
         if "-" in paths:
             fd, self.tmp = tempfile.mkstemp(prefix="bpe-stdin-", suffix=".txt")
             self.spools.append(self.tmp)
+            _INPUT_NAMES[self.tmp] = "-"   # a sidecar names it as the command was given it
             with _os.fdopen(fd, "wb") as f:
                 while True:
                     block = _sys.stdin.buffer.read(1 << 20)
@@ -11514,6 +11536,7 @@ class _Spooled:
     def __exit__(self, *exc):
         if self.tmp is not None:
             _os.unlink(self.tmp)
+            _INPUT_NAMES.pop(self.tmp, None)
         return False
 
 

@@ -10,7 +10,7 @@ import warnings as _warnings
 
 from .api import Tokenizer
 from .cluster import _Cluster, _input_bytes
-from .corpus import _DTYPES, _check_same_model, _ids_dtype, _val_path
+from .corpus import _DTYPES, _INPUT_NAMES, _check_same_model, _ids_dtype, _val_path
 from .cutting import _LINE_CUT, _Inflated, _ranges, read_jsonl
 from .files import (
     _FILE_KINDS,
@@ -420,6 +420,7 @@ class _Spooled:
         if "-" in paths:
             fd, self.tmp = tempfile.mkstemp(prefix="bpe-stdin-", suffix=".txt")
             self.spools.append(self.tmp)
+            _INPUT_NAMES[self.tmp] = "-"   # a sidecar names it as the command was given it
             with _os.fdopen(fd, "wb") as f:
                 while True:
                     block = _sys.stdin.buffer.read(1 << 20)
@@ -432,6 +433,7 @@ class _Spooled:
     def __exit__(self, *exc):
         if self.tmp is not None:
             _os.unlink(self.tmp)
+            _INPUT_NAMES.pop(self.tmp, None)
         return False
 
 

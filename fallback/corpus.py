@@ -813,6 +813,11 @@ def _clip_written(written, lo, hi):
     return hi - lo, [d - lo for d in documents if lo <= d < hi], clipped
 
 
+# a temporary file that holds another input -> that input's name in a sidecar (the
+# command line's copy of standard input -> "-")
+_INPUT_NAMES = {}
+
+
 def _ids_metas(tok, dtype, eot, ranges, written):
     """The sidecars of encode_files' arrays: one per (count, documents, spans) written."""
     return [{
@@ -820,7 +825,8 @@ def _ids_metas(tok, dtype, eot, ranges, written):
         "count": count, "vocab_size": tok.vocab_size,
         "tokenizer_sha256": _tokenizer_sha256(tok),
         "eot": eot,
-        "inputs": [{"path": p, "start": a, "end": b, "ids_start": i, "ids_count": n}
+        "inputs": [{"path": _INPUT_NAMES.get(p, p), "start": a, "end": b, "ids_start": i,
+                    "ids_count": n}
                    for (p, a, b), (i, n) in zip(ranges, spans)],
         "documents": documents,
     } for count, documents, spans in written]

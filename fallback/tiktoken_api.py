@@ -41,9 +41,19 @@ def _int_values(mapping, what):
     try:
         return {k: _operator.index(v) for k, v in mapping.items()}
     except TypeError:
-        bad = next(v for v in mapping.values() if not hasattr(type(v), "__index__"))
+        bad = next(filter(_not_an_index, mapping.values()), None)
         raise TypeError(f"{what} must map to int ids, not {type(bad).__name__}: "
                         f"{_short(bad)}") from None
+
+
+def _not_an_index(value):
+    """Whether operator.index refuses `value` (a numpy array of several
+    numbers has __index__, and raises)."""
+    try:
+        _operator.index(value)
+    except TypeError:
+        return True
+    return False
 
 
 _U4 = None  # numpy's little-endian uint32 dtype, once encode_to_numpy has imported numpy

@@ -339,6 +339,8 @@ class _TokenizerBase:
                 word = _repair(word).encode("utf-8")
             elif not isinstance(word, bytes):
                 raise TypeError(f"pre-tokens must be bytes or str, not {type(word).__name__}")
+            elif type(word) is not bytes:   # a subclass (numpy.bytes_): its bytes, as held
+                word = bytes(memoryview(word))
             if isinstance(n, bool) or not isinstance(n, int):
                 raise TypeError(f"the count of {word!r} must be an int, not {type(n).__name__}")
             if n < 0:
@@ -490,6 +492,9 @@ class _TokenizerBase:
                 allowed = frozenset(allowed.intersection(specials))
         if disallowed_special == "all":
             disallowed = frozenset(specials) - allowed
+        elif disallowed_special is None or (type(disallowed_special) in (bool, int, str)
+                                            and not disallowed_special):
+            disallowed = frozenset()   # tiktoken checks `if disallowed_special:`
         else:
             disallowed = _name_set(disallowed_special, "disallowed_special",
                                    'must be "all" or a collection of str')

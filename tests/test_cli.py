@@ -290,6 +290,16 @@ def test_stdin_equals_train_files(mod, tmp_path):
             == mod.Tokenizer.train_files([str(other), str(src)], 320))
 
 
+def test_stdin_is_named_dash_in_the_sidecar(mod, tmp_path):
+    text = read_data("german.txt")
+    assert_ok(train([DATA / "german.txt", "--vocab-size", 300, "-o", tmp_path / "t.bpe", "-q"],
+                    mod=mod))
+    assert_ok(bpe(["encode", "-t", tmp_path / "t.bpe", DATA / "address.txt", "-", "-o",
+                   tmp_path / "ids.bin", "-q"], mod=mod, stdin=text))
+    meta = json.loads((tmp_path / "ids.bin.json").read_text())
+    assert [i["path"] for i in meta["inputs"]] == [str(DATA / "address.txt"), "-"]
+
+
 def test_invalid_utf8_is_a_one_line_warning(tmp_path):
     src = tmp_path / "bad.txt"
     src.write_bytes(b"abc \xff\xfe def abc abc\n" * 3)

@@ -434,6 +434,36 @@ def test_the_encoding_constructor(mod):
         assert enc.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
+@pytest.mark.parametrize("falsy", [None, "", 0, False])
+def test_a_falsy_disallowed_special_disallows_nothing(mod, falsy):
+    """tiktoken checks `if disallowed_special:`: None, "", 0 and False disallow nothing."""
+    ours = mod.Encoding("g", pat_str=mod.PATTERNS["gpt2"], mergeable_ranks=gpt2_ranks(),
+                        special_tokens={EOT: 50256})
+    theirs = gpt2_tiktoken()
+    text = "hi" + EOT
+    assert ours.encode(text, disallowed_special=falsy) == theirs.encode(
+        text, disallowed_special=falsy)
+    assert ours.encode_to_numpy(text, disallowed_special=falsy).tolist() == theirs.encode_to_numpy(
+        text, disallowed_special=falsy).tolist()
+    assert ours.encode_with_unstable(text, disallowed_special=falsy)[0] == \
+        theirs.encode_with_unstable(text, disallowed_special=falsy)[0]
+    if falsy == "":   # (tiktoken's encode_batch takes only that one)
+        assert ours.encode_batch([text], disallowed_special=falsy) == theirs.encode_batch(
+            [text], disallowed_special=falsy)
+    with pytest.raises(TypeError):
+        ours.encode(text, disallowed_special=3)
+
+
+def test_an_id_that_is_an_array_is_a_type_error(mod):
+    np = pytest.importorskip("numpy")
+    ranks = {bytes([b]): b for b in range(256)}
+    for specials, mergeable in (({"<s>": np.array([1, 2])}, ranks),
+                                ({}, {**ranks, b"ab": np.array([256, 257])})):
+        with pytest.raises(TypeError, match="ndarray"):
+            mod.Encoding("a", pat_str=r"\S+|\s+", mergeable_ranks=mergeable,
+                         special_tokens=specials)
+
+
 def test_the_encoding_constructor_checks_its_arguments(mod):
     from tiktoken_ext.openai_public import r50k_pat_str
 

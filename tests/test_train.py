@@ -284,6 +284,21 @@ def test_train_from_counts(mod, pattern):
     )
 
 
+def test_counts_keyed_by_a_bytes_subclass(mod):
+    """numpy's bytes_ (what a column of pre-tokens gives), or any bytes subclass, counts
+    by its bytes: the same merges as plain bytes keys, on both backends."""
+    np = pytest.importorskip("numpy")
+
+    class Lying(bytes):
+        def __bytes__(self):
+            return b"zz"
+
+    plain = {b"ab": 3, b"abc": 2, b"bc": 1, b"xyz": 2}
+    odd = {np.bytes_(b"ab"): 3, Lying(b"abc"): 2, b"bc": 1, np.bytes_(b"xyz"): 2}
+    assert (mod.Tokenizer.train_from_counts(odd, 262, min_frequency=1).merges
+            == mod.Tokenizer.train_from_counts(plain, 262, min_frequency=1).merges)
+
+
 @pytest.mark.parametrize("pattern", list(ENTRY_CORPUS))
 def test_counts_add(mod, pattern):
     text, _ = reference(mod, pattern)
