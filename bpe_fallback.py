@@ -6696,11 +6696,29 @@ def _tiktoken_load_tiktoken_bpe(tiktoken_bpe_file, expected_hash=None):
     data = _tiktoken_read_file_cached(tiktoken_bpe_file, expected_hash)
     if data[:2] == b"\x1f\x8b":
         data = _inflate(data, tiktoken_bpe_file)
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{tiktoken_bpe_file}: not a .tiktoken file (byte {e.start})") from None
-    return _tiktoken_parse(text, tiktoken_bpe_file)
+    try:   # the plain file, fast; anything else as tiktoken reads it
+        return _tiktoken_parse(data.decode("ascii"), tiktoken_bpe_file)
+    except ValueError:
+        return _tiktoken_lines(data, tiktoken_bpe_file)
+
+
+def _tiktoken_lines(data, where):
+    """tiktoken's own reading of a .tiktoken file: every line that is not
+    empty is split at whitespace into base64 (non-alphabet bytes, a byte
+    order mark among them, skipped) and a rank (as int() reads it: signs,
+    underscores, surrounding spaces); a line it cannot read: ValueError."""
+    import base64
+
+    ranks = {}
+    for line in data.splitlines():
+        if not line:
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{where}: cannot read the line {_short(line)}: {e}") from None
+    return ranks
 
 
 def _tiktoken_data_gym_to_mergeable_bpe_ranks(vocab_bpe_file, encoder_json_file,

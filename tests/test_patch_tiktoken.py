@@ -147,6 +147,26 @@ def test_unpatch_restores_tiktoken(mod, cache, monkeypatch):
     assert again.get_encoding is tiktoken.registry.get_encoding
 
 
+@pytest.mark.parametrize("shape", ["tabs", "spaces", "indented", "cr", "crlf", "bom", "signs",
+                                   "underscores", "blank lines", "empty"])
+def test_load_tiktoken_bpe_reads_what_tiktoken_reads(mod, patched, tmp_path, shape):
+    """The patched loader reads the files tiktoken's reads, as it reads them."""
+    real = tiktoken.load
+    lines = [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)]
+    lines += [f"{base64.b64encode(t).decode()} {256 + k}" for k, t in enumerate([b"ab", b"abc"])]
+    text = {"tabs": "\n".join(line.replace(" ", "\t") for line in lines) + "\n",
+            "spaces": "\n".join(line.replace(" ", "   ") for line in lines) + "\n",
+            "indented": "\n".join(f"  {line} " for line in lines),
+            "cr": "\r".join(lines), "crlf": "\r\n".join(lines) + "\r\n",
+            "bom": "\ufeff" + "\n".join(lines), "signs": "\n".join(lines).replace(" 1", " +1"),
+            "underscores": "\n".join(lines).replace(" 25", " 2_5"),
+            "blank lines": "\n\n".join(lines) + "\n\n", "empty": ""}[shape]
+    path = tmp_path / "odd.tiktoken"
+    path.write_bytes(text.encode("utf-8"))
+    assert sys.modules["tiktoken.load"].load_tiktoken_bpe(str(path)) == \
+        real.load_tiktoken_bpe(str(path))
+
+
 def test_tiktoken_load(mod, patched, tmp_path, monkeypatch):
     real = tiktoken.load  # the module captured before the patch
     load = sys.modules["tiktoken.load"]
