@@ -2100,6 +2100,31 @@ def _node_nullable(node):
     return False
 
 
+def _may_consume(pattern):
+    """Whether `pattern` may match a non-empty string: some alternative holds a
+    character outside a lookaround that is not repeated {0} times.  False
+    where the reader cannot tell (syntax it does not read: \\b, ...)."""
+    try:
+        return _consumes(_RegexReader(pattern, onig=False).parse())
+    except (ValueError, RecursionError):
+        return False
+
+
+def _consumes(alts):
+    return any(any(_node_consumes(n) for n in seq) for seq in alts)
+
+
+def _node_consumes(node):
+    kind = node[0]
+    if kind == "anchor":
+        return False
+    if kind == "group":
+        return node[1] not in _LOOK and _consumes(node[2])
+    if kind == "repeat":
+        return node[3] != 0 and _node_consumes(node[1])
+    return True
+
+
 def _regex_char(c, in_class=False):
     """`c` as a literal in `regex` syntax."""
     if c in ("\\]^-[" if in_class else ".^$*+?{}[]\\|()"):
@@ -2448,7 +2473,9 @@ def _compile_pattern(pattern):
         except TimeoutError:
             raise ValueError(f"the pattern {_short(pattern)} took too long on a short probe "
                              f"text (catastrophic backtracking?)") from None
-        if (rx.match("") is not None or False in found) and True not in found:
+        if (rx.match("") is not None or False in found) and True not in found \
+                and not _may_consume(pattern):   # (the probe text may lack its characters:
+            # b* is no empty pattern, though the probe holds no b)
             raise ValueError(f"the pattern {_short(pattern)} matches only the empty string")
         _FAST_PATHS[pattern] = _fast_path(pattern, rx)   # first: _compiled says both are set
         _compiled[pattern] = rx

@@ -11,6 +11,7 @@ import time as _time
 import regex as _regex
 
 from .normalization import _normalize
+from .regex_syntax import _may_consume
 from .unicode_tables import _class_char, _code_split, _spell_pattern
 from .util import _short
 
@@ -237,7 +238,9 @@ def _compile_pattern(pattern):
         except TimeoutError:
             raise ValueError(f"the pattern {_short(pattern)} took too long on a short probe "
                              f"text (catastrophic backtracking?)") from None
-        if (rx.match("") is not None or False in found) and True not in found:
+        if (rx.match("") is not None or False in found) and True not in found \
+                and not _may_consume(pattern):   # (the probe text may lack its characters:
+            # b* is no empty pattern, though the probe holds no b)
             raise ValueError(f"the pattern {_short(pattern)} matches only the empty string")
         _FAST_PATHS[pattern] = _fast_path(pattern, rx)   # first: _compiled says both are set
         _compiled[pattern] = rx

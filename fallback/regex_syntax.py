@@ -371,6 +371,31 @@ def _node_nullable(node):
     return False
 
 
+def _may_consume(pattern):
+    """Whether `pattern` may match a non-empty string: some alternative holds a
+    character outside a lookaround that is not repeated {0} times.  False
+    where the reader cannot tell (syntax it does not read: \\b, ...)."""
+    try:
+        return _consumes(_RegexReader(pattern, onig=False).parse())
+    except (ValueError, RecursionError):
+        return False
+
+
+def _consumes(alts):
+    return any(any(_node_consumes(n) for n in seq) for seq in alts)
+
+
+def _node_consumes(node):
+    kind = node[0]
+    if kind == "anchor":
+        return False
+    if kind == "group":
+        return node[1] not in _LOOK and _consumes(node[2])
+    if kind == "repeat":
+        return node[3] != 0 and _node_consumes(node[1])
+    return True
+
+
 def _regex_char(c, in_class=False):
     """`c` as a literal in `regex` syntax."""
     if c in ("\\]^-[" if in_class else ".^$*+?{}[]\\|()"):

@@ -24,12 +24,21 @@ def test_pattern_typo_loses_no_text(mod):
     assert tok.decode(tok.encode("hello world gpt2 the cat")) == "hello world gpt2 the cat"
 
 
-@pytest.mark.parametrize("pattern", ["(", "[a-", "x*", "(?:)", "(?=a)", r"\b", r"(?r)\w+|\W"])
+@pytest.mark.parametrize("pattern", ["(", "[a-", "(?:)", "a{0}", "(?=a)", r"\b", r"(?r)\w+|\W"])
 def test_bad_patterns_are_value_errors(mod, pattern):
     with pytest.raises(ValueError, match="pattern"):
         mod.Tokenizer.train("some text", 300, pattern=pattern)
     with pytest.raises(ValueError, match="pattern"):
         mod.Tokenizer.from_merges([], pattern=pattern)
+
+
+@pytest.mark.parametrize("pattern", ["x*", "b*", "[xyz]*", r"(?:\p{Hangul}+)?", r"\d*|\s"])
+def test_a_pattern_that_can_match_text_is_no_empty_pattern(mod, pattern):
+    """One that matches the empty string where its characters are absent is a pattern: the
+    text between its matches is kept (what its matches hold too)."""
+    tok = mod.Tokenizer.train("x b 한글 42 z " * 5, 300, pattern=pattern, min_frequency=1)
+    for text in ("x b 한글 42 z", "xxbb", ""):
+        assert tok.decode(tok.encode(text)) == text
 
 
 # Pieces of regular expressions, joined into random custom patterns.
