@@ -5928,8 +5928,8 @@ class _TokenizerBase:
         """The ids as plain ints; TypeError for a non-int, ValueError for an
         id that is not in the vocabulary."""
         clean = []
-        for i in ids:
-            if isinstance(i, bool) or not hasattr(i, "__index__"):
+        for i in ids:   # (a bool is the int it is, as tiktoken takes it)
+            if not hasattr(i, "__index__"):
                 raise TypeError(f"token ids must be ints, not {type(i).__name__}: {i!r}")
             # an int subclass is its value (int's own __index__: not an override's)
             i = int.__index__(i) if isinstance(i, int) else _operator.index(i)
@@ -5946,7 +5946,9 @@ class _TokenizerBase:
         """
         if ids is _UNSET or tokens is not _UNSET:
             ids = _either("decode_bytes", "ids", ids, "tokens", tokens)
-        ids = ids if type(ids) is list else _as_list(ids, "ids must be a sequence of int")
+        if type(ids) is not list:   # bytes are a sequence of ints too, as tiktoken reads them
+            ids = list(ids) if isinstance(ids, bytes) else _as_list(
+                ids, "ids must be a sequence of int")
         out = self._core.decode_bytes(ids)
         if out is None:  # not all plain ints of the vocabulary
             out = self._core.decode_bytes(self._checked_ids(ids))  # raises, or numpy ints made int

@@ -454,6 +454,15 @@ def test_a_falsy_disallowed_special_disallows_nothing(mod, falsy):
         ours.encode(text, disallowed_special=3)
 
 
+def test_decode_reads_bytes_and_bools_as_tiktoken_does(mod):
+    ours = mod.Encoding("g", pat_str=mod.PATTERNS["gpt2"], mergeable_ranks=gpt2_ranks(),
+                        special_tokens={EOT: 50256})
+    theirs = gpt2_tiktoken()
+    for ids in (b"ab", [True, 1, False], bytearray(b"xy")):
+        assert ours.decode(ids) == theirs.decode(ids)
+        assert ours.decode_bytes(ids) == theirs.decode_bytes(ids)
+
+
 def test_an_id_that_is_an_array_is_a_type_error(mod):
     np = pytest.importorskip("numpy")
     ranks = {bytes([b]): b for b in range(256)}
