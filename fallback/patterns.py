@@ -425,11 +425,54 @@ def _line_cut(kind, last=False):
 
 
 def _special_regex(specials):
-    """A regex matching any of `specials`, the longest first at each place."""
+    """A regex matching any of `specials`, the longest first at each place:
+    written as a trie of them (at each place the characters are followed
+    down it, whatever the number of specials: Llama 3 has 256, some models
+    thousands), else, where that nests too deep, as their alternation."""
     if not specials:
         return None
     alts = sorted(set(specials), key=lambda s: (-len(s), s))
+    if len(alts) > 1:
+        trie = _special_trie(alts)
+        if trie is not None:
+            try:
+                return _regex.compile(trie)
+            except (_regex.error, RecursionError, OverflowError):
+                pass
     return _regex.compile("|".join(_regex.escape(s) for s in alts))
+
+
+def _special_trie(words, depth_limit=64):
+    """A regex of the trie of `words`: one group where they branch, a greedy
+    optional group past a word that longer ones continue (so the longest
+    matches first); None past `depth_limit` nested groups."""
+    root = {}
+    for word in words:
+        node = root
+        for c in word:
+            node = node.setdefault(c, {})
+        node[None] = None   # a word ends here
+
+    def emit(node, depth):
+        if depth > depth_limit:
+            raise RecursionError
+        ends, kids = None in node, sorted((c, n) for c, n in node.items() if c is not None)
+        if not kids:
+            return ""
+        alts = []
+        for c, sub in kids:
+            run = [c]
+            while None not in sub and len(sub) == 1:   # a run with no branch: one literal
+                (c, sub), = sub.items()
+                run.append(c)
+            alts.append(_regex.escape("".join(run)) + emit(sub, depth + 1))
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if ends else body
+
+    try:
+        return emit(root, 0)
+    except RecursionError:
+        return None
 
 
 # The open models' special tokens by name (special_tokens="llama3", bpe --special

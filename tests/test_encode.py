@@ -2,8 +2,11 @@
 batches, and decoding."""
 
 import random
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import (
     EOT,
@@ -165,6 +168,29 @@ def test_special_longest_first(mod):
         s["<s>"],
         s["<s>"],
     ]
+
+
+SMALL = {}
+
+
+@settings(max_examples=100, deadline=None)
+@given(words=st.sets(st.text("ab<|>é", min_size=1, max_size=6), min_size=1, max_size=12),
+       text=st.text("ab<|>éx", max_size=40))
+def test_specials_match_longest_first_at_the_leftmost_place(mod, words, text):
+    """Special tokens (matched through a trie of them) are found where their alternation,
+    longest first, finds them, for any set sharing prefixes; the text between is ordinary."""
+    if mod not in SMALL:
+        SMALL[mod] = mod.Tokenizer.train("ab é x <|> " * 3, 270, min_frequency=1)
+    base = SMALL[mod]
+    ids = {w: 1000 + k for k, w in enumerate(sorted(words))}
+    tok = mod.Tokenizer.from_merges(base.merges, pattern=base.pattern, special_tokens=ids)
+    flat = re.compile("|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w))))
+    want, at = [], 0
+    for m in flat.finditer(text):
+        want += tok.encode_ordinary(text[at:m.start()]) + [tok.special_tokens[m.group()]]
+        at = m.end()
+    want += tok.encode_ordinary(text[at:])
+    assert tok.encode(text, allowed_special="all") == want
 
 
 def test_lone_surrogates(gpt2, mod):

@@ -234,11 +234,11 @@ def test_fuzz_encode_decode(gpt2, text):
 def test_fuzz_decode_ids(gpt2, ids):
     try:
         out = gpt2.decode_bytes(ids)
-    except (ValueError, TypeError):
-        assert any(not (type(i) is int and 0 <= i < 50257) for i in ids)
+    except (ValueError, TypeError):   # (a bool is its int, as tiktoken reads it)
+        assert any(not (isinstance(i, int) and 0 <= i < 50257) for i in ids)
         return
-    assert all(type(i) is int and 0 <= i < 50257 for i in ids)
-    assert out == b"".join(gpt2.token_bytes(i) for i in ids)
+    assert all(isinstance(i, int) and 0 <= i < 50257 for i in ids)
+    assert out == b"".join(gpt2.token_bytes(int(i)) for i in ids)
 
 
 def test_hostile_ids_and_nesting(mod, files, tmp_path):
