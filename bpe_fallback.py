@@ -270,11 +270,12 @@ def _reporter(progress):
 def _name_set(names, what, must):
     """allowed_special's or disallowed_special's names (not "all") as a
     frozenset of str; TypeError naming the argument for anything else."""
-    names = frozenset(_as_list(names, f"{what} {must}"))
+    names = _as_list(names, f"{what} {must}")
     for name in names:
         if not isinstance(name, str):
             raise TypeError(f"{what} must hold str, not {type(name).__name__}: {name!r}")
-    return names
+    # a str subclass is the text it holds (its own ==, hash or len could say otherwise)
+    return frozenset(n if type(n) is str else str.__str__(n) for n in names)
 
 
 def _fmt_bytes(n):

@@ -153,6 +153,33 @@ def test_special_policy_holds_str(mod, bad, arg):
             tok.encode_to_numpy("x", **{arg: None})
 
 
+class LyingName(str):
+    """A name whose == says yes to anything and whose hash is one for all."""
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return 1
+
+
+def test_special_names_of_a_str_subclass_are_their_text(mod):
+    tok = mod.Tokenizer.train("ab ab <s> <t>", 260, special_tokens=["<s>", "<t>"])
+    for names in (["<s>"], ["<s>", "<x>"], ["<t>", "<s>"]):
+        lying = [LyingName(n) for n in names]
+        for text in ("a <t> b", "a <s> b", "plain", "<s><t>"):
+            for arg in ("allowed_special", "disallowed_special"):
+                want = outcome(lambda: tok.encode(text, **{arg: set(names)}))
+                assert outcome(lambda: tok.encode(text, **{arg: lying})) == want, (arg, text)
+
+
+def outcome(call):
+    try:
+        return call()
+    except ValueError as e:
+        return str(e)
+
+
 def regex_escape(text):
     import re
 
