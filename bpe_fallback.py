@@ -2149,6 +2149,7 @@ _FANCY_POSIX = {   # Rust's POSIX classes are ASCII only
     "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z",
     "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f"}
 _FANCY_HEX = _regex.compile(r"\\x\{([0-9A-Fa-f]{1,8})\}")
+_FANCY_POSIX_CLASS = _regex.compile(r"\[:(\^?)([a-z]+):\]")
 
 
 def _from_fancy(pattern):
@@ -2168,14 +2169,11 @@ def _from_fancy(pattern):
     while i < n:
         c = pattern[i]
         if c == "\\" and i + 1 < n:
-            m = _FANCY_HEX.match(pattern, i)
-            if m is not None:
-                code = int(m.group(1), 16)
-                out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-                i = m.end()
-                continue
-            out.append(_FANCY_ESCAPES.get(pattern[i + 1], pattern[i:i + 2]))
-            i += 2
+            j = _fancy_hex(pattern, i, out, False)
+            if j is None:
+                out.append(_FANCY_ESCAPES.get(pattern[i + 1], pattern[i:i + 2]))
+                j = i + 2
+            i = j
         elif c == "$":
             out.append(_FANCY_END)
             i += 1
@@ -2197,6 +2195,17 @@ def _from_fancy(pattern):
     return "".join(out)
 
 
+def _fancy_hex(pattern, i, out, in_class):
+    """A \\x{...} escape at pattern[i] written to `out` as its character
+    (_regex_char: a form both engines read alike); the index after it, or
+    None where there is none (one past U+10FFFF stays as it is written)."""
+    m = _FANCY_HEX.match(pattern, i)
+    if m is None or int(m.group(1), 16) > 0x10FFFF:
+        return None
+    out.append(_regex_char(chr(int(m.group(1), 16)), in_class))
+    return m.end()
+
+
 def _fancy_class(pattern, i, out, refuse):
     """Copy the class at pattern[i] ('[') to `out` as `regex` reads it with
     Rust's meaning; the index after it."""
@@ -2212,11 +2221,9 @@ def _fancy_class(pattern, i, out, refuse):
     while i < n and pattern[i] != "]":
         c = pattern[i]
         if c == "\\" and i + 1 < n:
-            m = _FANCY_HEX.match(pattern, i)
-            if m is not None:
-                code = int(m.group(1), 16)
-                out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-                i = m.end()
+            j = _fancy_hex(pattern, i, out, True)
+            if j is not None:
+                i = j
                 continue
             if pattern[i + 1] == "h":
                 out.append("0-9A-Fa-f")
@@ -2226,7 +2233,7 @@ def _fancy_class(pattern, i, out, refuse):
                 out.append(pattern[i:i + 2])
             i += 2
         elif c == "[":
-            m = _regex.compile(r"\[:(\^?)([a-z]+):\]").match(pattern, i)
+            m = _FANCY_POSIX_CLASS.match(pattern, i)
             if m is None or m.group(1) or m.group(2) not in _FANCY_POSIX:
                 refuse("a class inside a class (a nested, negated POSIX or unknown POSIX class)")
             out.append(_FANCY_POSIX[m.group(2)])
