@@ -749,7 +749,8 @@ def _tiktoken_model(source):
     cdef int err
     if type(source) is dict:
         err = model_from_ranks(&model.M, <dict> source)
-    elif type(source) is str and PyUnicode_IS_ASCII(source):
+    elif isinstance(source, str) and PyUnicode_IS_ASCII(source):
+        # (any str's own characters: the registry's pinned files come as a str subclass)
         err = parse_tiktoken(&model.M, <const uint8_t *> PyUnicode_DATA(source),
                              PyUnicode_GET_LENGTH(source))
     else:

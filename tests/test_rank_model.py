@@ -46,6 +46,17 @@ def test_a_pinned_file_reads_as_the_checked_reader_reads_it(mod, name, tmp_path)
     assert enc.encode(text) == ref.encode(text) == oracle.encode(text)
 
 
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_a_pinned_file_is_read_by_the_cores_own_reader(mod, name):
+    """get_encoding hands the core OpenAI's file as a pinned text (a str subclass): the
+    core's reader takes it (the compiled one in C), rather than leaving it to the
+    Tokenizer's reader, which derives every merge in Python (seconds for o200k)."""
+    text = pinned_text(name)
+    model = mod.Core.tiktoken_model(bpe_fallback._PinnedRanks(text))
+    assert model is not None
+    assert mod.Core.tiktoken_model(text) is not None
+
+
 NOT_PLAIN = {
     "crlf": lambda t: t.replace("\n", "\r\n"),
     "blank line": lambda t: t.replace("\n", "\n\n", 1),
